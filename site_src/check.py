@@ -1,0 +1,106 @@
+"""Stage 4, check: the run's values against the explainer's ``checks:``, and the prose for numbers
+typed by hand.
+
+A check is a Python expression over the values the run defined, e.g.
+``abs(p_by_hand - p_library) <= 4 * mc_error(p_library, n_shuffles)``: a hand-written computation
+agreeing with ``faircode.significance`` within the Monte Carlo error of its resample count.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import re
+
+from site_src.collect import CODE_PLACEHOLDER, Explainer
+from site_src.errors import CheckError
+from site_src.execute import RunResult
+
+
+def mc_error(p: float, n: int) -> float:
+    """Standard error of a Monte Carlo proportion ``p`` estimated from ``n`` resamples.
+
+    ``sqrt(p (1 - p) / n)``, floored at ``1 / n`` so that a p near 0 or 1 still allows the
+    one-resample granularity of the estimate. Use it as ``abs(x - p) <= 4 * mc_error(p, n)``:
+    a four-sigma band fails by chance about once in 16,000 builds.
+    """
+    if n <= 0:
+        raise ValueError(f"mc_error: n must be a positive number of resamples, got {n}")
+    return max(math.sqrt(p * (1 - p) / n), 1 / n)
+
+
+_CHECK_BUILTINS = {
+    "abs": abs, "min": min, "max": max, "round": round, "len": len, "all": all, "any": any, "sum": sum,
+    "math": math, "mc_error": mc_error, "True": True, "False": False, "None": None,
+}
+
+
+def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
+    """Evaluate each ``checks:`` expression over the run's values; one error per failure."""
+    errors = []
+    for check in explainer.meta.checks:
+        names = {n.id for n in ast.walk(ast.parse(check.expr, mode="eval")) if isinstance(n, ast.Name)}
+        missing = sorted(names - set(run.values) - set(_CHECK_BUILTINS))
+        if missing:
+            hints = "; ".join(f"'{m}'{_hint(m, run.values)}" for m in missing)
+            errors.append(CheckError(f"check '{check.name}': not a value the run defined: {hints}",
+                                     explainer=explainer.display_path))
+            continue
+        scope = {"__builtins__": {}, **_CHECK_BUILTINS, **run.values}
+        try:
+            ok = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)  # noqa: S307 - repo-authored
+        except Exception as exc:  # noqa: BLE001 - reported with the check's name
+            errors.append(CheckError(f"check '{check.name}' could not be evaluated: {type(exc).__name__}: {exc}",
+                                     explainer=explainer.display_path))
+            continue
+        if not ok:
+            shown = ", ".join(f"{n} = {run.values[n]!r}" for n in sorted(names & set(run.values)))
+            errors.append(CheckError(f"check '{check.name}' failed: {check.expr}  [{shown}]",
+                                     explainer=explainer.display_path))
+    return errors
+
+
+# A number typed into prose: digits with optional thousands separators, decimals, percent.
+_NUMBER = re.compile(r"(?<![\w.\-/])[-−]?\d[\d,]*(?:\.\d+)?%?(?![\w/])")
+_YEAR = re.compile(r"^(1[89]|20)\d\d$")
+_SKIP = [
+    re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S),  # Jinja: values come from the run
+    re.compile(r"`[^`\n]*`"),  # inline code
+    re.compile(r"\]\([^)]*\)"),  # link targets
+    re.compile(r"<[^>\n]+>"),  # HTML tags and their attributes
+    re.compile(r"^\s*\d+\.\s", re.M),  # ordered-list markers
+    re.compile(r"^#+ .*$", re.M),  # headings name things ("Step 2"), they don't report numbers
+]
+
+
+def bare_numbers(explainer: Explainer) -> list[CheckError]:
+    """Numbers typed into the prose where a run value belongs.
+
+    Single digits ("two steps", "step 3"), years (citations), list markers, headings, inline
+    code, link targets and Jinja expressions are allowed; any other number must come from the run.
+    """
+    errors = []
+    lines = explainer.prose.split("\n")
+    text = explainer.prose
+    masked = text
+    for pattern in _SKIP:
+        masked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked)
+    for i, line in enumerate(masked.split("\n"), start=1):
+        if lines[i - 1].strip() == CODE_PLACEHOLDER:
+            continue
+        for m in _NUMBER.finditer(line):
+            token = m.group(0)
+            digits = token.lstrip("-−").rstrip("%").replace(",", "")
+            if re.fullmatch(r"\d", digits) or _YEAR.match(digits):
+                continue
+            errors.append(CheckError(
+                f"bare number '{token}' in the prose; cite the run's value instead, e.g. "
+                f"{{{{ name | percent }}}} (numbers in prose must come from the run or the results file)",
+                explainer=explainer.display_path, line=i))
+    return errors
+
+
+def _hint(name: str, values: dict) -> str:
+    close = difflib.get_close_matches(name, list(values), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -1,0 +1,201 @@
+"""Stage 1, collect: find the explainer sources, parse and validate their front matter.
+
+An explainer is ``explainers/<slug>.md``: YAML front matter between ``---`` lines, then Markdown
+prose that is also a Jinja template, with exactly one fenced block whose info string is
+``python explainer``: the explainer's code. Every problem in every explainer is reported at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from site_src.errors import ConfigError
+
+CODE_MARKER = "python explainer"
+_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class Check(BaseModel):
+    """One assertion over the run's values, e.g. that a hand-written p agrees with the library's."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    name: NonEmpty
+    expr: NonEmpty = Field(alias="assert")
+
+
+class FrontMatter(BaseModel):
+    """The schema of an explainer's front matter."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: NonEmpty
+    subtitle: NonEmpty
+    summary: NonEmpty
+    tags: list[NonEmpty] = Field(default_factory=list)
+    related: list[NonEmpty] = Field(default_factory=list)
+    checks: list[Check] = Field(min_length=1)
+    # Seconds before the build kills the run; an explainer that simulates a lot may raise it.
+    timeout: int = Field(default=600, gt=0)
+    order: int = 100
+
+
+@dataclass(frozen=True)
+class Explainer:
+    """A parsed explainer source.
+
+    ``prose`` is the source with the front matter and the code block blanked out line for line,
+    so a Jinja error's line number is the line in the source file; the code block's place is held
+    by ``CODE_PLACEHOLDER``.
+    """
+
+    slug: str
+    path: Path
+    meta: FrontMatter
+    prose: str
+    code: str
+    code_line: int  # 1-based source line of the code's first line
+
+    @property
+    def display_path(self) -> str:
+        return _display(self.path)
+
+
+CODE_PLACEHOLDER = "<!-- fairsite:code -->"
+
+
+def collect(explainers_dir: Path) -> list[Explainer]:
+    """Parse every ``*.md`` in ``explainers_dir``.
+
+    Raises
+    ------
+    ConfigError
+        One error listing every problem of every explainer (file, line or field, what was expected).
+    """
+    paths = sorted(p for p in Path(explainers_dir).glob("*.md") if p.name.lower() != "readme.md")
+    if not paths:
+        raise ConfigError(f"no explainer sources (*.md) found in {_display(Path(explainers_dir))}")
+    problems: list[str] = []
+    explainers = []
+    for path in paths:
+        try:
+            explainers.append(parse_explainer(path))
+        except ConfigError as err:
+            problems.append(str(err))
+    slugs = {e.slug for e in explainers}
+    for e in explainers:
+        for rel in e.meta.related:
+            if rel not in slugs:
+                problems.append(f"{e.display_path}: related: no explainer '{rel}'{_did_you_mean(rel, slugs)}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return sorted(explainers, key=lambda e: (e.meta.order, e.slug))
+
+
+def parse_explainer(path: Path) -> Explainer:
+    """Parse one explainer source; raise one ConfigError listing all of its problems."""
+    shown = _display(path)
+    slug = path.stem
+    problems = []
+    if not _SLUG.match(slug):
+        problems.append(f"{shown}: file name must be a slug (lowercase words joined by '-'), got '{slug}'")
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        raise ConfigError(f"{shown}:1: expected front matter starting with '---'")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise ConfigError(f"{shown}:1: front matter opened with '---' is never closed") from None
+    meta = None
+    try:
+        raw = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 2}" if mark else ""
+        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
+    if not isinstance(raw, dict):
+        problems.append(f"{shown}: front matter must be a mapping of fields, got {type(raw).__name__}")
+    else:
+        try:
+            meta = FrontMatter.model_validate(raw)
+        except ValidationError as err:
+            problems += [f"{shown}: front matter: {_field_problem(e, FrontMatter)}" for e in err.errors()]
+
+    try:
+        blocks = _fenced_blocks(lines, start=end + 1)
+    except ConfigError as err:
+        raise ConfigError(f"{shown}:{err.message}") from None
+    code_blocks = [b for b in blocks if b[2] == CODE_MARKER]
+    if len(code_blocks) != 1:
+        found = ", ".join(f"line {b[0] + 1}" for b in code_blocks) or "none"
+        problems.append(
+            f"{shown}: expected exactly one ```{CODE_MARKER} block (the explainer's code), found {found}"
+        )
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+    open_i, close_i, _ = code_blocks[0]
+    code = "\n".join(lines[open_i + 1 : close_i]) + "\n"
+    # Blank out front matter and code line for line so Jinja's line numbers are source lines.
+    prose_lines = [""] * (end + 1) + lines[end + 1 :]
+    for i in range(open_i, close_i + 1):
+        prose_lines[i] = ""
+    prose_lines[open_i] = CODE_PLACEHOLDER
+    return Explainer(slug=slug, path=path, meta=meta, prose="\n".join(prose_lines), code=code, code_line=open_i + 2)
+
+
+def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
+    """(opening line index, closing line index, info string) of each fenced block."""
+    blocks, i = [], start
+    while i < len(lines):
+        m = _FENCE.match(lines[i].strip())
+        if m:
+            fence = m["fence"]
+            j = i + 1
+            while j < len(lines) and not (lines[j].strip().startswith(fence) and lines[j].strip().strip(fence[0]) == ""):
+                j += 1
+            if j == len(lines):
+                raise ConfigError(f"line {i + 1}: fenced block is never closed")
+            blocks.append((i, j, " ".join(m["info"].split())))
+            i = j + 1
+        else:
+            i += 1
+    return blocks
+
+
+def _field_problem(err: dict, model: type[BaseModel]) -> str:
+    loc = ".".join(str(p) for p in err["loc"]) or "(top)"
+    if err["type"] == "extra_forbidden":
+        return f"{loc}: unknown field{_did_you_mean(str(err['loc'][-1]), _field_names(model))}"
+    if err["type"] == "missing":
+        return f"{loc}: required field is missing"
+    return f"{loc}: {err['msg']} (got {err.get('input')!r})"
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    names = []
+    for name, field in model.model_fields.items():
+        names.append(field.alias or name)
+    names += [f.alias or n for n, f in Check.model_fields.items()]
+    return names
+
+
+def _did_you_mean(word: str, candidates) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,62 @@
+"""The build's exception tree.
+
+Every error names the explainer (and, where it has one, the line in the explainer source) so the
+summary at the end of a failed build points the maintainer straight at the fault.
+"""
+
+from __future__ import annotations
+
+
+class SiteError(Exception):
+    """Base of every error the site build raises on purpose.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong and what was expected.
+    explainer : str, optional
+        The explainer's source path (e.g. ``explainers/permutation-test.md``).
+    line : int, optional
+        1-based line in the explainer source.
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, *, explainer: str | None = None, line: int | None = None):
+        self.message = message
+        self.explainer = explainer
+        self.line = line
+        super().__init__(self.location() + message)
+
+    def location(self) -> str:
+        if self.explainer is None:
+            return ""
+        return f"{self.explainer}:{self.line}: " if self.line else f"{self.explainer}: "
+
+
+class ConfigError(SiteError):
+    """Front matter, template or configuration that does not follow its schema."""
+
+    kind = "config"
+
+
+class ExecutionError(SiteError):
+    """An explainer's code raised, timed out or was killed."""
+
+    kind = "execution"
+
+
+class CheckError(SiteError):
+    """A ``checks:`` assertion failed, a cited number drifted, or a citation did not resolve."""
+
+    kind = "check"
+
+
+class BuildFailed(SiteError):
+    """Raised once at the end of a build with every failure collected on the way."""
+
+    def __init__(self, errors: list[SiteError]):
+        self.errors = errors
+        lines = [f"{len(errors)} problem(s); the previous site was left as it was:"]
+        lines += [f"  [{e.kind}] {e}" for e in errors]
+        super().__init__("\n".join(lines))

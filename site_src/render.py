@@ -1,0 +1,185 @@
+"""Stage 5, render: Jinja templates turn each explainer and its run into MkDocs pages.
+
+Explainer prose is rendered with autoescaping (a value that holds ``<script>`` lands as text) and
+``StrictUndefined`` (an undefined name is an error that names the explainer and the line, never an
+empty string). The page furniture lives in ``site_src/templates/*.j2``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import jinja2.meta
+from markupsafe import Markup, escape
+
+from site_src.collect import CODE_PLACEHOLDER, Explainer
+from site_src.errors import CheckError, ConfigError, SiteError
+from site_src.execute import RunResult
+from site_src.filters import FILTERS
+from site_src.results import ResultsTable
+
+TEMPLATES = Path(__file__).parent / "templates"
+KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
+
+
+@dataclass(frozen=True)
+class Page:
+    """A rendered explainer page and what it cited."""
+
+    slug: str
+    markdown: str
+    cited: tuple[str, ...]  # run values the prose used
+
+
+def make_environment(explainers: list[Explainer]) -> jinja2.Environment:
+    sources = {e.display_path: e.prose for e in explainers}
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader([
+            # (source, filename, uptodate): the filename makes Jinja's traceback frames name the explainer.
+            jinja2.FunctionLoader(lambda name: (sources[name], name, lambda: True) if name in sources else None),
+            jinja2.FileSystemLoader(TEMPLATES),
+        ]),
+        # Explainer prose is escaped; the site's own .j2 templates assemble trusted Markdown.
+        autoescape=lambda name: name is not None and not name.endswith(".j2"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def render(
+    explainers: list[Explainer],
+    runs: dict[str, RunResult],
+    results: ResultsTable,
+    docs_dir: Path,
+    *,
+    root: Path,
+) -> list[SiteError]:
+    """Write every page under ``docs_dir`` (a staging folder); return the problems found."""
+    env = make_environment(explainers)
+    errors: list[SiteError] = []
+    docs_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
+    pages = {}
+    for e in explainers:
+        run = runs.get(e.slug)
+        if run is None:
+            continue  # its run failed; that error is already reported
+        try:
+            pages[e.slug] = _render_explainer(env, e, run, results, docs_dir / "explainers" / e.slug, root)
+        except SiteError as err:
+            errors.append(err)
+    index = env.get_template("index.md.j2").render(explainers=explainers)
+    (docs_dir / "index.md").write_text(index, encoding="utf-8")
+    _render_results_page(env, results, docs_dir, root)
+    return errors
+
+
+def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path) -> Page:
+    out.mkdir(parents=True, exist_ok=True)
+    placed: dict[int, str] = {}
+
+    def figure(n: int, alt: str) -> Markup:
+        if not 1 <= n <= len(run.figures):
+            raise CheckError(f"figure({n}): the run drew {len(run.figures)} figure(s)", explainer=e.display_path)
+        if not str(alt).strip():
+            raise CheckError(f"figure({n}): alt text must say what the figure shows", explainer=e.display_path)
+        placed[n] = alt
+        svg, png = run.figures[n - 1], run.pngs[n - 1]
+        shutil.copyfile(svg, out / svg.name)
+        shutil.copyfile(png, out / png.name)
+        return Markup(
+            '<figure class="fc-figure">\n<picture>'
+            f'<source srcset="{svg.name}" type="image/svg+xml">'
+            f'<img src="{png.name}" alt="{escape(alt)}" loading="lazy"></picture>\n'
+            f"<figcaption>{escape(alt)}</figcaption>\n</figure>"
+        )
+
+    def result(**key) -> dict:
+        try:
+            return results.lookup(**key)
+        except CheckError as err:
+            raise CheckError(err.message, explainer=e.display_path) from None
+
+    template = env.get_template(e.display_path)
+    try:
+        prose = template.render(**run.values, figure=figure, result=result)
+    except SiteError:
+        raise
+    except jinja2.UndefinedError as err:
+        raise ConfigError(f"template: {err.message} (not a value the run defined)", explainer=e.display_path,
+                          line=_template_line(e.display_path)) from None
+    except Exception as err:  # noqa: BLE001 - any template failure is reported with its line
+        raise ConfigError(f"template: {type(err).__name__}: {err}", explainer=e.display_path,
+                          line=getattr(err, "lineno", None) or _template_line(e.display_path)) from None
+    missing = [n for n in range(1, len(run.figures) + 1) if n not in placed]
+    if missing:
+        raise CheckError(f"figure(s) {missing} drawn but not placed; add {{{{ figure(N, alt=\"...\") }}}} "
+                         "to the prose where each belongs", explainer=e.display_path)
+
+    code_rel = f"explainers/code/{e.slug}.py"
+    shutil.copyfile(root / code_rel, out / f"{e.slug}.py")
+    code_section = env.get_template("code.md.j2").render(
+        code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code), out_fence=_fence(run.stdout),
+    )
+    # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
+    prose = re.sub(r"\n{3,}", "\n\n", prose).replace(CODE_PLACEHOLDER, code_section, 1)
+    facts = _reproducibility(run, root)
+    page = env.get_template("explainer.md.j2").render(e=e, meta=e.meta, prose=prose, run=run, facts=facts,
+                                                      code_rel=code_rel)
+    (out / "index.md").write_text(page, encoding="utf-8")
+    return Page(slug=e.slug, markdown=page, cited=tuple(sorted(jinja2.meta.find_undeclared_variables(
+        env.parse(e.prose)) & set(run.values))))
+
+
+def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path) -> None:
+    if results.df is None:
+        return
+    (docs_dir / "results").mkdir(exist_ok=True)
+    shutil.copyfile(results.path, docs_dir / "results" / results.path.name)
+    page = env.get_template("results.md.j2").render(df=results.df, csv_name=results.path.name)
+    (docs_dir / "results" / "index.md").write_text(page, encoding="utf-8")
+
+
+def _reproducibility(run: RunResult, root: Path) -> dict:
+    data = []
+    for rel in run.data_files:
+        p = root / rel
+        if p.exists():
+            data.append((rel, hashlib.sha256(p.read_bytes()).hexdigest()))
+    return {
+        "run_at": run.run_at,
+        "duration": f"{run.duration_s:.1f} s",
+        "memory": f"{run.peak_memory_mb:.0f} MB",
+        "python": run.python,
+        "packages": [(k, run.packages[k]) for k in KEY_PACKAGES if k in run.packages],
+        "data": data,
+        "cache": "cached run (inputs unchanged)" if run.cached else f"fresh run ({run.reason})",
+    }
+
+
+def _fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks inside ``text``."""
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def _template_line(name: str) -> int | None:
+    """The line of the template frame in the exception being handled (Jinja rewrites tracebacks)."""
+    tb = sys.exc_info()[2]
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == name:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

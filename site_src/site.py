@@ -1,0 +1,85 @@
+"""Stage 6, site: MkDocs builds the staged ``docs/`` into a staged ``site/``; both are swapped in
+only when everything succeeded, so a failed or interrupted build leaves the previous ones whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import shutil
+from pathlib import Path
+
+from mkdocs.commands.build import build as mkdocs_build
+from mkdocs.config import load_config
+from mkdocs.exceptions import MkDocsException
+
+from site_src.errors import SiteError
+
+STAGE = ".fairsite-stage"
+LOCK = ".fairsite.lock"
+
+
+@contextlib.contextmanager
+def build_lock(root: Path):
+    """Hold an exclusive lock for the whole build; a second build at once fails at the start."""
+    path = root / LOCK
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            raise SiteError(f"another build holds {path} (pid {fh.read().strip() or '?'}); wait for it to finish") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def staging(root: Path):
+    """A fresh staging folder, removed afterwards whatever happens (failure, Ctrl-C)."""
+    stage = root / STAGE
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    try:
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool) -> list[str]:
+    """Run MkDocs on ``docs_dir`` into ``site_dir``; return its warnings (an error if strict)."""
+    records: list[str] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.WARNING:
+                records.append(record.getMessage())
+
+    handler = _Collect()
+    log = logging.getLogger("mkdocs")
+    log.addHandler(handler)
+    try:
+        cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs_dir), site_dir=str(site_dir), strict=strict)
+        mkdocs_build(cfg)
+    except (MkDocsException, SystemExit) as err:
+        detail = "\n  ".join(records) or str(err)
+        raise SiteError(f"mkdocs build failed{' (strict)' if strict else ''}:\n  {detail}") from None
+    finally:
+        log.removeHandler(handler)
+    return records
+
+
+def swap_in(stage: Path, root: Path, names=("docs", "site")) -> None:
+    """Replace ``root/docs`` and ``root/site`` with the staged ones, each by two renames."""
+    for name in names:
+        new, cur, old = stage / name, root / name, stage / f"old-{name}"
+        if cur.exists():
+            cur.rename(old)
+        new.rename(cur)
