@@ -66,7 +66,8 @@ class Explainer:
 
     @property
     def display_path(self) -> str:
-        return _display(self.path)
+        # Relative to the repository root, whatever the working directory: "explainers/<slug>.md".
+        return f"{self.path.parent.name}/{self.path.name}"
 
 
 CODE_PLACEHOLDER = "<!-- fairsite:code -->"
@@ -102,7 +103,7 @@ def collect(explainers_dir: Path) -> list[Explainer]:
 
 def parse_explainer(path: Path) -> Explainer:
     """Parse one explainer source; raise one ConfigError listing all of its problems."""
-    shown = _display(path)
+    shown = f"{path.parent.name}/{path.name}"
     slug = path.stem
     problems = []
     if not _SLUG.match(slug):

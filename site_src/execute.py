@@ -50,6 +50,7 @@ class RunResult:
     run_at: str  # ISO date of the run (UTC)
     cached: bool
     reason: str  # why it ran (or "unchanged" for a cache hit)
+    run_id: str  # digest of every input of the run (the cache key): same id, same numbers
     out_dir: Path = field(repr=False)
 
     @property
@@ -231,8 +232,14 @@ def _result(slug: str, out_dir: Path, entry: dict, *, cached: bool, reason: str)
         figures=[out_dir / f for f in entry["figures"]], duration_s=entry["duration_s"],
         peak_memory_mb=entry["peak_memory_mb"], modules=entry["modules"], data_files=entry["data_files"],
         packages=entry["packages"], python=entry["python"], run_at=entry["run_at"], cached=cached,
-        reason=reason, out_dir=out_dir,
+        reason=reason, out_dir=out_dir, run_id=_run_id(entry),
     )
+
+
+def _run_id(entry: dict) -> str:
+    h = hashlib.sha256(entry["static_key"].encode())
+    h.update(json.dumps([entry["deps"], entry["packages"]], sort_keys=True).encode())
+    return h.hexdigest()
 
 
 def _static_key(code: CodeFile, root: Path) -> str:

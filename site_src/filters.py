@@ -10,10 +10,14 @@ from __future__ import annotations
 import math
 from numbers import Real
 
+from jinja2 import Undefined
+
 MINUS = "\u2212"
 
 
 def _num(value, name: str) -> float:
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()  # a name the run never defined: say which
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} filter expects a number, got {type(value).__name__} {value!r}")
     return float(value)

@@ -161,7 +161,7 @@ def _reproducibility(run: RunResult, root: Path) -> dict:
         "python": run.python,
         "packages": [(k, run.packages[k]) for k in KEY_PACKAGES if k in run.packages],
         "data": data,
-        "cache": "cached run (inputs unchanged)" if run.cached else f"fresh run ({run.reason})",
+        "run_id": run.run_id[:16],
     }
 
 

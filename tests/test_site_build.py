@@ -1,0 +1,298 @@
+"""The site build on a tiny fixture site (tests/fixtures/tinysite): what succeeds, and each failure
+named and leaving the previous site whole."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from site_src.build import BuildOptions, build
+from site_src.collect import collect
+from site_src.errors import BuildFailed, ConfigError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
+
+
+def _copy_fixture(tmp: Path) -> Path:
+    root = tmp / "site-root"
+    shutil.copytree(FIXTURE, root)
+    return root
+
+
+def _tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _add(root: Path, slug: str, text: str) -> None:
+    (root / "explainers" / f"{slug}.md").write_text(textwrap.dedent(text).lstrip())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = _copy_fixture(tmp_path_factory.mktemp("tiny"))
+    report = build(BuildOptions(root=root))
+    return root, report
+
+
+def test_build_writes_site_page_figure_and_code(built):
+    root, report = built
+    assert (root / "site" / "index.html").exists()
+    page = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    # The prose's number is the run's: recompute it independently from the same seeded draw.
+    import numpy as np
+    share = np.random.default_rng(7).integers(0, 2, size=2000).mean()
+    assert f"{100 * share:.1f}%" in page
+    assert "2,000 times" in page
+    assert (root / "site" / "explainers" / "coin-flips" / "figure-1.svg").read_text().startswith("<?xml")
+    assert 'alt="Histogram of the flips' in page
+    code = (root / "explainers" / "code" / "coin-flips.py").read_text()
+    assert code.startswith("# Generated from explainers/coin-flips.md")
+    assert "rng = np.random.default_rng(7)" in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+
+
+def test_results_citation_resolves_to_the_one_row(built):
+    root, _ = built
+    page = (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+    assert "the gap is \u221210.0 percentage points" in page
+
+
+def test_printed_html_is_escaped(built):
+    root, _ = built
+    page = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    assert "<script>alert(" not in page
+    assert "&lt;script&gt;alert(" in page
+
+
+def test_generated_file_runs_from_the_root_as_a_reader_would(built):
+    import subprocess
+    import sys
+    root, _ = built
+    out = subprocess.run([sys.executable, "explainers/code/coin-flips.py"], cwd=root, capture_output=True,
+                         text=True, env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"}, check=True)
+    assert out.stdout.startswith("heads: ")
+
+
+def test_rebuild_is_a_cache_hit_and_byte_identical(built, tmp_path):
+    root, _ = built
+    before = _tree_digest(root / "docs")
+    report = build(BuildOptions(root=root))
+    assert [r.cached for r in report.runs] == [True]
+    assert _tree_digest(root / "docs") == before
+
+
+def test_a_changed_input_file_reruns_the_explainer(tmp_path):
+    root = _copy_fixture(tmp_path)
+    (root / "data.txt").write_text("3\n")
+    _add(root, "reads-data", """
+        ---
+        title: Reads Data
+        subtitle: Does a data change re-run me?
+        summary: Reads a file.
+        checks:
+          - name: read a number
+            assert: value >= 0
+        ---
+        Value {{ value | number }}.
+
+        ```python explainer
+        value = int(open("data.txt").read())
+        ```
+        """)
+    first = {r.slug: r for r in build(BuildOptions(root=root)).runs}
+    assert "data.txt" in first["reads-data"].data_files
+    second = {r.slug: r for r in build(BuildOptions(root=root)).runs}
+    assert second["reads-data"].cached
+    (root / "data.txt").write_text("4\n")
+    third = {r.slug: r for r in build(BuildOptions(root=root)).runs}
+    assert not third["reads-data"].cached and third["reads-data"].reason == "data.txt changed"
+    assert third["coin-flips"].cached  # it did not read the file
+    assert "Value 4." in (root / "docs" / "explainers" / "reads-data" / "index.md").read_text()
+
+
+def _assert_fails_and_keeps_previous_site(root: Path, match: str, slug: str, source: str) -> BuildFailed:
+    build(BuildOptions(root=root))
+    _add(root, slug, source)
+    before = _tree_digest(root / "site"), _tree_digest(root / "docs")
+    with pytest.raises(BuildFailed, match=match) as info:
+        build(BuildOptions(root=root))
+    assert (_tree_digest(root / "site"), _tree_digest(root / "docs")) == before
+    assert not (root / ".fairsite-stage").exists()
+    return info.value
+
+
+_RAISES = """
+    ---
+    title: Raises
+    subtitle: What if the code fails?
+    summary: Raises on purpose.
+    checks:
+      - name: never reached
+        assert: x == 1
+    ---
+    Some prose.
+
+    ```python explainer
+    x = 1
+    y = {"a": 1}
+    z = y["missing"]
+    ```
+    """
+
+
+def test_an_explainer_that_raises_fails_the_build_naming_the_source_line(tmp_path):
+    root = _copy_fixture(tmp_path)
+    err = _assert_fails_and_keeps_previous_site(root, "KeyError", "raises", _RAISES)
+    msg = str(err)
+    # The code block opens on line 11 of the source; `z = ...` is its third line.
+    assert "explainers/raises.md:14: raised KeyError: 'missing'" in msg
+    assert "_runner" not in msg  # the builder's own frames are stripped
+
+
+def test_a_failing_check_fails_the_build_with_the_values(tmp_path):
+    root = _copy_fixture(tmp_path)
+    source = """
+        ---
+        title: Bad Check
+        subtitle: What if a check fails?
+        summary: Its check fails.
+        checks:
+          - name: hand-written mean equals the library mean
+            assert: abs(mean_by_hand - mean_library) <= 4 * mc_error(0.5, n)
+        ---
+        Prose.
+
+        ```python explainer
+        n = 100
+        mean_by_hand = 0.9
+        mean_library = 0.5
+        ```
+        """
+    err = _assert_fails_and_keeps_previous_site(root, "hand-written mean equals the library mean", "bad-check", source)
+    assert "mean_by_hand = 0.9" in str(err) and "explainers/bad-check.md" in str(err)
+
+
+def test_a_bare_number_in_prose_is_pointed_out(tmp_path):
+    root = _copy_fixture(tmp_path)
+    _add(root, "typed-number", """
+        ---
+        title: Typed Number
+        subtitle: Can I type a number?
+        summary: No.
+        checks:
+          - name: trivially true from the run
+            assert: n == 100
+        ---
+        We used 100 rows and {{ n | number }} rows, in 2016 (a year is fine), step 3 is fine.
+
+        ```python explainer
+        n = 100
+        ```
+        """)
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    msg = str(info.value)
+    assert "explainers/typed-number.md:9: bare number '100'" in msg
+    assert "'2016'" not in msg and "'3'" not in msg
+
+
+def test_an_undefined_template_variable_is_an_error_with_its_line(tmp_path):
+    root = _copy_fixture(tmp_path)
+    _add(root, "undefined", """
+        ---
+        title: Undefined
+        subtitle: What if I cite a value the run never made?
+        summary: Cites a missing value.
+        checks:
+          - name: n exists
+            assert: n > 0
+        ---
+        Fine line.
+
+        The gap was {{ gapp | gap }}.
+
+        ```python explainer
+        n = 1
+        gap_value = 0.1
+        ```
+        """)
+    with pytest.raises(BuildFailed, match=r"explainers/undefined.md:11: template: 'gapp' is undefined"):
+        build(BuildOptions(root=root))
+
+
+def test_a_citation_that_matches_no_row_or_many_rows_fails(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = (root / "explainers" / "coin-flips.md").read_text()
+    (root / "explainers" / "coin-flips.md").write_text(
+        page.replace('result(audit="toy", metric="selection_rate")', 'result(audit="toy", strategy="S2")'))
+    with pytest.raises(BuildFailed, match="2 rows match; name more columns"):
+        build(BuildOptions(root=root))
+    (root / "explainers" / "coin-flips.md").write_text(
+        page.replace('result(audit="toy", metric="selection_rate")', 'result(audit="toy", metric="selection_rat")'))
+    with pytest.raises(BuildFailed, match="no row with metric = 'selection_rat' \\(did you mean 'selection_rate'\\?\\)"):
+        build(BuildOptions(root=root))
+
+
+def test_a_hanging_explainer_is_killed_at_its_timeout(tmp_path):
+    root = _copy_fixture(tmp_path)
+    _add(root, "hangs", """
+        ---
+        title: Hangs
+        subtitle: What if the code never ends?
+        summary: Sleeps.
+        timeout: 2
+        checks:
+          - name: never reached
+            assert: done
+        ---
+        Prose.
+
+        ```python explainer
+        import time
+        time.sleep(60)
+        done = True
+        ```
+        """)
+    with pytest.raises(BuildFailed, match=r"explainers/hangs.md: timed out after 2 s and was killed"):
+        build(BuildOptions(root=root))
+
+
+def test_front_matter_problems_are_listed_together_with_did_you_mean(tmp_path):
+    root = _copy_fixture(tmp_path)
+    _add(root, "broken-meta", """
+        ---
+        title: Broken
+        subtitel: Typo in a key
+        summary: ""
+        checks: []
+        related: [coin-flip]
+        ---
+        Prose without code.
+        """)
+    with pytest.raises(ConfigError) as info:
+        collect(root / "explainers")
+    msg = str(info.value)
+    assert "subtitel: unknown field (did you mean 'subtitle'?)" in msg
+    assert "subtitle: required field is missing" in msg
+    assert "checks: List should have at least 1 item" in msg
+    assert "expected exactly one ```python explainer block" in msg
+
+
+def test_related_must_name_an_explainer(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = (root / "explainers" / "coin-flips.md").read_text()
+    (root / "explainers" / "coin-flips.md").write_text(page.replace("tags: [fixture]", "tags: [fixture]\nrelated: [coin-flip]"))
+    with pytest.raises(ConfigError, match="related: no explainer 'coin-flip' \\(did you mean 'coin-flips'\\?\\)"):
+        collect(root / "explainers")
+
+
+def test_check_mode_reports_stale_generated_code(tmp_path):
+    root = _copy_fixture(tmp_path)
+    build(BuildOptions(root=root))
+    (root / "explainers" / "code" / "coin-flips.py").write_text("print('edited by hand')\n")
+    with pytest.raises(BuildFailed, match="coin-flips.py: differs from its explainer source"):
+        build(BuildOptions(root=root, use_cache=False, verify_generated=True))
