@@ -36,7 +36,8 @@ def main(spec_path: str) -> int:
                 p = Path(os.fsdecode(args[0])).resolve()
             except (OSError, ValueError):
                 return
-            if p.is_relative_to(root) and not p.is_relative_to(out_dir) and p.suffix not in {".py", ".pyc"}:
+            if (p.is_relative_to(root) and not p.is_relative_to(out_dir) and p.suffix not in {".py", ".pyc"}
+                    and not any(part.endswith(".egg-info") or part.startswith("__editable__") for part in p.parts)):
                 opened.add(str(p.relative_to(root)))
 
     import matplotlib
