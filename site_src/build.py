@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_src import check as check_stage
+from site_src import snapshot
 from site_src.collect import collect
-from site_src.errors import BuildFailed, SiteError
+from site_src.errors import BuildFailed, CheckError, SiteError
 from site_src.execute import RunResult, execute
 from site_src.extract import extract, stale_code_files
 from site_src.render import render
@@ -28,13 +29,19 @@ class BuildOptions:
     force: frozenset[str] | None = None  # re-run these slugs (empty: all) even if cached
     strict: bool = True  # mkdocs --strict: its warnings fail the build
     verify_generated: bool = False  # `check`: committed explainers/code/*.py must match the sources
+    # Cited numbers against explainers/<slug>.numbers.json: "warn" (build), "fail" (check) or
+    # "accept" (record this run's numbers for the slugs in `accept`; empty: all).
+    numbers: str = "warn"
+    accept: frozenset[str] = frozenset()
     on_run_done: object = None  # progress callback, given each RunResult or ExecutionError
 
 
 @dataclass
 class BuildReport:
     runs: list[RunResult] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # MkDocs' warnings
+    notes: list[str] = field(default_factory=list)  # drifted or unaccepted numbers (build mode)
+    accepted: list[str] = field(default_factory=list)  # snapshot files written by `accept`
     wall_s: float = 0.0
 
 
@@ -57,10 +64,16 @@ def build(options: BuildOptions) -> BuildReport:
         )
         errors += run_errors
         by_slug = {r.slug: r for r in runs}
+        notes, accepted = [], []
         for e in explainers:
             errors += check_stage.bare_numbers(e)
             if e.slug in by_slug:
                 errors += check_stage.run_checks(e, by_slug[e.slug])
+                problem = _numbers(e, by_slug[e.slug], options, accepted)
+                if problem and options.numbers == "fail":
+                    errors.append(CheckError(problem, explainer=e.display_path))
+                elif problem:
+                    notes.append(f"{e.display_path}: {problem}")
         with staging(root) as stage:
             errors += render(explainers, by_slug, ResultsTable(root / "results" / "results_fairness.csv"),
                              stage / "docs", root=root)
@@ -68,4 +81,21 @@ def build(options: BuildOptions) -> BuildReport:
                 raise BuildFailed(errors)
             warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
             swap_in(stage, root)
-    return BuildReport(runs=runs, warnings=warnings, wall_s=time.perf_counter() - started)
+        accepted = [str(snapshot.save(e, run)) for e, run in accepted]
+    return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted,
+                       wall_s=time.perf_counter() - started)
+
+
+def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> str | None:
+    """Compare (or accept) the numbers the prose cites; the problem as text, or None."""
+    if options.numbers == "accept" and (not options.accept or e.slug in options.accept):
+        accepted.append((e, run))  # written only once the whole build has succeeded
+        return None
+    drifts = snapshot.compare(e, run)
+    if drifts is None:
+        return f"no accepted numbers yet ({snapshot.snapshot_path(e).name}); run `fairsite accept {e.slug}`"
+    if not drifts:
+        return None
+    width = max(len(d.value) for d in drifts)
+    rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}" for d in drifts)
+    return f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{rows}"

@@ -1,7 +1,10 @@
-"""``fairsite``: build, check, serve and scaffold the explainer site.
+"""``fairsite``: build, check, accept, serve and scaffold the explainer site.
 
     fairsite build [--jobs N] [--force [SLUG ...]] [--explain]
-    fairsite check [--jobs N]      # CI: everything fresh, strict, generated code verified
+    fairsite check [--jobs N]          # CI: everything fresh, strict, numbers against the snapshot
+    fairsite accept [SLUG ...]         # record the cited numbers of these explainers (all if none)
+    fairsite serve [--port P]          # rebuild on change to explainers, templates, library, data
+    fairsite new "Title"               # scaffold an explainer that builds at once
 """
 
 from __future__ import annotations
@@ -18,31 +21,22 @@ from site_src.build import BuildOptions, build
 from site_src.errors import SiteError
 
 console = Console(stderr=True, highlight=False)
+_JOBS = min(2, os.cpu_count() or 1)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fairsite", description=__doc__.split("\n")[0])
-    parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
-    sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="build docs/ and site/ (incremental: unchanged runs come from the cache)")
-    b.add_argument("--jobs", "-j", type=int, default=min(2, os.cpu_count() or 1), help="explainers run at once")
-    b.add_argument("--force", nargs="*", metavar="SLUG", help="re-run these explainers (all if none named)")
-    b.add_argument("--explain", action="store_true", help="say for each explainer whether it re-ran and why")
-    c = sub.add_parser("check", help="CI: run everything fresh, check every number, mkdocs --strict")
-    c.add_argument("--jobs", "-j", type=int, default=min(2, os.cpu_count() or 1))
-    args = parser.parse_args(argv)
-    if args.jobs < 1:
-        parser.error(f"--jobs must be a positive integer, got {args.jobs}")
-
-    if args.command == "build":
-        options = BuildOptions(root=args.root, jobs=args.jobs,
-                               force=frozenset(args.force) if args.force is not None else None,
-                               on_run_done=_progress)
-    else:
-        options = BuildOptions(root=args.root, jobs=args.jobs, use_cache=False, verify_generated=True,
-                               on_run_done=_progress)
+    args = _parser().parse_args(argv)
+    root = args.root.resolve()
     try:
-        report = build(options)
+        if args.command == "new":
+            from site_src.scaffold import new_explainer
+
+            path = new_explainer(root, args.title)
+            console.print(f"wrote {path.relative_to(root)}; build it with `fairsite build`")
+            return 0
+        if args.command == "serve":
+            return _serve(root, args)
+        report = build(_options(root, args))
     except SiteError as err:
         console.print(f"[bold red]{args.command} failed:[/]")
         console.print(str(err), markup=False)
@@ -51,7 +45,75 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[yellow]interrupted; docs/ and site/ are as they were[/]")
         return 130
     _summary(report, explain=args.command == "check" or getattr(args, "explain", False))
+    for path in report.accepted:
+        console.print(f"accepted numbers: {Path(path).relative_to(root)}")
     console.print(f"[green]{args.command} ok[/]: site/ written in {report.wall_s:.1f} s")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fairsite", description="Build the Fair Code explainer site.")
+    parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build docs/ and site/; unchanged runs come from the cache")
+    b.add_argument("--force", nargs="*", metavar="SLUG", help="re-run these explainers (all if none named)")
+    b.add_argument("--explain", action="store_true", help="say for each explainer whether it re-ran and why")
+    c = sub.add_parser("check", help="CI: run everything fresh, check every number, mkdocs --strict")
+    a = sub.add_parser("accept", help="record the numbers the prose cites as the accepted ones")
+    a.add_argument("slugs", nargs="*", metavar="SLUG", help="explainers to accept (all if none named)")
+    s = sub.add_parser("serve", help="serve the site and rebuild on change")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--host", default="127.0.0.1")
+    for p in (b, c, a, s):
+        p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS, help=f"explainers run at once (default {_JOBS})")
+    n = sub.add_parser("new", help="scaffold a new explainer in the house form")
+    n.add_argument("title", help='the explainer\'s title, e.g. "Bootstrap Intervals for Fairness Gaps"')
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _options(root: Path, args) -> BuildOptions:
+    common = dict(root=root, jobs=args.jobs, on_run_done=_progress)
+    if args.command == "check":
+        return BuildOptions(**common, use_cache=False, verify_generated=True, numbers="fail")
+    if args.command == "accept":
+        return BuildOptions(**common, numbers="accept", accept=frozenset(args.slugs))
+    force = getattr(args, "force", None)
+    return BuildOptions(**common, force=frozenset(force) if force is not None else None)
+
+
+def _serve(root: Path, args) -> int:
+    """Build, then serve ``site/`` with live reload, rebuilding when any input changes."""
+    from mkdocs.livereload import LiveReloadServer
+
+    def rebuild():
+        try:
+            report = build(BuildOptions(root=root, jobs=args.jobs, on_run_done=_progress))
+            _summary(report, explain=True)
+        except SiteError as err:  # keep serving the previous site; say what broke
+            console.print("[bold red]build failed; still serving the previous site:[/]")
+            console.print(str(err), markup=False)
+
+    rebuild()
+    server = LiveReloadServer(builder=rebuild, host=args.host, port=args.port, root=str(root / "site"))
+    for name in ("explainers", "faircode", "audits", "data", "results", "site_src/templates", "mkdocs.yml"):
+        if (root / name).exists():
+            server.watch(str(root / name))
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()
     return 0
 
 
@@ -64,15 +126,18 @@ def _progress(outcome) -> None:
 
 
 def _summary(report, *, explain: bool) -> None:
-    table = Table(title="explainer runs", show_lines=False)
+    table = Table(title=f"explainer runs (wall time {report.wall_s:.1f} s)")
     for col in ("explainer", "run", "time", "peak memory"):
         table.add_column(col)
     for r in report.runs:
-        table.add_row(r.slug, "cache hit" if r.cached else f"ran: {r.reason}" if explain else "ran",
-                      f"{r.duration_s:.1f} s", f"{r.peak_memory_mb:.0f} MB")
+        how = "cache hit" if r.cached else (f"ran: {r.reason}" if explain else "ran")
+        table.add_row(r.slug, how, f"{r.duration_s:.1f} s", f"{r.peak_memory_mb:.0f} MB")
     console.print(table)
     for w in report.warnings:
-        console.print(f"[yellow]mkdocs warning:[/] {w}", markup=True)
+        console.print(f"[yellow]mkdocs warning:[/] {w}")
+    for note in report.notes:
+        console.print("[yellow]numbers:[/] ", end="")
+        console.print(note, markup=False)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ class FrontMatter(BaseModel):
     checks: list[Check] = Field(min_length=1)
     # Seconds before the build kills the run; an explainer that simulates a lot may raise it.
     timeout: int = Field(default=600, gt=0)
+    # Values whose accepted number may move by Monte Carlo error: value name -> name of its resample count.
+    monte_carlo: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
     order: int = 100
 
 

@@ -112,8 +112,18 @@ def execute(
             on_done(outcome)
         return outcome
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         outcomes = list(pool.map(one, code_files))
+    except BaseException:
+        # Ctrl-C lands in this thread while workers wait on their children: kill the children so
+        # the workers return at once, and start nothing new.
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list(_RUNNING):
+            _kill(proc)
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown()
     results = [o for o in outcomes if isinstance(o, RunResult)]
     errors = [o for o in outcomes if isinstance(o, ExecutionError)]
     return results, errors
@@ -142,10 +152,11 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,  # its own process group, so a timeout kills its children too
     )
+    _RUNNING.add(proc)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill(proc)
         proc.communicate()
         shutil.rmtree(work, ignore_errors=True)
         raise ExecutionError(
@@ -154,9 +165,11 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         ) from None
     except BaseException:
         # Ctrl-C: take the child down with us and leave nothing half-written behind.
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill(proc)
         shutil.rmtree(work, ignore_errors=True)
         raise
+    finally:
+        _RUNNING.discard(proc)
     result_file = work / "result.json"
     if not result_file.exists():
         shutil.rmtree(work, ignore_errors=True)
@@ -198,6 +211,16 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
     work.rename(final)
     shutil.rmtree(old, ignore_errors=True)
     return _result(code.slug, final, entry, cached=False, reason=reason)
+
+
+_RUNNING: set[subprocess.Popen] = set()  # children of this build, killed on interrupt
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the run's own children too
+    except ProcessLookupError:
+        pass
 
 
 def _lookup(entry_dir: Path, code: CodeFile, root: Path) -> tuple[RunResult | None, str]:

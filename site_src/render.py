@@ -22,7 +22,9 @@ from site_src.collect import CODE_PLACEHOLDER, Explainer
 from site_src.errors import CheckError, ConfigError, SiteError
 from site_src.execute import RunResult
 from site_src.filters import FILTERS
+from site_src.notebook import notebook_json
 from site_src.results import ResultsTable
+from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
 TEMPLATES = Path(__file__).parent / "templates"
 KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
@@ -51,6 +53,7 @@ def make_environment(explainers: list[Explainer]) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS)
+    env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
     return env
 
 
@@ -76,7 +79,7 @@ def render(
             pages[e.slug] = _render_explainer(env, e, run, results, docs_dir / "explainers" / e.slug, root)
         except SiteError as err:
             errors.append(err)
-    index = env.get_template("index.md.j2").render(explainers=explainers)
+    index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.df is not None)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
     _render_results_page(env, results, docs_dir, root)
     return errors
@@ -126,6 +129,9 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
 
     code_rel = f"explainers/code/{e.slug}.py"
     shutil.copyfile(root / code_rel, out / f"{e.slug}.py")
+    (out / f"{e.slug}.ipynb").write_text(
+        notebook_json(e.code, title=e.meta.title, subtitle=e.meta.subtitle, summary=e.meta.summary, code_rel=code_rel),
+        encoding="utf-8")
     code_section = env.get_template("code.md.j2").render(
         code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code), out_fence=_fence(run.stdout),
     )
@@ -140,12 +146,19 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
 
 
 def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path) -> None:
+    """The results explorer (see ``results_page``): table, per-audit figures, the CSV itself."""
     if results.df is None:
         return
-    (docs_dir / "results").mkdir(exist_ok=True)
-    shutil.copyfile(results.path, docs_dir / "results" / results.path.name)
-    page = env.get_template("results.md.j2").render(df=results.df, csv_name=results.path.name)
-    (docs_dir / "results" / "index.md").write_text(page, encoding="utf-8")
+    out = docs_dir / "results"
+    out.mkdir(exist_ok=True)
+    shutil.copyfile(results.path, out / results.path.name)
+    df = results.df
+    page = env.get_template("results.md.j2").render(
+        csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df),
+        figures=draw_audit_figures(df, out), label=label,
+        has_kind="kind" in df.columns, has_q="q_value" in df.columns,
+    )
+    (out / "index.md").write_text(page, encoding="utf-8")
 
 
 def _reproducibility(run: RunResult, root: Path) -> dict:

@@ -1,0 +1,123 @@
+"""Benchmark faircode.significance against SciPy and a plain Python shuffle loop (issue 3).
+
+Run from the repository root:  python bench/bench_significance.py
+
+Prints, from one run, for n = 6,513 rows (about a third in the disadvantaged group) and 2,000
+resamples, the best-of-repeats time of each implementation and the ratios the issue targets:
+
+- exact test on 0/1 outcomes vs scipy.stats.permutation_test: target >= 100x faster;
+- Monte Carlo test on continuous scores vs scipy.stats.permutation_test: target >= 2x faster;
+- both vs a plain Python shuffle loop (random.shuffle + sum);
+- peak traced memory (tracemalloc) at n = 10^6: target < 200 MB.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import tracemalloc
+
+import numpy as np
+from scipy import stats
+
+from faircode.significance import bootstrap_ci, permutation_test_result
+
+N_ROWS = 6_513
+N_A = N_ROWS // 3
+N_RESAMPLES = 2_000
+REPEATS = 3
+
+
+def best_time(fn, repeats: int = REPEATS) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def abs_mean_gap(x, y, axis=-1):
+    return np.abs(np.mean(x, axis=axis) - np.mean(y, axis=axis))
+
+
+def scipy_test(a, b):
+    # |gap| with alternative="greater" is the two-sided test faircode computes.
+    return stats.permutation_test(
+        (a, b), abs_mean_gap, n_resamples=N_RESAMPLES, alternative="greater", vectorized=True, rng=0
+    ).pvalue
+
+
+def python_shuffle_loop(a, b):
+    pooled = list(a) + list(b)
+    n_a, n_b = len(a), len(b)
+    observed = abs(sum(a) / n_a - sum(b) / n_b)
+    rng = random.Random(0)
+    hits = 0
+    for _ in range(N_RESAMPLES):
+        rng.shuffle(pooled)
+        hits += abs(sum(pooled[:n_a]) / n_a - sum(pooled[n_a:]) / n_b) >= observed
+    return (hits + 1) / (N_RESAMPLES + 1)
+
+
+def peak_mib(fn) -> tuple[float, float]:
+    tracemalloc.start()
+    start = time.perf_counter()
+    fn()
+    elapsed = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20, elapsed
+
+
+def main() -> None:
+    rng = np.random.default_rng(2024)
+    a01 = rng.binomial(1, 0.30, N_A).astype(float)
+    b01 = rng.binomial(1, 0.36, N_ROWS - N_A).astype(float)
+    a_cont = rng.beta(2.0, 5.0, N_A)
+    b_cont = rng.beta(2.2, 5.0, N_ROWS - N_A)
+
+    print(f"n = {N_ROWS:,} rows (n_a = {N_A:,}, n_b = {N_ROWS - N_A:,}), {N_RESAMPLES:,} resamples, best of {REPEATS}")
+
+    def ours_exact():
+        return permutation_test_result(a01, b01, n_permutations=N_RESAMPLES)
+
+    def ours_mc():
+        return permutation_test_result(a_cont, b_cont, n_permutations=N_RESAMPLES, random_state=0)
+
+    assert ours_exact().method == "exact" and ours_mc().method == "monte_carlo"
+    t_exact, t_mc = best_time(ours_exact), best_time(ours_mc)
+    t_scipy01, t_scipy_cont = best_time(lambda: scipy_test(a01, b01)), best_time(lambda: scipy_test(a_cont, b_cont))
+    t_loop01 = best_time(lambda: python_shuffle_loop(a01.tolist(), b01.tolist()), repeats=1)
+    t_loop_cont = best_time(lambda: python_shuffle_loop(a_cont.tolist(), b_cont.tolist()), repeats=1)
+
+    print(f"  p-values: exact {ours_exact().p_value:.4g} vs scipy {scipy_test(a01, b01):.4g}; "
+          f"Monte Carlo {ours_mc().p_value:.4g} vs scipy {scipy_test(a_cont, b_cont):.4g}")
+    print("0/1 outcomes (faircode exact):")
+    print(f"  faircode exact     {t_exact * 1e3:9.3f} ms")
+    print(f"  scipy permutation  {t_scipy01 * 1e3:9.3f} ms   ratio scipy/faircode = {t_scipy01 / t_exact:8.1f}x (target >= 100x)")
+    print(f"  python shuffle     {t_loop01 * 1e3:9.3f} ms   ratio loop/faircode  = {t_loop01 / t_exact:8.1f}x")
+    print("continuous scores (faircode Monte Carlo):")
+    print(f"  faircode MC        {t_mc * 1e3:9.3f} ms")
+    print(f"  scipy permutation  {t_scipy_cont * 1e3:9.3f} ms   ratio scipy/faircode = {t_scipy_cont / t_mc:8.1f}x (target >= 2x)")
+    print(f"  python shuffle     {t_loop_cont * 1e3:9.3f} ms   ratio loop/faircode  = {t_loop_cont / t_mc:8.1f}x")
+
+    n_big = 1_000_000
+    big_a = rng.binomial(1, 0.30, n_big // 3).astype(float)
+    big_b = rng.binomial(1, 0.31, n_big - n_big // 3).astype(float)
+    cont_a, cont_b = rng.beta(2.0, 5.0, n_big // 3), rng.beta(2.0, 5.0, n_big - n_big // 3)
+    data_mib = (big_a.nbytes + big_b.nbytes) / 2**20
+    print(f"peak traced memory at n = {n_big:,} (input arrays, {data_mib:.1f} MiB each pair, not counted; target < 200 MB):")
+    for label, fn in [
+        ("exact test, 0/1", lambda: permutation_test_result(big_a, big_b)),
+        # Memory is per batch, so 200 relabellings show the same peak as 2,000 in a tenth of the time.
+        ("Monte Carlo, continuous, 200 perms", lambda: permutation_test_result(cont_a, cont_b, n_permutations=200, random_state=0)),
+        ("bootstrap percentile, 0/1, 9,999 resamples", lambda: bootstrap_ci(big_a, big_b, random_state=0)),
+        ("bootstrap BCa, continuous, 200 resamples", lambda: bootstrap_ci(cont_a, cont_b, n_resamples=200, method="bca", random_state=0)),
+    ]:
+        mib, secs = peak_mib(fn)
+        print(f"  {label:<45} {mib:8.1f} MiB ({mib * 2**20 / 1e6:6.1f} MB)  in {secs:6.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""Load an audit: its manifest, its data (decoded, derived, filtered), labels, groups and split.
+
+The pipeline a manifest declares runs in this order, and only in this order:
+
+1. read the file with ``dataset.parse`` (after checking its sha256);
+2. decode coded values with ``dataset.decode`` (German Credit's ``A92`` -> its meaning);
+3. add ``derived`` columns, each from one existing column, in the order listed;
+4. keep the rows that pass every ``filters`` entry, then number them 0..n-1;
+5. ``y`` from ``target``, one mask pair per ``protected`` attribute, the stratified split.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from faircode.manifest import (
+    AuditManifest,
+    DerivedColumn,
+    ManifestError,
+    RowFilter,
+    load_manifest,
+    project_root,
+    read_data,
+)
+
+__all__ = ["Audit", "list_audits", "load_audit"]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Audit:
+    """One loaded audit: the rows, the features, the labels, the groups and the split.
+
+    Attributes
+    ----------
+    manifest : AuditManifest
+        The validated manifest.
+    slug : str
+        The audit's folder name, e.g. ``"benefits-denial"``.
+    name : str
+        Its display name, e.g. ``"Benefits Denial"``.
+    df : pandas.DataFrame, shape (n, n_columns)
+        Every row that passes the filters (index 0..n-1), every column of the file plus the
+        derived ones, values decoded. Excluded columns stay here for explainers that need them.
+    X : pandas.DataFrame, shape (n, n_candidates)
+        The candidate feature columns, raw (not encoded): ``df`` without the target and the
+        manifest's excluded columns. Strategies choose among these.
+    y : numpy.ndarray of int8, shape (n,)
+        1 where the target is one of the manifest's positive labels.
+    masks : dict of str to numpy.ndarray of int8, shape (n,)
+        Per protected attribute (manifest order), 1 = the disadvantaged group.
+    reference_masks : dict of str to numpy.ndarray of int8, shape (n,)
+        Per protected attribute, 1 = the advantaged (reference) group: the manifest's
+        ``advantaged`` values, or everyone outside the disadvantaged group when it names none.
+        Rows in neither group (e.g. Asian respondents in a Black-vs-White comparison) are 0 in
+        both masks.
+    group_labels : dict of str to tuple of (str, str)
+        Per protected attribute, the display labels (disadvantaged, advantaged).
+    train, test : numpy.ndarray of int64
+        Sorted row positions of the split (stratified by ``y``, manifest ``test_size`` and
+        ``random_state``). Together they are 0..n-1, each row once.
+
+    Notes
+    -----
+    Arrays are read-only because :func:`load_audit` hands the same object to every caller in
+    a process; ``df`` and ``X`` are shared too, so copy before changing them.
+    """
+
+    manifest: AuditManifest
+    slug: str
+    name: str
+    df: pd.DataFrame
+    X: pd.DataFrame
+    y: np.ndarray
+    masks: dict[str, np.ndarray]
+    reference_masks: dict[str, np.ndarray]
+    group_labels: dict[str, tuple[str, str]]
+    train: np.ndarray
+    test: np.ndarray
+
+    @property
+    def attributes(self) -> list[str]:
+        """Protected attribute names, in manifest order (the first is S3's)."""
+        return list(self.masks)
+
+    def __repr__(self) -> str:
+        return (f"Audit(slug={self.slug!r}, name={self.name!r}, rows={len(self.df)}, "
+                f"candidate_features={self.X.shape[1]}, positive_rate={self.y.mean():.3f}, "
+                f"attributes={self.attributes}, train={len(self.train)}, test={len(self.test)})")
+
+
+def list_audits() -> list[str]:
+    """Slugs of the audits under the project's ``audits/`` folder, sorted."""
+    base = project_root() / "audits"
+    return sorted(p.parent.name for p in base.glob("*/audit.yaml"))
+
+
+def load_audit(name_or_path: str | Path) -> Audit:
+    """Load an audit by slug, display name, folder or ``audit.yaml`` path.
+
+    Parameters
+    ----------
+    name_or_path : str or pathlib.Path
+        A slug under the project's ``audits/`` (``"benefits-denial"``; a display name such as
+        ``"Benefits Denial"`` works too), or a path to an audit folder or its ``audit.yaml``.
+        Anything holding a path separator or ending in ``.yaml`` is taken as a path.
+
+    Returns
+    -------
+    Audit
+        The loaded audit. Cached per process by resolved path: calling again is free and
+        returns the same object.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such audit (the message lists the available slugs).
+    ManifestError
+        The manifest is invalid (see :func:`faircode.manifest.load_manifest`), or the data
+        disagrees with it: an unmapped code, a positive label or group value that never occurs,
+        a numeric comparison on a text column, filters that leave no rows, a target with a
+        single class.
+
+    Example
+    -------
+    >>> audit = load_audit("benefits-denial")  # doctest: +SKIP
+    >>> audit.y.shape, audit.masks["sex"].sum()  # doctest: +SKIP
+    ((32561,), 10771)
+    """
+    return _load_cached(_resolve(name_or_path))
+
+
+def _resolve(name_or_path: str | Path) -> Path:
+    if not isinstance(name_or_path, (str, Path)):
+        raise TypeError(f"`name_or_path` must be a str or Path, got {type(name_or_path).__name__}")
+    text = str(name_or_path)
+    is_path = isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith((".yaml", ".yml"))
+    if is_path:
+        p = Path(name_or_path)
+        if p.is_dir():
+            p = p / "audit.yaml"
+        if not p.is_file():
+            raise FileNotFoundError(f"no audit manifest at {str(p)!r}")
+        return p.resolve()
+    slug = "-".join(text.strip().lower().split())
+    p = project_root() / "audits" / slug / "audit.yaml"
+    if not p.is_file():
+        known = list_audits()
+        close = difflib.get_close_matches(slug, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise FileNotFoundError(f"no audit {text!r} under {p.parent.parent}{hint}; "
+                                f"available: {', '.join(known) or 'none'}")
+    return p.resolve()
+
+
+@functools.lru_cache(maxsize=None)
+def _load_cached(path: Path) -> Audit:
+    manifest = load_manifest(path)
+    label = _label(manifest)
+    problems: list[str] = []
+
+    df = read_data(manifest.resolve(manifest.dataset.file), manifest.dataset.parse)
+    if manifest.dataset.decode is not None:
+        df = _decode(df, manifest, problems)
+    for i, spec in enumerate(manifest.derived):
+        df[spec.name] = _derive(df[spec.from_], spec, f"derived[{i}]", problems)
+    keep = np.ones(len(df), dtype=bool)
+    for i, flt in enumerate(manifest.filters):
+        keep &= _condition(df[flt.column], flt, f"filters[{i}]", problems)
+    df = df.loc[keep].reset_index(drop=True)
+    if len(df) == 0 and not problems:
+        problems.append("filters: no row passes every filter")
+    if problems:
+        raise ManifestError([f"{label}: {p}" for p in problems])
+
+    target = manifest.target
+    _check_values(df[target.column], target.positive, "target.positive", problems)
+    y = _isin(df[target.column], target.positive).astype(np.int8)
+    if not problems and y.min() == y.max():
+        problems.append(f"target.positive: every row is in the same class ({int(y[0])}); "
+                        "a model needs both")
+
+    masks: dict[str, np.ndarray] = {}
+    reference: dict[str, np.ndarray] = {}
+    labels: dict[str, tuple[str, str]] = {}
+    for i, attr in enumerate(manifest.protected):
+        col = df[attr.column]
+        _check_values(col, attr.disadvantaged, f"protected[{i}].disadvantaged", problems)
+        mask = _isin(col, attr.disadvantaged).astype(np.int8)
+        if attr.advantaged is None:
+            ref = (1 - mask).astype(np.int8)
+        else:
+            _check_values(col, attr.advantaged, f"protected[{i}].advantaged", problems)
+            ref = _isin(col, attr.advantaged).astype(np.int8)
+        masks[attr.name] = _frozen(mask)
+        reference[attr.name] = _frozen(ref)
+        labels[attr.name] = (attr.disadvantaged_label, attr.reference_label)
+    if problems:
+        raise ManifestError([f"{label}: {p}" for p in problems])
+
+    excluded = {e.column for e in manifest.exclude} | {target.column}
+    X = df[[c for c in df.columns if c not in excluded]]
+
+    train, test = train_test_split(
+        np.arange(len(df)), test_size=manifest.test_size,
+        random_state=manifest.random_state, stratify=y,
+    )
+    return Audit(
+        manifest=manifest, slug=manifest.slug, name=manifest.name, df=df, X=X,
+        y=_frozen(y), masks=masks, reference_masks=reference, group_labels=labels,
+        train=_frozen(np.sort(train).astype(np.int64)), test=_frozen(np.sort(test).astype(np.int64)),
+    )
+
+
+# --- the declarative steps ------------------------------------------------------------------------
+
+
+def _decode(df: pd.DataFrame, manifest: AuditManifest, problems: list[str]) -> pd.DataFrame:
+    spec = manifest.dataset.decode
+    assert spec is not None  # guarded by the caller
+    maps: dict[str, dict[str, Any]] = json.loads(manifest.resolve(spec.file).read_text(encoding="utf-8"))
+    columns = spec.columns if spec.columns is not None else [c for c in df.columns if c in maps]
+    for col in columns:
+        mapping = {str(k): v for k, v in maps[col].items()}
+        text = df[col].astype("string")
+        unmapped = sorted(set(text[text.notna() & ~text.isin(list(mapping))]))
+        if unmapped:
+            problems.append(f"dataset.decode: {col!r} has values {unmapped[:5]} with no entry in "
+                            f"{Path(spec.file).name}")
+            continue
+        df[col] = _infer(text.map(mapping))
+    return df
+
+
+def _derive(col: pd.Series, spec: DerivedColumn, field: str, problems: list[str]) -> pd.Series:
+    if spec.op != "map":
+        return pd.Series(_condition(col, spec, field, problems), index=col.index)
+    assert spec.mapping is not None  # the manifest model requires it for op 'map'
+    mapping = {str(k): v for k, v in spec.mapping.items()}
+    text = col.astype("string")
+    unknown = text.notna() & ~text.isin(list(mapping))
+    if unknown.any():
+        if spec.default is None:
+            values = sorted(set(text[unknown]))
+            problems.append(f"{field}.mapping: values {values[:5]} of {spec.from_!r} are not mapped "
+                            "(map them or give a `default`)")
+            return pd.Series(np.nan, index=col.index)
+        return _infer(text.map(mapping).where(~unknown, spec.default))
+    return _infer(text.map(mapping))
+
+
+def _condition(col: pd.Series, spec: RowFilter | DerivedColumn, field: str,
+               problems: list[str]) -> np.ndarray:
+    """Boolean array of ``col op value``; a missing value never satisfies a comparison."""
+    op, value = spec.op, spec.value
+    if op in {"lt", "le", "gt", "ge", "between"}:
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            problems.append(f"{field}.op: {op!r} needs a numeric column, but "
+                            f"{col.name!r} holds {col.dtype} values")
+            return np.zeros(len(col), dtype=bool)
+        if op == "between":
+            out = col.between(value[0], value[1], inclusive="both")
+        else:
+            out = {"lt": col.lt, "le": col.le, "gt": col.gt, "ge": col.ge}[op](value)
+        return out.fillna(False).to_numpy(dtype=bool)
+    values = value if isinstance(value, list) else [value]
+    hit = _isin(col, values)
+    return hit if op in {"eq", "in"} else ~hit
+
+
+def _isin(col: pd.Series, values: list[Any]) -> np.ndarray:
+    """Rows whose value is one of ``values``, compared by type: booleans with a boolean
+    column, numbers with a numeric column, and as text otherwise (so ``A92`` or ``>50K``)."""
+    if pd.api.types.is_bool_dtype(col):
+        vals: list[Any] = [v for v in values if isinstance(v, bool)]
+    elif pd.api.types.is_numeric_dtype(col):
+        vals = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    else:
+        vals = [str(v) for v in values if not isinstance(v, bool)]
+        col = col.astype("string")
+    return col.isin(vals).fillna(False).to_numpy(dtype=bool)
+
+
+def _check_values(col: pd.Series, values: list[Any], field: str, problems: list[str]) -> None:
+    """Every listed value must occur in the column, else the group or class is a typo."""
+    present = col.dropna().unique()
+    for j, v in enumerate(values):
+        if _isin(col, [v]).any():
+            continue
+        shown = sorted(map(str, present))
+        sample = ", ".join(repr(s) for s in shown[:8]) + (", ..." if len(shown) > 8 else "")
+        hint = ""
+        if isinstance(v, bool) and not pd.api.types.is_bool_dtype(col):
+            hint = " (YAML reads bare yes/no/true/false as booleans: quote the word)"
+        elif isinstance(v, str) and pd.api.types.is_numeric_dtype(col):
+            hint = f" (the column holds numbers: write {v} without quotes)"
+        else:
+            close = difflib.get_close_matches(str(v), shown, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+        problems.append(f"{field}[{j}]: {v!r} never occurs in {col.name!r} after the filters{hint}; "
+                        f"values: {sample}")
+
+
+def _infer(s: pd.Series) -> pd.Series:
+    # Decoded or mapped values arrive as objects; let pandas pick bool/number/str again.
+    return s.astype(object).infer_objects()
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+def _label(manifest: AuditManifest) -> str:
+    try:
+        return str(manifest.path.relative_to(manifest.root))
+    except ValueError:
+        return str(manifest.path)

@@ -1,0 +1,704 @@
+"""The benchmark: every audit x strategy x model x protected attribute x fairness metric.
+
+`run_benchmark` fits each (audit, strategy, model) once (the task unit), computes every gap
+of `faircode.metrics.GAP_METRICS` for every protected attribute on the test split, attaches
+the significance report of `faircode.significance`, and adjusts the p-values of the whole
+table for the false discovery rate (Benjamini-Hochberg). `write_results` writes
+``results/results_fairness.csv`` and ``results/results_performance.csv`` byte-for-byte
+reproducibly; `compare_results` lists every row that differs from committed files.
+
+Determinism: each row's random state is derived from the manifest's ``random_state`` and the
+row's key with ``zlib.crc32`` (not Python's salted ``hash``), so results do not depend on task
+order, ``n_jobs`` or the backend. Rows are sorted, columns fixed and floats written with
+``%.10g``.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
+
+from faircode.metrics import GAP_KIND, GAP_METRICS, GAP_RATE, gap, group_outcomes
+
+__all__ = [
+    "ALPHA",
+    "CONFIDENCE_LEVEL",
+    "N_PERMUTATIONS",
+    "N_RESAMPLES",
+    "FAIRNESS_COLUMNS",
+    "PERFORMANCE_COLUMNS",
+    "FAIRNESS_FILE",
+    "PERFORMANCE_FILE",
+    "Task",
+    "default_audits",
+    "plan_tasks",
+    "run_task",
+    "evaluate",
+    "run_benchmark",
+    "write_results",
+    "compare_results",
+]
+
+#: Significance level for ``significant`` (applied to the q-value) and 1 - confidence level.
+ALPHA = 0.05
+CONFIDENCE_LEVEL = 0.95
+#: The permutation test of a 0/1 outcome is exact (hypergeometric), so this only matters for a
+#: Monte Carlo fallback; recorded per row either way.
+N_PERMUTATIONS = 9999
+#: Bootstrap resamples per interval: the run's main cost (see bench/bench_benchmark.py); 2,000
+#: keeps the percentile interval's Monte Carlo error around 0.01 of its width on these data.
+N_RESAMPLES = 2000
+#: Below this many rows in a group the report flags ``small_sample_warning``.
+SMALL_SAMPLE = 30
+
+FAIRNESS_FILE = "results_fairness.csv"
+PERFORMANCE_FILE = "results_performance.csv"
+
+FAIRNESS_KEY = ["audit", "strategy", "model", "attribute", "metric"]
+PERFORMANCE_KEY = ["audit", "strategy", "model"]
+
+FAIRNESS_COLUMNS = [
+    "audit",
+    "audit_name",
+    "strategy",
+    "model",
+    "attribute",
+    "disadvantaged_group",
+    "advantaged_group",
+    "metric",
+    "kind",
+    "value_disadvantaged",
+    "value_advantaged",
+    "gap",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "q_value",
+    "significant",
+    "n_disadvantaged",
+    "n_advantaged",
+    "small_sample_warning",
+    "reason",
+    "method",
+    "n_permutations",
+    "n_resamples",
+    "random_state",
+]
+
+PERFORMANCE_COLUMNS = [
+    "audit",
+    "audit_name",
+    "strategy",
+    "model",
+    "n_test",
+    "n_positive",
+    "accuracy",
+    "balanced_accuracy",
+    "roc_auc",
+    "reason",
+]
+
+_FLOAT_FORMAT = "%.10g"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: fit one model with one strategy on one audit.
+
+    Attributes
+    ----------
+    audit : str
+        Slug or path accepted by ``faircode.audit.load_audit``.
+    strategy : str
+        A key of ``faircode.strategies.STRATEGIES``.
+    model : str
+        A key of ``faircode.models.MODELS``.
+    """
+
+    audit: str
+    strategy: str
+    model: str
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def _load_audit(spec: str):
+    # load_audit caches per process, so loky and dask workers load each audit once.
+    from faircode.audit import load_audit
+
+    return load_audit(spec)
+
+
+def default_audits() -> list[str]:
+    """Slugs of every audit under ``audits/`` (folders holding an ``audit.yaml``), sorted."""
+    from faircode.audit import list_audits
+
+    return list_audits()
+
+
+def _validate_names(requested, known: Iterable[str], name: str) -> list[str] | None:
+    if requested is None:
+        return None
+    if isinstance(requested, str):
+        requested = [requested]
+    known = list(known)
+    unknown = [r for r in requested if r not in known]
+    if unknown:
+        raise ValueError(
+            f"`{name}` has unknown value(s) {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(known)}"
+        )
+    return list(dict.fromkeys(requested))
+
+
+def plan_tasks(*, audits=None, strategies=None, models=None) -> list[Task]:
+    """List the (audit, strategy, model) tasks of a run.
+
+    Parameters
+    ----------
+    audits : sequence of str, optional
+        Audit slugs or paths; default: every audit under ``audits/``.
+    strategies, models : sequence of str, optional
+        Restrict to these; default: what each audit's manifest lists. A requested name that an
+        audit's manifest does not list is skipped for that audit.
+
+    Returns
+    -------
+    list of Task
+        In a fixed order (audit, strategy, model as listed).
+
+    Raises
+    ------
+    ValueError
+        If a strategy or model name is unknown, or the selection leaves no task.
+    """
+    # The name lists live in the manifest module, so planning imports no scikit-learn.
+    from faircode.manifest import MODEL_NAMES, STRATEGY_NAMES
+
+    audits = list(default_audits() if audits is None else ([audits] if isinstance(audits, str) else audits))
+    if not audits:
+        raise ValueError("`audits` is empty: no audit folder with an audit.yaml under audits/")
+    strategies = _validate_names(strategies, STRATEGY_NAMES, "strategies")
+    models = _validate_names(models, MODEL_NAMES, "models")
+    tasks = []
+    for spec in audits:
+        manifest = _load_audit(str(spec)).manifest
+        for s in manifest.strategies:
+            if strategies is not None and s not in strategies:
+                continue
+            for m in manifest.models:
+                if models is not None and m not in models:
+                    continue
+                tasks.append(Task(str(spec), s, m))
+    if not tasks:
+        raise ValueError(
+            "no task to run: no audit's manifest lists the requested strategies and models"
+        )
+    return tasks
+
+
+def _row_seed(random_state: int, *key: str) -> int:
+    # crc32 of the key: stable across processes and Python versions, unlike hash().
+    return zlib.crc32("|".join([str(random_state), *key]).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- one task
+
+
+def _ratio_bootstrap(a: np.ndarray, b: np.ndarray, *, n_resamples: int, seed: int):
+    """Percentile bootstrap interval of mean(a) / mean(b) for 0/1 samples.
+
+    Resampling n rows with replacement from a 0/1 sample with k ones gives a count of ones
+    distributed Binomial(n, k/n), so drawing the counts is the nonparametric bootstrap, not an
+    approximation of it, at a fraction of the cost. A resample whose advantaged selection rate
+    is 0 has no finite ratio; it is ranked above every finite one, so the interval exists as
+    long as the order statistics it is read from are finite, and is undefined otherwise.
+    """
+    rng = np.random.default_rng(seed)
+    ka = rng.binomial(a.size, a.mean(), size=n_resamples)
+    kb = rng.binomial(b.size, b.mean(), size=n_resamples)
+    zero = kb == 0
+    ratios = np.full(n_resamples, np.inf)
+    ratios[~zero] = (ka[~zero] / a.size) / (kb[~zero] / b.size)
+    tail = (1 - CONFIDENCE_LEVEL) / 2
+    # Linear interpolation next to an infinite order statistic gives inf or nan (inf - inf).
+    with np.errstate(invalid="ignore"):
+        low, high = np.quantile(ratios, [tail, 1 - tail])
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return (
+            float("nan"),
+            float("nan"),
+            f"interval undefined: the advantaged selection rate is 0 in "
+            f"{int(zero.sum())} of {n_resamples} bootstrap resamples",
+        )
+    return float(low), float(high), ""
+
+
+def _significance(a, b, *, seed: int, n_permutations: int, n_resamples: int):
+    """The significance report, and the text of any warning it raised (for ``reason``)."""
+    from faircode.significance import significance_report
+
+    # A group whose outcomes are all equal (e.g. a true positive rate of 1 in a small group)
+    # cannot vary under resampling; the report still stands, so the warning becomes a note.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = significance_report(
+            a,
+            b,
+            alpha=ALPHA,
+            confidence_level=CONFIDENCE_LEVEL,
+            n_permutations=n_permutations,
+            n_resamples=n_resamples,
+            ci_method="percentile",
+            random_state=seed,
+        )
+    notes = dict.fromkeys(f"bootstrap: {w.message}" for w in caught)
+    return report, "; ".join(notes)
+
+
+def _performance_row(audit, pred, task: Task) -> dict:
+    y_true = np.asarray(pred.y_true)
+    y_score = np.asarray(pred.y_score, dtype=float)
+    row = {
+        "audit": audit.slug,
+        "audit_name": audit.name,
+        "strategy": task.strategy,
+        "model": task.model,
+        "n_test": int(y_true.size),
+        "n_positive": int(y_true.sum()),
+        "accuracy": float(accuracy_score(y_true, pred.y_pred)),
+        "balanced_accuracy": float("nan"),
+        "roc_auc": float("nan"),
+        "reason": "",
+    }
+    if np.unique(y_true).size < 2:
+        row["reason"] = "balanced accuracy and ROC AUC undefined: the test split has one class"
+        return row
+    row["balanced_accuracy"] = float(balanced_accuracy_score(y_true, pred.y_pred))
+    if not np.isfinite(y_score).all():
+        row["reason"] = "ROC AUC undefined: the model gave non-finite scores"
+    else:
+        row["roc_auc"] = float(roc_auc_score(y_true, y_score))
+    return row
+
+
+def run_task(
+    task: Task, *, n_permutations: int = N_PERMUTATIONS, n_resamples: int = N_RESAMPLES
+) -> tuple[list[dict], dict]:
+    """Fit one (audit, strategy, model) and compute its fairness rows and performance row.
+
+    Parameters
+    ----------
+    task : Task
+    n_permutations, n_resamples : int
+        Passed to ``faircode.significance.significance_report``.
+
+    Returns
+    -------
+    fairness_rows : list of dict
+        One per protected attribute x gap metric, keys `FAIRNESS_COLUMNS` (``q_value`` and
+        ``significant`` are filled in by `run_benchmark`, over the whole table).
+    performance_row : dict
+        Keys `PERFORMANCE_COLUMNS`.
+    """
+    return evaluate(
+        _load_audit(task.audit),
+        strategy=task.strategy,
+        model=task.model,
+        n_permutations=n_permutations,
+        n_resamples=n_resamples,
+    )
+
+
+def evaluate(
+    audit, *, strategy: str, model: str, n_permutations: int = N_PERMUTATIONS, n_resamples: int = N_RESAMPLES
+) -> tuple[list[dict], dict]:
+    """Like `run_task`, on an already loaded ``Audit`` (e.g. a subsample in a bench script).
+
+    Parameters
+    ----------
+    audit : faircode.audit.Audit
+    strategy, model : str
+    n_permutations, n_resamples : int
+
+    Returns
+    -------
+    fairness_rows : list of dict
+    performance_row : dict
+    """
+    from faircode.models import fit_predict
+
+    task = Task(audit.slug, strategy, model)
+    pred = fit_predict(audit, strategy=strategy, model=model)
+    rows_idx = np.asarray(pred.rows)
+    y_true, y_pred = np.asarray(pred.y_true), np.asarray(pred.y_pred)
+    random_state = int(audit.manifest.random_state)
+    fairness = []
+    for attribute in sorted(audit.masks):
+        dis = np.asarray(audit.masks[attribute])[rows_idx]
+        adv = np.asarray(audit.reference_masks[attribute])[rows_idx]
+        dis_label, adv_label = audit.group_labels[attribute]
+        key = (audit.slug, task.strategy, task.model, attribute)
+        reports: dict[str, object] = {}  # one significance report per rate, shared by DP and DI
+        for metric in GAP_METRICS:
+            rate_name = GAP_RATE[metric]
+            g = gap(metric, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+            n_a, n_b = g.disadvantaged.denominator, g.advantaged.denominator
+            row = {
+                "audit": audit.slug,
+                "audit_name": audit.name,
+                "strategy": task.strategy,
+                "model": task.model,
+                "attribute": attribute,
+                "disadvantaged_group": str(dis_label),
+                "advantaged_group": str(adv_label),
+                "metric": metric,
+                "kind": GAP_KIND[metric],
+                "value_disadvantaged": g.disadvantaged.value,
+                "value_advantaged": g.advantaged.value,
+                "gap": g.value,
+                "ci_low": float("nan"),
+                "ci_high": float("nan"),
+                "p_value": float("nan"),
+                "q_value": float("nan"),
+                "significant": pd.NA,
+                "n_disadvantaged": n_a,
+                "n_advantaged": n_b,
+                "small_sample_warning": min(n_a, n_b) < SMALL_SAMPLE,
+                "reason": g.reason,
+                "method": "",
+                "n_permutations": pd.NA,
+                "n_resamples": pd.NA,
+                "random_state": _row_seed(random_state, *key, metric),
+            }
+            if g.defined:
+                if rate_name not in reports:
+                    outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+                    reports[rate_name] = (
+                        outcomes,
+                        _significance(
+                            outcomes.a,
+                            outcomes.b,
+                            seed=_row_seed(random_state, *key, rate_name),
+                            n_permutations=n_permutations,
+                            n_resamples=n_resamples,
+                        ),
+                    )
+                outcomes, (rep, note) = reports[rate_name]
+                row.update(
+                    reason=note,
+                    p_value=float(rep.p_value),
+                    small_sample_warning=bool(rep.small_sample_warning),
+                    method=str(rep.method),
+                    # None for an exact test: no relabelling was drawn.
+                    n_permutations=pd.NA if rep.n_permutations is None else int(rep.n_permutations),
+                    n_resamples=int(rep.n_resamples),
+                )
+                if GAP_KIND[metric] == "ratio":
+                    low, high, why = _ratio_bootstrap(
+                        outcomes.a, outcomes.b, n_resamples=n_resamples, seed=row["random_state"]
+                    )
+                    row.update(ci_low=low, ci_high=high, reason="; ".join(filter(None, (note, why))))
+                else:
+                    row.update(ci_low=float(rep.ci_low), ci_high=float(rep.ci_high))
+            fairness.append(row)
+    return fairness, _performance_row(audit, pred, task)
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def _execute(tasks, *, n_jobs, backend, scheduler, kwargs) -> Iterator[tuple[list[dict], dict]]:
+    if backend == "joblib":
+        if n_jobs == 1:
+            for t in tasks:
+                yield run_task(t, **kwargs)
+            return
+        from joblib import Parallel, delayed
+
+        parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
+        yield from parallel(delayed(run_task)(t, **kwargs) for t in tasks)
+        return
+    from distributed import Client, as_completed
+
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = client.map(functools.partial(run_task, **kwargs), tasks, pure=False)
+        for fut in as_completed(futures):
+            yield fut.result()
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+def _validate_run(n_jobs, backend, scheduler, n_permutations, n_resamples):
+    if backend not in ("joblib", "dask"):
+        raise ValueError(f"`backend` must be 'joblib' or 'dask', got {backend!r}")
+    if backend == "dask" and scheduler is None:
+        raise ValueError("`scheduler` (an address or a distributed.Client) is required with backend='dask'")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
+        raise ValueError(f"`n_jobs` must be a positive integer or -1 (all cores), got {n_jobs!r}")
+    for name, value in (("n_permutations", n_permutations), ("n_resamples", n_resamples)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+
+
+def _sorted_fairness(rows: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=FAIRNESS_COLUMNS)
+    order = {m: i for i, m in enumerate(GAP_METRICS)}
+    df["_metric_order"] = df["metric"].map(order)
+    df = df.sort_values(["audit", "strategy", "model", "attribute", "_metric_order"], kind="stable")
+    return df.drop(columns="_metric_order").reset_index(drop=True)
+
+
+def _as_written(values: np.ndarray) -> np.ndarray:
+    # The p-values exactly as the CSV holds them, so that the q-values can be recomputed from
+    # the file alone (and a partial --check recomputes them bit for bit).
+    return np.array([float(_FLOAT_FORMAT % v) for v in values], dtype=float)
+
+
+def _significant(q: np.ndarray) -> pd.arrays.BooleanArray:
+    # The decision after FDR correction; empty (NA), not False, where the gap is undefined.
+    flags = pd.array(q < ALPHA, dtype="boolean")
+    flags[np.isnan(q)] = pd.NA
+    return flags
+
+
+def _add_q_values(df: pd.DataFrame) -> pd.DataFrame:
+    from faircode.significance import adjust_p_values
+
+    df = df.copy()
+    df["p_value"] = _as_written(df["p_value"].to_numpy(dtype=float))
+    q = np.asarray(adjust_p_values(df["p_value"].to_numpy(), method="bh"), dtype=float)
+    df["q_value"] = q
+    df["significant"] = _significant(q)
+    df["small_sample_warning"] = df["small_sample_warning"].astype(bool)
+    for col in ("n_disadvantaged", "n_advantaged", "n_permutations", "n_resamples", "random_state"):
+        df[col] = df[col].astype("Int64")
+    return df
+
+
+def run_benchmark(
+    *,
+    audits: Sequence[str] | None = None,
+    strategies: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    n_jobs: int = 1,
+    backend: str = "joblib",
+    scheduler=None,
+    progress: bool = True,
+    n_permutations: int = N_PERMUTATIONS,
+    n_resamples: int = N_RESAMPLES,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run every audit x strategy x model x protected attribute x fairness metric.
+
+    Parameters
+    ----------
+    audits : sequence of str, optional
+        Audit slugs or paths; default: every audit under ``audits/``.
+    strategies, models : sequence of str, optional
+        Restrict the run; default: what each manifest lists.
+    n_jobs : int, default 1
+        Parallel tasks with joblib (loky processes); -1 = all cores. Ignored with dask.
+    backend : {"joblib", "dask"}, default "joblib"
+        ``"dask"`` sends the same tasks to a dask.distributed cluster.
+    scheduler : str or distributed.Client, optional
+        The scheduler address (e.g. ``"tcp://10.0.0.1:8786"``) or a client; required with dask.
+    progress : bool, default True
+        Show a rich progress bar on stderr.
+    n_permutations, n_resamples : int
+        Passed to ``faircode.significance.significance_report``.
+
+    Returns
+    -------
+    fairness : DataFrame
+        One row per audit x strategy x model x attribute x metric, columns
+        `FAIRNESS_COLUMNS`, sorted by that key (metrics in `GAP_METRICS` order).
+    performance : DataFrame
+        One row per audit x strategy x model, columns `PERFORMANCE_COLUMNS`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown backend, strategy or model, a missing scheduler, or a bad ``n_jobs``.
+
+    Notes
+    -----
+    ``gap`` is disadvantaged minus advantaged, except for ``disparate_impact_ratio`` (kind
+    ``ratio``), where it is disadvantaged / advantaged and its interval is a percentile
+    bootstrap of the ratio; its p-value is the selection-rate permutation test (the null
+    hypothesis of equal selection rates is the same for the difference and the ratio).
+    ``q_value`` is the Benjamini-Hochberg adjustment over every non-empty p-value of the table
+    (FDR control); ``significant`` is ``q_value < 0.05``, empty where the gap is undefined.
+
+    Example
+    -------
+    >>> fairness, performance = run_benchmark(audits=["german-credit"], strategies=["S0"],
+    ...     models=["logistic_regression"], progress=False)  # doctest: +SKIP
+    """
+    _validate_run(n_jobs, backend, scheduler, n_permutations, n_resamples)
+    tasks = plan_tasks(audits=audits, strategies=strategies, models=models)
+    kwargs = {"n_permutations": n_permutations, "n_resamples": n_resamples}
+    fairness_rows: list[dict] = []
+    performance_rows: list[dict] = []
+    results = _execute(tasks, n_jobs=n_jobs, backend=backend, scheduler=scheduler, kwargs=kwargs)
+    if progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True)) as bar:
+            job = bar.add_task("benchmark (audit x strategy x model)", total=len(tasks))
+            for fair, perf in results:
+                fairness_rows.extend(fair)
+                performance_rows.append(perf)
+                bar.advance(job)
+    else:
+        for fair, perf in results:
+            fairness_rows.extend(fair)
+            performance_rows.append(perf)
+    fairness = _add_q_values(_sorted_fairness(fairness_rows))
+    performance = (
+        pd.DataFrame(performance_rows, columns=PERFORMANCE_COLUMNS)
+        .sort_values(PERFORMANCE_KEY, kind="stable")
+        .reset_index(drop=True)
+    )
+    return fairness, performance
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _csv_text(df: pd.DataFrame) -> str:
+    return df.to_csv(index=False, float_format=_FLOAT_FORMAT, lineterminator="\n")
+
+
+def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results") -> tuple[Path, Path]:
+    """Write the two results files, byte-for-byte reproducibly.
+
+    Parameters
+    ----------
+    fairness, performance : DataFrame
+        As returned by `run_benchmark`.
+    output_dir : str or Path, default "results"
+        Created if missing.
+
+    Returns
+    -------
+    (Path, Path)
+        Paths of ``results_fairness.csv`` and ``results_performance.csv``.
+
+    Notes
+    -----
+    Fixed column order, rows as sorted by `run_benchmark`, floats as ``%.10g``, ``\\n`` line
+    ends, empty cells for NaN/NA.
+    """
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = (out / FAIRNESS_FILE, out / PERFORMANCE_FILE)
+    for path, df, columns in ((paths[0], fairness, FAIRNESS_COLUMNS), (paths[1], performance, PERFORMANCE_COLUMNS)):
+        path.write_text(_csv_text(df[columns]), encoding="utf-8")
+    return paths
+
+
+def _read_as_text(text_or_path) -> pd.DataFrame:
+    return pd.read_csv(text_or_path, dtype=str, keep_default_na=False)
+
+
+def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], file: str) -> list[dict]:
+    committed = committed.set_index(key)
+    current = current.set_index(key)
+    diffs = []
+    for idx in committed.index.union(current.index, sort=True):
+        ident = dict(zip(key, idx if isinstance(idx, tuple) else (idx,)))
+        base = {"file": file, **{k: ident.get(k, "") for k in FAIRNESS_KEY}}
+        if idx not in current.index:
+            diffs.append({**base, "column": "(row)", "committed": "present", "current": "missing"})
+        elif idx not in committed.index:
+            diffs.append({**base, "column": "(row)", "committed": "missing", "current": "present"})
+        else:
+            old, new = committed.loc[idx], current.loc[idx]
+            for col in current.columns.union(committed.columns, sort=False):
+                o, n = old.get(col, "(no column)"), new.get(col, "(no column)")
+                if o != n:
+                    diffs.append({**base, "column": col, "committed": o, "current": n})
+    return diffs
+
+
+def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
+    """Recompute a partial run's q-values as if it were part of the committed table.
+
+    BH depends on every p-value of the table, so the q-values of a subset run differ from
+    the committed ones even when nothing changed; here the subset's p-values replace their
+    rows in the committed table before adjusting.
+    """
+    from faircode.significance import adjust_p_values
+
+    p = pd.to_numeric(committed["p_value"].replace("", np.nan), errors="coerce")
+    merged = pd.Series(p.to_numpy(dtype=float), index=pd.MultiIndex.from_frame(committed[FAIRNESS_KEY]))
+    current = pd.Series(
+        _as_written(fairness["p_value"].to_numpy(dtype=float)),
+        index=pd.MultiIndex.from_frame(fairness[FAIRNESS_KEY].astype(str)),
+    )
+    merged = pd.concat([merged[~merged.index.isin(current.index)], current])
+    q = pd.Series(np.asarray(adjust_p_values(merged.to_numpy(), method="bh"), dtype=float), index=merged.index)
+    fairness = fairness.copy()
+    fairness["q_value"] = q.loc[current.index].to_numpy()
+    fairness["significant"] = _significant(fairness["q_value"].to_numpy())
+    return fairness
+
+
+def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results") -> pd.DataFrame:
+    """List every cell where a fresh run differs from the committed results files.
+
+    Only rows whose (audit, strategy, model) the fresh run covers are compared, so a check of
+    a subset ignores the rest of the committed table.
+
+    Parameters
+    ----------
+    fairness, performance : DataFrame
+        A fresh run, as returned by `run_benchmark`.
+    output_dir : str or Path, default "results"
+        Where the committed files are.
+
+    Returns
+    -------
+    DataFrame
+        Columns file, audit, strategy, model, attribute, metric, column, committed, current;
+        empty when the files would be written byte-identical. Cells are compared as the text
+        the CSV holds.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a committed results file is missing.
+    """
+    from io import StringIO
+
+    out = Path(output_dir)
+    diffs: list[dict] = []
+    if (out / FAIRNESS_FILE).is_file():
+        fairness = _q_values_within(fairness, _read_as_text(out / FAIRNESS_FILE))
+    covered = set(map(tuple, performance[PERFORMANCE_KEY].astype(str).to_numpy().tolist()))
+    for name, df, columns, key in (
+        (FAIRNESS_FILE, fairness, FAIRNESS_COLUMNS, FAIRNESS_KEY),
+        (PERFORMANCE_FILE, performance, PERFORMANCE_COLUMNS, PERFORMANCE_KEY),
+    ):
+        path = out / name
+        if not path.is_file():
+            raise FileNotFoundError(f"committed results file {path} does not exist; run `faircode benchmark` first")
+        committed = _read_as_text(path)
+        in_run = committed[PERFORMANCE_KEY].apply(tuple, axis=1).isin(covered) if len(committed) else []
+        committed = committed[in_run] if len(committed) else committed
+        current = _read_as_text(StringIO(_csv_text(df[columns])))
+        diffs.extend(_diff_table(committed, current, key, name))
+    return pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "column", "committed", "current"])

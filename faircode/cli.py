@@ -1,0 +1,114 @@
+"""The ``faircode`` command line.
+
+``faircode benchmark`` runs the benchmark and writes ``results/``; with ``--check`` it re-runs
+and reports each cell that differs from the committed files (exit code 1 if any). More
+subcommands hang off the same parser (see `_build_parser`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="faircode", description="Fair Code Project: fairness audits on real data."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    bench = sub.add_parser(
+        "benchmark",
+        help="run every audit x strategy x model x attribute x metric and write results/",
+        description=(
+            "Run the fairness benchmark and write results_fairness.csv and "
+            "results_performance.csv (byte-identical on rerun). Writing a subset replaces "
+            "the files with that subset; --check compares a subset with its committed rows."
+        ),
+    )
+    bench.add_argument("--audit", action="append", metavar="NAME", help="audit slug or path (repeatable; default: all)")
+    bench.add_argument("--strategy", action="append", metavar="S", help="strategy, e.g. S2 (repeatable; default: the manifest's)")
+    bench.add_argument("--model", action="append", metavar="M", help="model, e.g. logistic_regression (repeatable; default: the manifest's)")
+    bench.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel tasks with joblib; -1 = all cores (default 1)")
+    bench.add_argument("--backend", choices=("joblib", "dask"), default="joblib", help="where tasks run (default joblib)")
+    bench.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://127.0.0.1:8786 (with --backend dask)")
+    bench.add_argument("--check", action="store_true", help="re-run and compare with the committed files instead of writing; exit 1 on any difference")
+    bench.add_argument("--output", default="results", metavar="DIR", help="results directory (default: results)")
+    bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    bench.set_defaults(handler=_benchmark)
+    return parser
+
+
+def _benchmark(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from faircode.benchmark import compare_results, run_benchmark, write_results
+
+    console = Console()
+    if args.backend == "dask" and not args.scheduler:
+        console.print("[red]error:[/red] --backend dask needs --scheduler ADDRESS")
+        return 2
+    start = time.perf_counter()
+    try:
+        fairness, performance = run_benchmark(
+            audits=args.audit,
+            strategies=args.strategy,
+            models=args.model,
+            n_jobs=args.jobs,
+            backend=args.backend,
+            scheduler=args.scheduler,
+            progress=not args.no_progress,
+        )
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    elapsed = time.perf_counter() - start
+    if not args.check:
+        paths = write_results(fairness, performance, args.output)
+        console.print(
+            f"wrote {len(fairness)} fairness rows and {len(performance)} performance rows "
+            f"to {paths[0].parent} in {elapsed:.1f} s"
+        )
+        return 0
+    try:
+        diffs = compare_results(fairness, performance, args.output)
+    except FileNotFoundError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 1
+    if diffs.empty:
+        console.print(f"results reproduce: {len(fairness)} fairness rows identical ({elapsed:.1f} s)")
+        return 0
+    table = Table(title=f"{len(diffs)} cells differ from the committed results in {args.output}")
+    for col in ("file", "row", "column", "committed", "current"):
+        table.add_column(col, overflow="fold")
+    key = ["audit", "strategy", "model", "attribute", "metric"]
+    for row in diffs.to_dict("records"):
+        ident = " ".join(str(row[k]) for k in key if row[k])
+        table.add_row(row["file"], ident, row["column"], str(row["committed"]), str(row["current"]))
+    console.print(table)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``faircode`` console script.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        Exit code: 0 on success, 1 when ``--check`` finds a difference, 2 on a usage error.
+    """
+    args = _build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

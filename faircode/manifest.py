@@ -1,0 +1,691 @@
+"""Audit manifests: the declared, validated description of one fairness audit.
+
+An audit is a folder ``audits/<slug>/`` holding ``audit.yaml``. The manifest names the dataset
+file and its sha256, how to parse it, the derived columns and row filters (in a small declarative
+language, never code), the target and what its positive class means, the protected attributes
+and their disadvantaged groups, declared proxies, core features, the split and the models and
+strategies of the benchmark.
+
+:func:`load_manifest` validates every field and raises one :class:`ManifestError` that lists
+every problem, each prefixed with the file and the field path::
+
+    audits/x/audit.yaml: protected[0].column: 'sexx' is not a column of adult.data (did you mean 'sex'?)
+
+Validation reads the data file's header (to check column names) and hashes the file (to check
+the sha256); value-level checks that need every row (a positive label that never occurs, an
+unmapped code) run in :func:`faircode.load_audit` and raise the same error type.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import pandas as pd
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+
+__all__ = [
+    "MODEL_NAMES",
+    "STRATEGY_NAMES",
+    "AuditManifest",
+    "DatasetSpec",
+    "DecodeSpec",
+    "DerivedColumn",
+    "ExcludedColumn",
+    "ManifestError",
+    "ParseOptions",
+    "ProtectedAttribute",
+    "Proxy",
+    "RowFilter",
+    "TargetSpec",
+    "load_manifest",
+    "project_root",
+]
+
+# The canonical name lists live here (not in models.py/strategies.py) so that validating a
+# manifest does not import scikit-learn or fairlearn; tests pin that the three lists agree.
+MODEL_NAMES: tuple[str, ...] = ("logistic_regression", "random_forest", "gradient_boosting")
+STRATEGY_NAMES: tuple[str, ...] = ("S0", "S1", "S2", "S3")
+
+Scalar = Union[bool, int, float, str]
+Comparison = Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "between"]
+_NUMERIC_OPS = {"lt", "le", "gt", "ge", "between"}
+_LIST_OPS = {"in", "not_in"}
+
+
+class ManifestError(ValueError):
+    """A manifest (or the data it points to) breaks the rules.
+
+    Attributes
+    ----------
+    problems : list of str
+        Every problem found, each ``"<file>: <field path>: <what is wrong>"``.
+    """
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in audit manifest:"
+        super().__init__("\n".join([head, *("  - " + p for p in self.problems)]))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ParseOptions(_Strict):
+    """How to read the delimited file (a safe subset of :func:`pandas.read_csv`).
+
+    ``na_values`` are exactly the strings read as missing: pandas' default list is off, so a
+    literal ``N/A`` in the COMPAS file stays a value that a row filter can name.
+    """
+
+    sep: str = ","
+    header: bool = True
+    names: list[str] | None = None
+    na_values: list[str] = Field(default_factory=lambda: [""])
+    skipinitialspace: bool = False
+    comment: str | None = Field(default=None, min_length=1, max_length=1)
+    skiprows: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _names_when_headerless(self) -> ParseOptions:
+        if not self.header and not self.names:
+            raise ValueError("a file without a header row (header: false) needs `names`")
+        if self.names is not None and len(set(self.names)) != len(self.names):
+            dupes = sorted({n for n in self.names if self.names.count(n) > 1})
+            raise ValueError(f"`names` repeats {dupes}")
+        return self
+
+
+class DecodeSpec(_Strict):
+    """Replace coded values by their meaning from a JSON file ``{column: {code: meaning}}``."""
+
+    file: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    columns: list[str] | None = None  # None: every column the file has a map for
+
+
+class DatasetSpec(_Strict):
+    """The data file, its fingerprint and how to parse and decode it."""
+
+    file: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    datasheet: str | None = None
+    parse: ParseOptions = Field(default_factory=ParseOptions)
+    decode: DecodeSpec | None = None
+
+
+class DerivedColumn(_Strict):
+    """A new column computed from one existing column.
+
+    ``op`` is a comparison (``eq, ne, lt, le, gt, ge, in, not_in, between``; the result is a
+    boolean column) or ``map`` (``mapping`` from each value, matched as text, to a new value;
+    ``default`` for values not listed, else an unlisted value is an error).
+    """
+
+    name: str = Field(min_length=1)
+    from_: str = Field(alias="from", min_length=1)
+    op: Comparison | Literal["map"]
+    value: Scalar | list[Scalar] | None = None
+    mapping: dict[Scalar, Scalar] | None = None
+    default: Scalar | None = None
+    description: str | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _op_fits_value(self) -> DerivedColumn:
+        if self.op == "map":
+            if not self.mapping:
+                raise ValueError("op 'map' needs a non-empty `mapping`")
+            if self.value is not None:
+                raise ValueError("op 'map' takes `mapping`, not `value`")
+        else:
+            if self.mapping is not None or self.default is not None:
+                raise ValueError(f"`mapping`/`default` only go with op 'map', not {self.op!r}")
+            _check_op_value(self.op, self.value)
+        return self
+
+
+class RowFilter(_Strict):
+    """Keep the rows where ``column op value`` holds.
+
+    Comparisons with a missing value are false, so ``between``, ``lt``... drop rows with a
+    missing value and ``ne``/``not_in`` keep them.
+    """
+
+    column: str = Field(min_length=1)
+    op: Comparison
+    value: Scalar | list[Scalar]
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _op_fits_value(self) -> RowFilter:
+        _check_op_value(self.op, self.value)
+        return self
+
+
+class TargetSpec(_Strict):
+    """The outcome column, which of its values are the positive class, and what that means."""
+
+    column: str = Field(min_length=1)
+    positive: list[Scalar] = Field(min_length=1)
+    meaning: str = Field(min_length=1)
+
+
+class ProtectedAttribute(_Strict):
+    """A protected attribute: the column, the disadvantaged group and the reference group.
+
+    Without ``advantaged`` values the reference group is everyone outside the disadvantaged
+    group; with them, rows in neither group are left out of the comparison.
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    column: str = Field(min_length=1)
+    disadvantaged: list[Scalar] = Field(min_length=1)
+    advantaged: list[Scalar] | None = Field(default=None, min_length=1)
+    disadvantaged_label: str = Field(min_length=1)
+    advantaged_label: str | None = None
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _groups_disjoint(self) -> ProtectedAttribute:
+        if self.advantaged is not None:
+            both = {str(v) for v in self.disadvantaged} & {str(v) for v in self.advantaged}
+            if both:
+                raise ValueError(f"values {sorted(both)} are in both `disadvantaged` and `advantaged`")
+        return self
+
+    @property
+    def reference_label(self) -> str:
+        """Display label of the reference group (``advantaged_label`` or a default)."""
+        if self.advantaged_label:
+            return self.advantaged_label
+        if self.advantaged is None:
+            return "everyone else"
+        return ", ".join(str(v) for v in self.advantaged)
+
+
+class ExcludedColumn(_Strict):
+    """A column kept out of every feature set, and why (leaks the target, an id, a date...)."""
+
+    column: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class Proxy(_Strict):
+    """A column declared to stand in for a protected attribute (kept out of S2's core)."""
+
+    column: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class AuditManifest(_Strict):
+    """The validated content of one ``audit.yaml``.
+
+    Paths (``dataset.file``, ``dataset.decode.file``, ``dataset.datasheet``) are relative to
+    the project root (see :func:`project_root`); :attr:`path` and :attr:`root` record where
+    the manifest was read from.
+    """
+
+    name: str = Field(min_length=1)
+    description: str | None = None
+    dataset: DatasetSpec
+    derived: list[DerivedColumn] = Field(default_factory=list)
+    filters: list[RowFilter] = Field(default_factory=list)
+    target: TargetSpec
+    protected: list[ProtectedAttribute] = Field(min_length=1)
+    exclude: list[ExcludedColumn] = Field(default_factory=list)
+    proxies: list[Proxy] = Field(default_factory=list)
+    core_features: list[str] = Field(min_length=1)
+    test_size: float = Field(gt=0, lt=1)
+    random_state: int = Field(ge=0, le=2**32 - 1)
+    models: list[str] = Field(min_length=1)
+    strategies: list[str] = Field(min_length=1)
+    # Set by load_manifest, never read from YAML (private attributes are not YAML keys).
+    _path: Path = PrivateAttr(default=Path("audit.yaml"))
+    _root: Path = PrivateAttr(default=Path("."))
+
+    @property
+    def path(self) -> Path:
+        """The ``audit.yaml`` this manifest was read from (absolute)."""
+        return self._path
+
+    @property
+    def root(self) -> Path:
+        """The folder relative paths in the manifest start from."""
+        return self._root
+
+    @property
+    def slug(self) -> str:
+        """The audit's folder name, e.g. ``"benefits-denial"``."""
+        return self.path.parent.name
+
+    def resolve(self, relative: str) -> Path:
+        """Absolute path of a project-relative path named in the manifest."""
+        p = Path(relative)
+        return p if p.is_absolute() else self.root / p
+
+    def protected_by_name(self) -> dict[str, ProtectedAttribute]:
+        return {p.name: p for p in self.protected}
+
+
+def project_root() -> Path:
+    """The repository root: the folder holding the ``faircode`` package."""
+    return Path(__file__).resolve().parent.parent
+
+
+# --- public entry point ---------------------------------------------------------------------------
+
+
+def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditManifest:
+    """Read and validate an ``audit.yaml``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The manifest file (``audits/<slug>/audit.yaml``).
+    root : str or pathlib.Path, optional
+        Folder that relative data paths in the manifest start from. Default: the nearest
+        folder above the manifest holding ``pyproject.toml``, else :func:`project_root`.
+
+    Returns
+    -------
+    AuditManifest
+        The validated manifest, with ``path`` and ``root`` set.
+
+    Raises
+    ------
+    ManifestError
+        One error listing every problem, each ``"<file>: <field path>: <message>"``: YAML
+        syntax (with the line), unknown keys (with a did-you-mean), missing or mistyped fields,
+        columns that are not in the data file's header, a data file whose sha256 differs,
+        malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
+        strategy names.
+    FileNotFoundError
+        If ``path`` does not exist.
+
+    Notes
+    -----
+    Structural checks come from pydantic; the cross-field and data checks then run on every
+    section that is structurally sound, so one run reports everything it can.
+
+    Example
+    -------
+    >>> m = load_manifest("audits/benefits-denial/audit.yaml")  # doctest: +SKIP
+    >>> m.target.meaning  # doctest: +SKIP
+    'flagged ineligible for the benefit (income above $50K)'
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"manifest {str(path)!r} does not exist")
+    root_path = Path(root).resolve() if root is not None else _find_root(path)
+    label = _display(path, root_path)
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError([f"{label}: {where}: YAML syntax error: {problem}"]) from None
+    if not isinstance(raw, dict):
+        raise ManifestError([f"{label}: (top level): expected a mapping of keys, got {type(raw).__name__}"])
+
+    problems: list[str] = []
+    manifest = None
+    try:
+        manifest = AuditManifest.model_validate(raw)
+    except ValidationError as exc:
+        problems.extend(_format_pydantic(exc))
+    problems.extend(_semantic_problems(raw, root_path))
+
+    if problems:
+        raise ManifestError([f"{label}: {p}" for p in _dedupe(problems)])
+    assert manifest is not None
+    manifest._path = path.resolve()
+    manifest._root = root_path
+    return manifest
+
+
+# --- structural errors ----------------------------------------------------------------------------
+
+
+def _format_pydantic(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors():
+        full = tuple(err["loc"])
+        # pydantic reports a failed union member by member ("value.bool", "value.list[...]");
+        # the member names are noise to a manifest author: report the field once.
+        loc = tuple(p for p in full if not (isinstance(p, str) and ("[" in p or p in _SCALAR_TAGS)))
+        field = _loc_path(loc)
+        if loc != full and err["type"] != "extra_forbidden":
+            out.append(f"{field}: {err['input']!r} is not a valid value here (expected a number, "
+                       "text, true/false, or a list of those)")
+            continue
+        if err["type"] == "extra_forbidden":
+            key = str(loc[-1])
+            known = _known_keys(loc[:-1])
+            hint = _did_you_mean(key, known)
+            out.append(f"{field}: unknown key {key!r}{hint}")
+        elif err["type"] == "missing":
+            out.append(f"{field}: required field is missing")
+        elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
+            out.append(f"{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
+                       "number, so quote it")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            out.append(f"{field}: {msg}")
+    return out
+
+
+_SCALAR_TAGS = {"bool", "int", "float", "str", "list", "dict", "function-after"}
+
+
+def _loc_path(loc: tuple) -> str:
+    parts: list[str] = []
+    for p in loc:
+        if isinstance(p, int):
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{p}]"]
+        else:
+            parts.append(str(p))
+    return ".".join(parts) or "(top level)"
+
+
+def _known_keys(loc: tuple) -> list[str]:
+    """Field names (YAML spelling) of the model found by walking ``loc`` from the manifest."""
+    tp: Any = AuditManifest
+    for p in loc:
+        tp = _unwrap(tp)
+        if isinstance(p, int):
+            args = typing.get_args(tp)
+            tp = args[0] if args else Any
+        elif isinstance(tp, type) and issubclass(tp, BaseModel):
+            field = next((f for n, f in tp.model_fields.items() if (f.alias or n) == p), None)
+            tp = field.annotation if field else Any
+    tp = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [f.alias or n for n, f in tp.model_fields.items()]
+    return []
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip Optional[...] / X | None / Annotated[...] down to the one real type."""
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is Annotated:
+            tp = typing.get_args(tp)[0]
+        elif origin in (Union, types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            if len(args) != 1:
+                return tp
+            tp = args[0]
+        else:
+            return tp
+
+
+def _did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_op_value(op: str, value: Any) -> None:
+    if op == "between":
+        if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)):
+            raise ValueError(f"op 'between' needs `value: [low, high]` (two numbers), got {value!r}")
+        if value[0] > value[1]:
+            raise ValueError(f"op 'between' needs low <= high, got {value!r}")
+    elif op in _LIST_OPS:
+        if not isinstance(value, list) or not value:
+            raise ValueError(f"op {op!r} needs `value` to be a non-empty list, got {value!r}")
+    elif op in _NUMERIC_OPS:
+        if not _is_number(value):
+            raise ValueError(f"op {op!r} needs a number as `value`, got {value!r}")
+    else:  # eq, ne
+        if value is None or isinstance(value, list):
+            raise ValueError(f"op {op!r} needs one value (use 'in'/'not_in' for a list), got {value!r}")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# --- cross-field and data checks ------------------------------------------------------------------
+
+
+def _semantic_problems(raw: dict, root: Path) -> list[str]:
+    """Checks that need more than one field or the data file; run on every sound section."""
+    problems: list[str] = []
+
+    dataset = _try(DatasetSpec, raw.get("dataset"))
+    header: list[str] | None = None
+    data_name = "the data file"
+    if dataset is not None:
+        data_name = Path(dataset.file).name
+        header = _check_dataset(dataset, root, problems)
+
+    derived = _try_items(DerivedColumn, raw.get("derived"))
+    filters = _try_items(RowFilter, raw.get("filters"))
+    target = _try(TargetSpec, raw.get("target"))
+    protected = _try_items(ProtectedAttribute, raw.get("protected"))
+    exclude = _try_items(ExcludedColumn, raw.get("exclude"))
+    proxies = _try_items(Proxy, raw.get("proxies"))
+    core = _try(list[str], raw.get("core_features"))
+
+    for field, names, valid in (("models", raw.get("models"), MODEL_NAMES),
+                                ("strategies", raw.get("strategies"), STRATEGY_NAMES)):
+        for i, n in enumerate(names if isinstance(names, list) else []):
+            if isinstance(n, str) and n not in valid:
+                problems.append(f"{field}[{i}]: unknown name {n!r}{_did_you_mean(n, valid)}; "
+                                f"valid names: {', '.join(valid)}")
+            if isinstance(n, str) and names.count(n) > 1 and names.index(n) == i:
+                problems.append(f"{field}[{i}]: {n!r} is listed more than once")
+
+    if header is None:
+        return problems  # column checks need the header; dataset problems already listed
+
+    available = list(header)
+
+    def need(col: str, field: str, pool: list[str]) -> bool:
+        if col in pool:
+            return True
+        problems.append(f"{field}: {col!r} is not a column of {data_name}{_did_you_mean(col, pool)}")
+        return False
+
+    for i, d in derived.items():
+        need(d.from_, f"derived[{i}].from", available)
+        if d.name in available:
+            problems.append(f"derived[{i}].name: {d.name!r} already exists; pick a new column name")
+        else:
+            available.append(d.name)
+    for i, f in filters.items():
+        need(f.column, f"filters[{i}].column", available)
+
+    if target is not None:
+        need(target.column, "target.column", available)
+    target_col = target.column if target is not None else None
+
+    # Role sets come from the raw items too, so an item with an unrelated structural problem
+    # still takes part in the cross-field checks.
+    protected_cols = _raw_columns(raw.get("protected"), "column")
+    excluded = _raw_columns(raw.get("exclude"), "column")
+    proxy_cols = _raw_columns(raw.get("proxies"), "column")
+    seen_names: set[str] = set()
+    for i, p in protected.items():
+        need(p.column, f"protected[{i}].column", available)
+        if p.name in seen_names:
+            problems.append(f"protected[{i}].name: {p.name!r} is used by another protected attribute")
+        seen_names.add(p.name)
+        if p.column == target_col:
+            problems.append(f"protected[{i}].column: {p.column!r} is the target column")
+
+    for i, e in exclude.items():
+        if need(e.column, f"exclude[{i}].column", available) and e.column == target_col:
+            problems.append(f"exclude[{i}].column: the target {e.column!r} is never a feature; "
+                            "do not list it")
+    for i, x in proxies.items():
+        if need(x.column, f"proxies[{i}].column", available):
+            for other, why in ((protected_cols, "a protected column"), (excluded, "excluded"),
+                               ({target_col}, "the target")):
+                if x.column in other:
+                    problems.append(f"proxies[{i}].column: {x.column!r} is {why}, not a proxy")
+    for i, c in enumerate(core or []):
+        if need(c, f"core_features[{i}]", available):
+            for other, why in ((protected_cols, "a protected column"), (proxy_cols, "a declared proxy"),
+                               (excluded, "excluded"), ({target_col}, "the target")):
+                if c in other:
+                    problems.append(f"core_features[{i}]: {c!r} is {why}; core features must not be")
+    return problems
+
+
+def _check_dataset(ds: DatasetSpec, root: Path, problems: list[str]) -> list[str] | None:
+    """Check the file's sha256 and read its header; return the column names or None."""
+    path = Path(ds.file) if Path(ds.file).is_absolute() else root / ds.file
+    if not path.is_file():
+        problems.append(f"dataset.file: {ds.file!r} does not exist (looked in {path.parent})")
+        return None
+    actual = sha256_of(path)
+    if actual != ds.sha256:
+        problems.append(f"dataset.sha256: expected {ds.sha256} but {ds.file} has {actual} "
+                        "(the file changed, or the manifest is stale)")
+    if ds.datasheet is not None and not (root / ds.datasheet).is_file():
+        problems.append(f"dataset.datasheet: {ds.datasheet!r} does not exist")
+    try:
+        header = read_header(path, ds.parse)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        problems.append(f"dataset.parse: cannot read {ds.file} with these options: {exc}")
+        return None
+    if ds.decode is not None:
+        _check_decode(ds.decode, root, header, problems)
+    return header
+
+
+def _check_decode(dec: DecodeSpec, root: Path, header: list[str], problems: list[str]) -> None:
+    path = Path(dec.file) if Path(dec.file).is_absolute() else root / dec.file
+    if not path.is_file():
+        problems.append(f"dataset.decode.file: {dec.file!r} does not exist")
+        return
+    actual = sha256_of(path)
+    if actual != dec.sha256:
+        problems.append(f"dataset.decode.sha256: expected {dec.sha256} but {dec.file} has {actual}")
+    try:
+        maps = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        problems.append(f"dataset.decode.file: {dec.file} is not valid JSON: {exc}")
+        return
+    for i, col in enumerate(dec.columns or []):
+        if col not in header:
+            problems.append(f"dataset.decode.columns[{i}]: {col!r} is not a column of the data"
+                            f"{_did_you_mean(col, header)}")
+        elif col not in maps:
+            problems.append(f"dataset.decode.columns[{i}]: {dec.file} has no map for {col!r}")
+
+
+def read_header(path: Path, parse: ParseOptions) -> list[str]:
+    """Column names of a data file as :func:`read_data` will name them.
+
+    For a headerless file this checks that ``names`` has one entry per field.
+    """
+    df = pd.read_csv(path, nrows=1, **_read_csv_kwargs(parse))
+    if parse.names is not None:
+        # With names given, pandas pads short rows and folds extra fields into the index, so count
+        # the fields of the first data row ourselves.
+        first = pd.read_csv(path, nrows=1, header=None, **_read_csv_kwargs(parse, names=False))
+        if first.shape[1] != len(parse.names):
+            raise ValueError(f"`names` has {len(parse.names)} entries but rows have "
+                             f"{first.shape[1]} fields")
+    return [str(c) for c in df.columns]
+
+
+def read_data(path: Path, parse: ParseOptions) -> pd.DataFrame:
+    """Read the whole data file with the manifest's parse options."""
+    return pd.read_csv(path, **_read_csv_kwargs(parse))
+
+
+def _read_csv_kwargs(parse: ParseOptions, *, names: bool = True) -> dict[str, Any]:
+    kw: dict[str, Any] = dict(
+        sep=parse.sep,
+        na_values=parse.na_values,
+        keep_default_na=False,
+        skipinitialspace=parse.skipinitialspace,
+        comment=parse.comment,
+        skiprows=parse.skiprows,
+        # Multi-character separators would switch pandas to its python engine with a warning.
+        engine="c",
+    )
+    if names:
+        kw["header"] = 0 if parse.header else None
+        if parse.names is not None:
+            kw["names"] = parse.names
+    elif parse.header:
+        kw["skiprows"] = parse.skiprows + 1
+    return kw
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _try(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    try:
+        return TypeAdapter(tp).validate_python(value)
+    except ValidationError:
+        return None
+
+
+def _try_items(tp: Any, value: Any) -> dict[int, Any]:
+    """Validate list items one by one, so one bad item does not hide the others' problems."""
+    if not isinstance(value, list):
+        return {}
+    out = {}
+    for i, item in enumerate(value):
+        ok = _try(tp, item)
+        if ok is not None:
+            out[i] = ok
+    return out
+
+
+def _raw_columns(items: Any, key: str) -> set[str]:
+    if not isinstance(items, list):
+        return set()
+    return {it[key] for it in items if isinstance(it, dict) and isinstance(it.get(key), str)}
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _find_root(path: Path) -> Path:
+    for folder in path.resolve().parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return project_root()
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)

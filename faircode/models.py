@@ -1,0 +1,212 @@
+"""The benchmark's models, and one fit-and-predict step shared by the benchmark and explainers.
+
+==================== =====================================================================
+name                 estimator
+==================== =====================================================================
+logistic_regression  standardise the float64 (measured) columns, then LogisticRegression
+random_forest        RandomForestClassifier(200 trees, min_samples_leaf=5)
+gradient_boosting    HistGradientBoostingClassifier (scikit-learn's fast gradient boosting:
+                     same model family as GradientBoostingClassifier, binned features, far
+                     faster on Adult's 26k training rows; early stopping on for > 10,000 rows)
+==================== =====================================================================
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from fairlearn.postprocessing import ThresholdOptimizer
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from faircode.manifest import MODEL_NAMES
+from faircode.strategies import STRATEGIES, _check_strategy, encode_features, feature_columns
+
+if TYPE_CHECKING:
+    from sklearn.base import ClassifierMixin
+
+    from faircode.audit import Audit
+
+__all__ = ["MODELS", "Predictions", "build_model", "fit_predict"]
+
+MODELS: tuple[str, ...] = MODEL_NAMES
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Predictions:
+    """A model's predictions on an audit's test rows.
+
+    Attributes
+    ----------
+    rows : numpy.ndarray of int64, shape (n_test,)
+        Row positions in ``audit.df`` (= ``audit.test``), so ``audit.masks[a][rows]`` are
+        the test rows' groups.
+    y_true : numpy.ndarray of int8, shape (n_test,)
+        1 = positive class.
+    y_pred : numpy.ndarray of int8, shape (n_test,)
+        The decision, 1 = positive class.
+    y_score : numpy.ndarray of float64, shape (n_test,)
+        The model's probability of the positive class, in [0, 1]. For S3 this is the S2
+        model's probability: the mitigation changes the decision rule (per-group, possibly
+        randomised thresholds), not the score, so ranking metrics such as ROC AUC equal S2's.
+    strategy, model : str
+    audit : str
+        The audit's slug.
+    """
+
+    rows: np.ndarray
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    y_score: np.ndarray
+    strategy: str
+    model: str
+    audit: str = ""
+
+    def __repr__(self) -> str:
+        return (f"Predictions(audit={self.audit!r}, strategy={self.strategy!r}, model={self.model!r}, "
+                f"n={len(self.rows)}, selection_rate={self.y_pred.mean():.3f}, "
+                f"accuracy={(self.y_pred == self.y_true).mean():.3f})")
+
+
+def build_model(name: str, random_state: int | None) -> ClassifierMixin:
+    """An unfitted scikit-learn classifier for the benchmark.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODELS`: ``"logistic_regression"``, ``"random_forest"``,
+        ``"gradient_boosting"``.
+    random_state : int or None
+        Seed of the model's randomness (the manifest's ``random_state`` in the benchmark).
+
+    Returns
+    -------
+    sklearn estimator
+        Unfitted. Expects the DataFrame that :func:`faircode.strategies.encode_features` makes:
+        the logistic regression standardises its float64 columns and passes the uint8
+        indicators through unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known model (the message lists the valid names).
+
+    Notes
+    -----
+    ``gradient_boosting`` uses OpenMP threads; on a busy machine fit it inside
+    ``threadpoolctl.threadpool_limits(1)`` as :func:`fit_predict` does.
+
+    Example
+    -------
+    >>> build_model("random_forest", 0).n_estimators
+    200
+    """
+    if name not in MODELS:
+        close = difflib.get_close_matches(str(name), MODELS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"`name` must be one of {', '.join(MODELS)}; got {name!r}{hint}")
+    if name == "logistic_regression":
+        scale = ColumnTransformer(
+            [("numeric", StandardScaler(), make_column_selector(dtype_include=np.float64))],
+            remainder="passthrough",
+        )
+        return Pipeline([("scale", scale),
+                         ("model", LogisticRegression(max_iter=2000, random_state=random_state))])
+    if name == "random_forest":
+        # n_jobs=1: the benchmark parallelises across tasks; nested threads would oversubscribe
+        # the 2 cores. min_samples_leaf=5 gives smoother probabilities for the thresholds of S3.
+        return RandomForestClassifier(n_estimators=200, min_samples_leaf=5, n_jobs=1,
+                                      random_state=random_state)
+    return HistGradientBoostingClassifier(random_state=random_state)
+
+
+def fit_predict(audit: Audit, *, strategy: str = "S2",
+                model: str = "logistic_regression") -> Predictions:
+    """Fit a model on the audit's training rows and predict its test rows.
+
+    Parameters
+    ----------
+    audit : Audit
+        From :func:`faircode.load_audit`.
+    strategy : {"S0", "S1", "S2", "S3"}, default "S2"
+        Feature strategy (see :mod:`faircode.strategies`).
+    model : str, default "logistic_regression"
+        One of :data:`MODELS`.
+
+    Returns
+    -------
+    Predictions
+        Test-row decisions and scores. Deterministic: the same call gives the same arrays.
+
+    Raises
+    ------
+    ValueError
+        Unknown strategy or model.
+
+    Notes
+    -----
+    Features are encoded on all rows (see :func:`faircode.strategies.encode_features`), the
+    model fits on ``audit.train`` with the manifest's ``random_state``. For S3 the fitted S2
+    model is wrapped in ``ThresholdOptimizer(constraints="demographic_parity",
+    prefit=True, predict_method="predict_proba")``, fitted on the training rows with the
+    first protected attribute's disadvantaged mask (1 = disadvantaged, 0 = everyone else) as
+    the sensitive feature; its randomised decisions use the manifest's ``random_state``.
+
+    References
+    ----------
+    .. [1] M. Hardt, E. Price, N. Srebro, "Equality of Opportunity in Supervised Learning",
+       NeurIPS 2016.
+
+    Example
+    -------
+    >>> from faircode import load_audit  # doctest: +SKIP
+    >>> p = fit_predict(load_audit("german-credit"), strategy="S2")  # doctest: +SKIP
+    >>> p.y_pred.shape  # doctest: +SKIP
+    (200,)
+    """
+    name = _check_strategy(strategy)
+    if model not in MODELS:
+        build_model(model, None)  # raises the ValueError listing valid names
+    columns = feature_columns(audit, name)
+    X = encode_features(audit.df, columns)
+    X_train, X_test = X.iloc[audit.train], X.iloc[audit.test]
+    y_train = audit.y[audit.train]
+    seed = audit.manifest.random_state
+
+    # One OpenMP/BLAS thread: HistGradientBoosting's OpenMP threads spin-wait, and on a busy
+    # 2-core machine (CI, or the benchmark's own parallel workers) that made a 0.1 s fit take
+    # 15 s. Parallelism belongs to the caller (the benchmark runs tasks side by side).
+    with threadpool_limits(limits=1):
+        estimator = build_model(model, seed)
+        estimator.fit(X_train, y_train)
+        y_score = estimator.predict_proba(X_test)[:, 1].astype(np.float64)
+
+        if STRATEGIES[name].mitigation is None:
+            y_pred = estimator.predict(X_test)
+        else:
+            sensitive = audit.masks[audit.attributes[0]]
+            post = ThresholdOptimizer(estimator=estimator, constraints="demographic_parity",
+                                      objective="accuracy_score", prefit=True,
+                                      predict_method="predict_proba")
+            post.fit(X_train, y_train, sensitive_features=sensitive[audit.train])
+            y_pred = post.predict(X_test, sensitive_features=sensitive[audit.test], random_state=seed)
+
+    return Predictions(
+        rows=_frozen(audit.test.copy()),
+        y_true=_frozen(audit.y[audit.test].copy()),
+        y_pred=_frozen(np.asarray(y_pred).astype(np.int8)),
+        y_score=_frozen(y_score),
+        strategy=name, model=model, audit=audit.slug,
+    )
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a

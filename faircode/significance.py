@@ -1,0 +1,1220 @@
+"""Significance of a gap between two groups.
+
+Every p-value and interval that the Fair Code Project publishes comes from this module:
+
+- :func:`permutation_test` / :func:`permutation_test_result`: the permutation test for a gap in
+  means (exact for 0/1 outcomes, vectorised Monte Carlo otherwise, cluster-preserving on request);
+- :func:`bootstrap_ci`: a stratified bootstrap interval for the gap (percentile or BCa);
+- :func:`significance_report`: gap, interval, p-value and group sizes in one frozen result;
+- :func:`adjust_p_values`: Holm (FWER) and Benjamini-Hochberg (FDR) adjustments;
+- :func:`format_p_value`: the one way a p-value is printed (never "p = 0").
+
+Conventions used throughout: ``a`` holds the disadvantaged group's outcomes and ``b`` the
+advantaged group's; the gap is ``mean(a) - mean(b)``, in the outcome's unit (for 0/1 outcomes a
+difference of rates, in [-1, 1]).
+
+References
+----------
+.. [1] Good, P. I. (2005). *Permutation, Parametric, and Bootstrap Tests of Hypotheses*,
+   3rd ed. Springer.
+.. [2] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero:
+   calculating exact p-values when permutations are randomly drawn. *Statistical Applications
+   in Genetics and Molecular Biology* 9(1), Article 39.
+.. [3] Efron, B. (1987). Better bootstrap confidence intervals. *Journal of the American
+   Statistical Association* 82(397), 171-185.
+.. [4] Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*. Chapman &
+   Hall, ch. 14.
+.. [5] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+   *Scandinavian Journal of Statistics* 6(2), 65-70.
+.. [6] Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery rate: a practical
+   and powerful approach to multiple testing. *Journal of the Royal Statistical Society B*
+   57(1), 289-300.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import gammaln, logsumexp, ndtr, ndtri
+
+__all__ = [
+    "SMALL_SAMPLE_THRESHOLD",
+    "ConfidenceInterval",
+    "DegenerateSampleWarning",
+    "PermutationTestResult",
+    "SignificanceReport",
+    "adjust_p_values",
+    "bootstrap_ci",
+    "format_p_value",
+    "permutation_test",
+    "permutation_test_result",
+    "significance_report",
+]
+
+SMALL_SAMPLE_THRESHOLD = 30
+"""Groups with fewer rows than this are flagged by ``small_sample_warning``."""
+
+# Two gaps closer than this (relative to the largest absolute centred outcome) are a tie. It sits
+# far above the rounding error of a sum of 10^6 values (about 1e-10 in the worst case) and far
+# below any gap that means anything, so relabellings that tie in exact arithmetic count as
+# extreme however the floating-point sums happened to round.
+_TIE_RTOL = 1e-9
+
+# Elements (indices or gathered values) per resampling batch: 2**21 * 8 bytes = 16 MiB each, so
+# a batch holds at most a few tens of MiB whatever the number of resamples.
+_BATCH_ELEMENTS = 1 << 21
+
+# A group with at most this many distinct values is bootstrapped through multinomial counts of
+# its values (the same distribution as resampling rows, at O(levels) per resample, not O(n)).
+_MAX_MULTINOMIAL_LEVELS = 16
+
+_ALTERNATIVES = ("two-sided", "less", "greater")
+_TEST_METHODS = ("auto", "exact", "monte_carlo")
+_CI_METHODS = ("percentile", "bca")
+_ADJUST_METHODS = {"holm": "holm", "bh": "bh", "fdr_bh": "bh"}
+
+
+class DegenerateSampleWarning(UserWarning):
+    """A group cannot vary under resampling (constant outcomes, one row or one cluster)."""
+
+
+class ConfidenceInterval(NamedTuple):
+    """Bootstrap interval for the gap, ``low <= high``, in the outcome's unit."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, repr=False)
+class PermutationTestResult:
+    """Result of :func:`permutation_test_result`.
+
+    Attributes
+    ----------
+    statistic : float
+        Observed gap ``mean(a) - mean(b)``.
+    p_value : float
+        p-value in (0, 1] for Monte Carlo (Phipson & Smyth's ``(b + 1) / (m + 1)``), in [0, 1]
+        for the exact test (0.0 only when the exact value underflows double precision).
+    method : str
+        ``"exact"``, ``"monte_carlo"`` or ``"grouped_monte_carlo"``.
+    n_permutations : int or None
+        Relabellings drawn; None for the exact test.
+    p_value_floor : float
+        Smallest p-value the method can report: ``1 / (n_permutations + 1)``, 0.0 for exact.
+    is_monte_carlo_minimum : bool
+        True when no drawn relabelling was as extreme as the data, so ``p_value`` equals
+        ``p_value_floor``; report it as "p < 1/(n_permutations + 1)" (see
+        :func:`format_p_value`).
+    alternative : str
+        ``"two-sided"``, ``"less"`` or ``"greater"``.
+    null_distribution : numpy.ndarray or None
+        Read-only gaps of the drawn relabellings, shape ``(n_permutations,)``; None for exact.
+    """
+
+    statistic: float
+    p_value: float
+    method: str
+    n_permutations: int | None
+    p_value_floor: float
+    is_monte_carlo_minimum: bool
+    alternative: str = "two-sided"
+    null_distribution: np.ndarray | None = field(default=None, compare=False)
+
+    def format_p_value(self, *, digits: int = 2) -> str:
+        """The p-value as :func:`format_p_value` prints it (``"p < 1/10,000"`` at the floor)."""
+        return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
+
+    def __repr__(self) -> str:
+        resamples = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
+        return (
+            f"PermutationTestResult(statistic={self.statistic:+.4g}, {self.format_p_value()}, "
+            f"method={self.method!r}, alternative={self.alternative!r}{resamples})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class SignificanceReport:
+    """Result of :func:`significance_report`: is the gap between two groups real?
+
+    Attributes
+    ----------
+    gap : float
+        ``mean_a - mean_b`` (disadvantaged minus advantaged), in the outcome's unit.
+    ci_low, ci_high : float
+        Bootstrap interval for the gap at ``confidence_level``.
+    p_value : float
+        Permutation-test p-value (see :class:`PermutationTestResult`).
+    significant : bool
+        ``p_value < alpha``.
+    alpha, confidence_level : float
+        The thresholds used.
+    n_a, n_b : int
+        Rows per group.
+    mean_a, mean_b : float
+        Group means (selection rates for 0/1 outcomes, in [0, 1]).
+    small_sample_warning : bool
+        True when either group has fewer than ``SMALL_SAMPLE_THRESHOLD`` (30) rows.
+    method : str
+        Permutation method used: ``"exact"``, ``"monte_carlo"`` or ``"grouped_monte_carlo"``.
+    n_permutations : int or None
+        Relabellings drawn (None for exact).
+    n_resamples : int
+        Bootstrap resamples.
+    ci_method : str
+        ``"percentile"`` or ``"bca"``.
+    p_value_floor : float
+        Smallest reportable p-value (0.0 for exact).
+    is_monte_carlo_minimum : bool
+        True when the p-value sits at its Monte Carlo floor ("p < 1/n").
+    """
+
+    gap: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    significant: bool
+    alpha: float
+    confidence_level: float
+    n_a: int
+    n_b: int
+    mean_a: float
+    mean_b: float
+    small_sample_warning: bool
+    method: str
+    n_permutations: int | None
+    n_resamples: int
+    ci_method: str
+    p_value_floor: float
+    is_monte_carlo_minimum: bool
+
+    def format_p_value(self, *, digits: int = 2) -> str:
+        """The p-value as :func:`format_p_value` prints it."""
+        return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
+
+    def __repr__(self) -> str:
+        resamples = "exact" if self.n_permutations is None else f"{self.n_permutations:,} permutations"
+        return (
+            f"SignificanceReport(gap={self.gap:+.4g}, "
+            f"{self.confidence_level:.0%} CI [{self.ci_low:+.4g}, {self.ci_high:+.4g}] "
+            f"({self.ci_method}, {self.n_resamples:,} resamples), "
+            f"{self.format_p_value()} ({self.method}, {resamples}), "
+            f"significant={self.significant} at alpha={self.alpha:g}, "
+            f"n_a={self.n_a:,} (mean {self.mean_a:.4g}), n_b={self.n_b:,} (mean {self.mean_b:.4g}), "
+            f"small_sample_warning={self.small_sample_warning})"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Input validation
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_missing(value) -> bool:
+    # pandas.NA is recognised by name so that this module does not import pandas.
+    return value is None or type(value).__name__ in {"NAType", "NaTType"}
+
+
+def _as_sample(x, name: str) -> np.ndarray:
+    """Return ``x`` as a finite, non-empty, 1-D float64 array, or raise naming ``name``."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"`{name}` must be a 1-D array of numbers, got a string")
+    arr = np.asarray(x)
+    if arr.dtype.kind == "O":
+        bad = [v for v in arr.ravel() if not (_is_missing(v) or isinstance(v, (numbers.Real, np.bool_)))]
+        if bad:
+            raise TypeError(
+                f"`{name}` must contain numbers (or 0/1 / booleans); found "
+                f"{type(bad[0]).__name__} value {bad[0]!r}"
+            )
+        arr = np.array([np.nan if _is_missing(v) else float(v) for v in arr.ravel()]).reshape(arr.shape)
+    elif arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"`{name}` must be numeric (numbers, 0/1 or booleans); got dtype {arr.dtype}"
+        )
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one outcome per row); got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` must contain at least one row; it is empty")
+    arr = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        bad_at = np.flatnonzero(~finite)
+        raise ValueError(
+            f"`{name}` must not contain NaN or infinite values; found {bad_at.size} "
+            f"(first at index {bad_at[0]}); drop or impute missing outcomes first"
+        )
+    return arr
+
+
+def _check_positive_int(value, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be a positive integer; got {value!r}")
+    if value < 1:
+        raise ValueError(f"`{name}` must be a positive integer (>= 1); got {value}")
+    return int(value)
+
+
+def _check_choice(value, name: str, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        options = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"`{name}` must be one of {options}; got {value!r}")
+    return value
+
+
+def _check_open_unit(value, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a number strictly between 0 and 1; got {value!r}")
+    if not 0.0 < float(value) < 1.0:
+        raise ValueError(f"`{name}` must be strictly between 0 and 1; got {value}")
+    return float(value)
+
+
+def _as_rng(random_state) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(f"`random_state` must be None, an int, a SeedSequence or a Generator; got {random_state!r}")
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            "`random_state` must be None, a non-negative int, a numpy SeedSequence or a "
+            f"numpy Generator; got {random_state!r}"
+        ) from exc
+
+
+def _as_labels(labels, name: str, n: int) -> np.ndarray:
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one cluster label per row); got shape {arr.shape}")
+    if arr.size != n:
+        raise ValueError(f"`{name}` must have one label per row of its group ({n}); got {arr.size}")
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError(f"`{name}` must not contain NaN cluster labels")
+    if arr.dtype.kind == "O" and any(_is_missing(v) or (isinstance(v, float) and math.isnan(v)) for v in arr):
+        raise ValueError(f"`{name}` must not contain missing cluster labels (None/NA/NaN)")
+    return arr
+
+
+def _cluster_codes(labels: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Return (unique labels, code per row) with codes in order of first appearance."""
+    try:
+        uniques, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"`{name}` labels must be mutually comparable (e.g. all str or all int)") from exc
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return uniques[order], rank[inverse.ravel()]
+
+
+def _as_groups(groups, n_a: int, n_b: int):
+    """Validate ``groups=(groups_a, groups_b)``; return per-group cluster codes or None."""
+    if groups is None:
+        return None
+    if not isinstance(groups, (tuple, list)) or len(groups) != 2:
+        raise TypeError(
+            "`groups` must be a pair (groups_a, groups_b) of cluster labels, one per row of "
+            f"`a` and of `b`; got {type(groups).__name__}"
+        )
+    labels_a = _as_labels(groups[0], "groups[0]", n_a)
+    labels_b = _as_labels(groups[1], "groups[1]", n_b)
+    uniques_a, codes_a = _cluster_codes(labels_a, "groups[0]")
+    uniques_b, codes_b = _cluster_codes(labels_b, "groups[1]")
+    try:
+        shared = np.intersect1d(uniques_a, uniques_b)
+    except TypeError as exc:
+        raise TypeError("`groups` labels must be mutually comparable across both groups") from exc
+    if shared.size:
+        raise ValueError(
+            "`groups`: a cluster must lie wholly in `a` or wholly in `b` (whole clusters are "
+            f"relabelled together); {shared.size} label(s) appear in both, e.g. {shared[:3].tolist()}"
+        )
+    return codes_a, codes_b
+
+
+def _check_test_options(n_permutations, alternative, method, batch_size):
+    n_permutations = _check_positive_int(n_permutations, "n_permutations")
+    alternative = _check_choice(alternative, "alternative", _ALTERNATIVES)
+    method = _check_choice(method, "method", _TEST_METHODS)
+    if batch_size is not None:
+        batch_size = _check_positive_int(batch_size, "batch_size")
+    return n_permutations, alternative, method, batch_size
+
+
+# ---------------------------------------------------------------------------------------------
+# Permutation test
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_binary(x: np.ndarray) -> bool:
+    return bool(np.all((x == 0.0) | (x == 1.0)))
+
+
+def _exact_binary_p_value(a: np.ndarray, b: np.ndarray, alternative: str) -> float:
+    """Exact permutation p-value for 0/1 outcomes from the hypergeometric distribution.
+
+    Under random relabelling the count X of positives landing in ``a`` is hypergeometric
+    (population N, K positives, n_a draws), and the gap is linear and increasing in X:
+    ``gap(X) = N / (n_a n_b) * (X - K n_a / N)``. So ``|gap(x)| >= |gap(x_obs)|`` is
+    ``|x N - K n_a| >= |x_obs N - K n_a|``, decided in exact integer arithmetic (ties are exact).
+    """
+    n_a, n_b = a.size, b.size
+    n = n_a + n_b
+    x_obs = int(round(float(a.sum())))
+    k = x_obs + int(round(float(b.sum())))
+    # Support of X: O(min(n_a, n_b, K, N - K)) terms.
+    x = np.arange(max(0, n_a - (n - k)), min(n_a, k) + 1, dtype=np.int64)
+    # log pmf up to a constant (log C(N, n_a) and the K!, (N-K)!, ... terms cancel when the
+    # tail mass is divided by the total mass, which also absorbs gammaln's rounding).
+    log_w = -(gammaln(x + 1.0) + gammaln(k - x + 1.0) + gammaln(n_a - x + 1.0) + gammaln(n - k - n_a + x + 1.0))
+    if alternative == "greater":
+        extreme = x >= x_obs
+    elif alternative == "less":
+        extreme = x <= x_obs
+    else:
+        extreme = np.abs(x * n - k * n_a) >= abs(x_obs * n - k * n_a)
+    p = math.exp(logsumexp(log_w[extreme]) - logsumexp(log_w))
+    return min(1.0, p)
+
+
+def _batch_rows(batch_size: int | None, row_elements: int) -> int:
+    if batch_size is not None:
+        return batch_size
+    return max(1, _BATCH_ELEMENTS // max(1, row_elements))
+
+
+def _draw_subsets(rng: np.random.Generator, population: int, size: int, count: int) -> np.ndarray:
+    """``count`` uniformly random ``size``-subsets of ``range(population)``, shape (count, size).
+
+    Each row is one call to ``Generator.choice(replace=False)``: O(size) random draws, consumed
+    row after row, so the stream (and the p-value) does not depend on how rows are batched.
+    """
+    idx = np.empty((count, size), dtype=np.intp)
+    for row in idx:
+        row[:] = rng.choice(population, size, replace=False, shuffle=False)
+    return idx
+
+
+def _monte_carlo_null(a, b, n_permutations, rng, batch_size):
+    """Observed gap and the gaps of ``n_permutations`` random relabellings (row level)."""
+    n_a, n_b = a.size, b.size
+    n = n_a + n_b
+    # Sorting makes the pool independent of which rows came from which group, so a swap of
+    # `a` and `b` (or a reordering of rows) replays exactly the same relabellings.
+    pooled = np.sort(np.concatenate([a, b]))
+    center = pooled.mean()
+    z = pooled - center  # centring keeps sums small, so rounding stays far below _TIE_RTOL
+    # Only the smaller group is drawn: its centred sum T fixes the gap, gap = sign * T * N/(n_a n_b).
+    select_a = n_a <= n_b
+    m = n_a if select_a else n_b
+    sign = 1.0 if select_a else -1.0
+    scale = sign * n / (n_a * n_b)
+    observed = scale * float(((a if select_a else b) - center).sum())
+    gaps = np.empty(n_permutations)
+    rows = _batch_rows(batch_size, m)
+    for start in range(0, n_permutations, rows):
+        stop = min(start + rows, n_permutations)
+        idx = _draw_subsets(rng, n, m, stop - start)  # (batch, m)
+        gaps[start:stop] = scale * z[idx].sum(axis=1)
+    return observed, gaps, float(np.abs(z).max())
+
+
+def _cluster_totals(x: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    sizes = np.bincount(codes).astype(np.float64)
+    sums = np.bincount(codes, weights=x, minlength=sizes.size)
+    return sums, sizes
+
+
+def _grouped_monte_carlo_null(a, b, codes_a, codes_b, n_permutations, rng, batch_size):
+    """Observed gap and relabelled gaps when whole clusters move between the groups."""
+    n_a, n_b = a.size, b.size
+    center = np.concatenate([a, b]).mean()
+    sums_a, sizes_a = _cluster_totals(a - center, codes_a)
+    sums_b, sizes_b = _cluster_totals(b - center, codes_b)
+    sums = np.concatenate([sums_a, sums_b])
+    sizes = np.concatenate([sizes_a, sizes_b])
+    # Canonical cluster order (by centred sum, then size), for the same reason as the row sort.
+    order = np.lexsort((sizes, sums))
+    sums, sizes = sums[order], sizes[order]
+    total_sum, total_size = float(sums.sum()), float(n_a + n_b)
+    g_a, g_b = sums_a.size, sums_b.size
+    select_a = g_a <= g_b
+    g = g_a if select_a else g_b
+    observed = float(sums_a.sum() / n_a - sums_b.sum() / n_b)
+    gaps = np.empty(n_permutations)
+    rows = _batch_rows(batch_size, g)
+    for start in range(0, n_permutations, rows):
+        stop = min(start + rows, n_permutations)
+        idx = _draw_subsets(rng, g_a + g_b, g, stop - start)  # (batch, g)
+        sel_sum = sums[idx].sum(axis=1)
+        sel_size = sizes[idx].sum(axis=1)
+        sel_mean = sel_sum / sel_size
+        rest_mean = (total_sum - sel_sum) / (total_size - sel_size)
+        gaps[start:stop] = sel_mean - rest_mean if select_a else rest_mean - sel_mean
+    scale = max(float(np.abs(a - center).max()), float(np.abs(b - center).max()))
+    return observed, gaps, scale
+
+
+def _monte_carlo_p_value(observed: float, gaps: np.ndarray, alternative: str, scale: float):
+    """Phipson & Smyth's (b + 1) / (m + 1), with ties (within _TIE_RTOL) counted as extreme."""
+    tol = _TIE_RTOL * scale
+    if alternative == "greater":
+        extreme = gaps >= observed - tol
+    elif alternative == "less":
+        extreme = gaps <= observed + tol
+    else:
+        extreme = np.abs(gaps) >= abs(observed) - tol
+    b = int(np.count_nonzero(extreme))
+    return (b + 1) / (gaps.size + 1), b == 0
+
+
+def permutation_test_result(
+    a,
+    b,
+    *,
+    n_permutations: int = 9999,
+    alternative: str = "two-sided",
+    method: str = "auto",
+    groups=None,
+    random_state=None,
+    batch_size: int | None = None,
+) -> PermutationTestResult:
+    """Permutation test for a gap in means, with everything needed to report it.
+
+    Tests whether ``mean(a) - mean(b)`` is larger in magnitude than random relabelling of rows
+    (or of whole clusters) between the two groups would produce [1]_.
+
+    Parameters
+    ----------
+    a : array_like, shape (n_a,)
+        Outcomes of the disadvantaged group: numbers, 0/1 or booleans; finite, non-empty.
+    b : array_like, shape (n_b,)
+        Outcomes of the advantaged group, same rules.
+    n_permutations : int, default 9999
+        Random relabellings drawn by the Monte Carlo methods (ignored by the exact test);
+        ``>= 1``. With ``m`` relabellings the smallest reportable p-value is ``1 / (m + 1)``.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        ``"two-sided"``: share of relabellings with ``|gap| >= |observed gap|``;
+        ``"greater"``: with ``gap >= observed`` (alternative: ``mean(a) > mean(b)``);
+        ``"less"``: with ``gap <= observed``. Ties count as extreme.
+    method : {"auto", "exact", "monte_carlo"}, default "auto"
+        ``"exact"``: hypergeometric sum, only for 0/1 outcomes without ``groups``.
+        ``"monte_carlo"``: random relabellings (grouped when ``groups`` is given).
+        ``"auto"``: exact when both samples are 0/1 and ``groups`` is None, else Monte Carlo.
+    groups : tuple (groups_a, groups_b), optional
+        Cluster labels, ``groups_a`` of shape (n_a,) and ``groups_b`` of shape (n_b,) (any
+        comparable, non-missing labels: household id, person id, week...). Rows with one label
+        move between the groups together, so the test stays valid when rows within a cluster
+        are not exchangeable. A label may not appear in both groups (a cluster that straddles
+        the groups cannot be moved whole). The number of clusters in each group is held fixed;
+        the number of rows may change from one relabelling to the next.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        Seed or generator for the Monte Carlo draws (unused by the exact test).
+    batch_size : int, optional
+        Relabellings evaluated per vectorised batch; memory is O(batch_size x min group size).
+        Default: as many as fit in about 16 MiB of indices. The result does not depend on it.
+
+    Returns
+    -------
+    PermutationTestResult
+        ``statistic`` (observed gap), ``p_value``, ``method`` (``"exact"``, ``"monte_carlo"``,
+        ``"grouped_monte_carlo"``), ``n_permutations``, ``p_value_floor``,
+        ``is_monte_carlo_minimum`` and ``null_distribution``.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric ``a``/``b``, non-integer ``n_permutations``/``batch_size``, malformed
+        ``groups`` or ``random_state``.
+    ValueError
+        Empty, non-1-D or non-finite samples; ``n_permutations < 1``; unknown ``alternative``
+        or ``method``; ``method="exact"`` on non-0/1 data or with ``groups``; labels of a
+        cluster in both groups.
+
+    Notes
+    -----
+    **Exact test (0/1 outcomes).** With ``N = n_a + n_b`` rows of which ``K`` are positive, the
+    number ``X`` of positives a random relabelling puts in ``a`` is hypergeometric, and the gap
+    is ``N / (n_a n_b) * (X - K n_a / N)``, increasing in ``X``. The two-sided p-value is
+    ``P(|X N - K n_a| >= |x_obs N - K n_a|)``, decided in integers (exact ties) and summed over
+    the support (``O(min(n_a, n_b, K, N - K))`` terms) in log space with ``gammaln``, so groups
+    of 10^6 rows are fine. It equals the share of all ``C(N, n_a)`` relabellings that are as
+    extreme, with no Monte Carlo error.
+
+    **Monte Carlo test.** Each relabelling draws the smaller group's rows without replacement
+    from the pooled outcomes; a batch of relabelled gaps is one gather-and-sum over a
+    ``(batch_size, min(n_a, n_b))`` index array. With ``b`` of ``m`` relabellings at least as
+    extreme as the data (ties within a relative 1e-9 of the outcome scale count as extreme),
+    the p-value is ``(b + 1) / (m + 1)`` [2]_: a valid p-value that is never 0. When ``b = 0``
+    the result has ``is_monte_carlo_minimum=True`` and should be read and printed as
+    "p < 1/(m + 1)" (:func:`format_p_value`). When ``C(N, n_a)`` is smaller than ``m`` the
+    relabellings repeat and the p-value is slightly conservative [2]_.
+
+    **Grouped test.** Whole clusters are relabelled: the groups keep their number of clusters
+    and the statistic is still the row-level ``mean(a) - mean(b)``. This is valid when clusters
+    (not rows) are exchangeable under the null [1]_. With few clusters there are few distinct
+    relabellings and small p-values are impossible (2 + 2 clusters allow only 6).
+
+    References
+    ----------
+    .. [1] Good, P. I. (2005). *Permutation, Parametric, and Bootstrap Tests of Hypotheses*,
+       3rd ed. Springer.
+    .. [2] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero.
+       *Statistical Applications in Genetics and Molecular Biology* 9(1), Article 39.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.significance import permutation_test_result
+    >>> a = np.r_[np.ones(30), np.zeros(70)]     # selection rate 0.30
+    >>> b = np.r_[np.ones(45), np.zeros(55)]     # selection rate 0.45
+    >>> res = permutation_test_result(a, b)      # 0/1 outcomes: exact
+    >>> res.method, round(res.statistic, 2), round(res.p_value, 4)
+    ('exact', -0.15, 0.0405)
+    >>> rng = np.random.default_rng(0)
+    >>> res = permutation_test_result(rng.normal(0.5, 1, 80), rng.normal(0, 1, 90),
+    ...                               n_permutations=2000, random_state=0)
+    >>> res.method, res.n_permutations, res.p_value_floor == 1 / 2001
+    ('monte_carlo', 2000, True)
+    """
+    a = _as_sample(a, "a")
+    b = _as_sample(b, "b")
+    n_permutations, alternative, method, batch_size = _check_test_options(
+        n_permutations, alternative, method, batch_size
+    )
+    codes = _as_groups(groups, a.size, b.size)
+    binary = _is_binary(a) and _is_binary(b)
+    if method == "exact":
+        if codes is not None:
+            raise ValueError(
+                "`method='exact'` is not available with `groups`; use 'monte_carlo' or 'auto'"
+            )
+        if not binary:
+            raise ValueError(
+                "`method='exact'` needs 0/1 outcomes in both `a` and `b`; use 'monte_carlo' "
+                "or 'auto' for other outcomes"
+            )
+    statistic = float(a.mean() - b.mean())
+
+    if method != "monte_carlo" and codes is None and binary:
+        p = _exact_binary_p_value(a, b, alternative)
+        return PermutationTestResult(statistic, p, "exact", None, 0.0, False, alternative, None)
+
+    rng = _as_rng(random_state)
+    kind = "monte_carlo" if codes is None else "grouped_monte_carlo"
+    floor = 1.0 / (n_permutations + 1)
+    if np.ptp(np.concatenate([a, b])) == 0.0:
+        # All outcomes equal: every relabelling gives the observed gap (zero); p = 1 exactly.
+        null = np.zeros(n_permutations)
+        null.setflags(write=False)
+        return PermutationTestResult(0.0, 1.0, kind, n_permutations, floor, False, alternative, null)
+    if codes is None:
+        observed, null, scale = _monte_carlo_null(a, b, n_permutations, rng, batch_size)
+    else:
+        observed, null, scale = _grouped_monte_carlo_null(a, b, *codes, n_permutations, rng, batch_size)
+    p, at_floor = _monte_carlo_p_value(observed, null, alternative, scale)
+    null.setflags(write=False)
+    return PermutationTestResult(statistic, p, kind, n_permutations, floor, at_floor, alternative, null)
+
+
+def permutation_test(
+    a,
+    b,
+    *,
+    n_permutations: int = 9999,
+    alternative: str = "two-sided",
+    method: str = "auto",
+    groups=None,
+    random_state=None,
+    batch_size: int | None = None,
+) -> float:
+    """p-value of the permutation test for ``mean(a) - mean(b)``, as a plain float.
+
+    Same parameters, conventions, errors and references as :func:`permutation_test_result`;
+    use that function when the report needs to say "p < 1/n" for a Monte Carlo minimum.
+
+    Parameters
+    ----------
+    a : array_like, shape (n_a,)
+        Disadvantaged group's outcomes (numbers, 0/1 or booleans).
+    b : array_like, shape (n_b,)
+        Advantaged group's outcomes.
+    n_permutations, alternative, method, groups, random_state, batch_size
+        See :func:`permutation_test_result`.
+
+    Returns
+    -------
+    float
+        The p-value: exact for 0/1 outcomes (``method="auto"``), else Phipson & Smyth's
+        ``(b + 1) / (m + 1)`` over ``m = n_permutations`` relabellings, in (0, 1].
+
+    Raises
+    ------
+    TypeError, ValueError
+        See :func:`permutation_test_result`.
+
+    Notes
+    -----
+    Two-sided p is the share of relabellings with ``|gap|`` at least the observed ``|gap|``
+    (not twice the smaller tail). See :func:`permutation_test_result`.
+
+    References
+    ----------
+    .. [1] Good (2005); Phipson and Smyth (2010): see the module docstring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.significance import permutation_test
+    >>> rng = np.random.default_rng(1)
+    >>> p = permutation_test(rng.normal(size=50), rng.normal(size=60), n_permutations=2000,
+    ...                      random_state=1)
+    >>> 0 < p <= 1
+    True
+    """
+    return float(
+        permutation_test_result(
+            a,
+            b,
+            n_permutations=n_permutations,
+            alternative=alternative,
+            method=method,
+            groups=groups,
+            random_state=random_state,
+            batch_size=batch_size,
+        ).p_value
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Bootstrap interval
+# ---------------------------------------------------------------------------------------------
+
+
+class _GroupResampler:
+    """Bootstrap means of one group: rows (or whole clusters) drawn with replacement.
+
+    Draws are consumed resample after resample from the group's own generator, so the
+    bootstrap distribution does not depend on the batch size.
+    """
+
+    def __init__(self, x: np.ndarray, codes: np.ndarray | None, rng: np.random.Generator):
+        self.rng = rng
+        self.n = x.size
+        if codes is not None:
+            self.kind = "clusters"
+            self.sums, self.sizes = _cluster_totals(x, codes)
+            self.units = self.sums.size
+            self.unit_means = self.sums / self.sizes
+            return
+        self.unit_means = x
+        self.units = x.size
+        levels, counts = np.unique(x, return_counts=True)
+        if levels.size <= _MAX_MULTINOMIAL_LEVELS:
+            # A resample of rows is a multinomial draw of counts over the distinct values.
+            self.kind = "levels"
+            self.levels, self.probs = levels, counts / x.size
+        else:
+            self.kind = "rows"
+            self.x = x
+
+    @property
+    def row_elements(self) -> int:
+        return {"clusters": self.units, "levels": 1, "rows": self.n}[self.kind]
+
+    def means(self, count: int) -> np.ndarray:
+        if self.kind == "levels":
+            return (self.rng.multinomial(self.n, self.probs, size=count) @ self.levels) / self.n
+        if self.kind == "rows":
+            idx = self.rng.integers(0, self.n, size=(count, self.n))  # (count, n)
+            return self.x[idx].mean(axis=1)
+        idx = self.rng.integers(0, self.units, size=(count, self.units))  # (count, clusters)
+        return self.sums[idx].sum(axis=1) / self.sizes[idx].sum(axis=1)
+
+    def jackknife_u(self) -> np.ndarray:
+        """Efron & Tibshirani's (n - 1)(mean of leave-one-out means - leave-one-out mean)."""
+        if self.units < 2:
+            return np.zeros(1)
+        if self.kind == "clusters":
+            total, size = self.sums.sum(), self.sizes.sum()
+            loo = (total - self.sums) / (size - self.sizes)
+            return (self.units - 1) * (loo.mean() - loo)
+        # For the mean of rows the leave-one-out identity gives u_i = x_i - mean(x).
+        return self.unit_means - self.unit_means.mean()
+
+
+def _is_degenerate(resampler: _GroupResampler, scale: float) -> bool:
+    return resampler.units < 2 or np.ptp(resampler.unit_means) <= _TIE_RTOL * scale
+
+
+def _bootstrap_setup(a, b, codes, random_state):
+    rng = _as_rng(random_state)
+    rng_a, rng_b = rng.spawn(2)
+    codes_a, codes_b = (None, None) if codes is None else codes
+    return _GroupResampler(a, codes_a, rng_a), _GroupResampler(b, codes_b, rng_b)
+
+
+def _bootstrap_gaps(sampler_a, sampler_b, n_resamples: int, batch_size: int | None) -> np.ndarray:
+    gaps = np.empty(n_resamples)
+    rows = _batch_rows(batch_size, max(sampler_a.row_elements, sampler_b.row_elements))
+    for start in range(0, n_resamples, rows):
+        stop = min(start + rows, n_resamples)
+        gaps[start:stop] = sampler_a.means(stop - start) - sampler_b.means(stop - start)
+    return gaps
+
+
+def _bca_levels(gaps, observed, u_a, u_b, n_units_a, n_units_b, alpha, tol):
+    """BCa quantile levels (Efron 1987; Efron & Tibshirani 1993, eqs. 14.9-14.15, 15.36).
+
+    Returns None when the correction is undefined (observed gap outside the bootstrap
+    distribution, or 1 - a (z0 + z) <= 0).
+    """
+    share_below = (np.count_nonzero(gaps < observed - tol) + np.count_nonzero(gaps <= observed + tol)) / (
+        2 * gaps.size
+    )
+    z0 = ndtri(share_below)
+    if not np.isfinite(z0):
+        return None
+    # The b-group enters the gap with a minus sign, so its third moment flips sign.
+    num = np.sum(u_a**3) / n_units_a**3 - np.sum(u_b**3) / n_units_b**3
+    den = np.sum(u_a**2) / n_units_a**2 + np.sum(u_b**2) / n_units_b**2
+    accel = num / (6.0 * den**1.5) if den > 0 else 0.0
+    levels = []
+    for z in (ndtri(alpha / 2), ndtri(1 - alpha / 2)):
+        shifted = z0 + z
+        denom = 1.0 - accel * shifted
+        if denom <= 0:
+            return None
+        levels.append(float(ndtr(z0 + shifted / denom)))
+    return levels
+
+
+def _interval_from_gaps(gaps, observed, sampler_a, sampler_b, confidence_level, method, scale):
+    alpha = 1.0 - confidence_level
+    levels = [alpha / 2, 1 - alpha / 2]
+    if method == "bca":
+        bca = _bca_levels(
+            gaps,
+            observed,
+            sampler_a.jackknife_u(),
+            sampler_b.jackknife_u(),
+            sampler_a.units,
+            sampler_b.units,
+            alpha,
+            _TIE_RTOL * scale,
+        )
+        if bca is None:
+            warnings.warn(
+                "BCa correction is undefined here (the observed gap lies outside the bootstrap "
+                "distribution, usually a tiny or very skewed sample); returning the percentile "
+                "interval instead",
+                DegenerateSampleWarning,
+                stacklevel=3,
+            )
+        else:
+            levels = bca
+    low, high = np.quantile(gaps, levels)
+    return ConfidenceInterval(float(low), float(high))
+
+
+def _warn_degenerate(sampler_a, sampler_b, scale, stacklevel=3) -> bool:
+    """Warn about groups that cannot vary under resampling; True when both cannot."""
+    flat = [name for name, s in (("a", sampler_a), ("b", sampler_b)) if _is_degenerate(s, scale)]
+    if not flat:
+        return False
+    if len(flat) == 2:
+        warnings.warn(
+            "neither `a` nor `b` can vary under resampling (constant outcomes, one row or one "
+            "cluster each); the bootstrap interval has zero width at the observed gap and "
+            "does not measure sampling uncertainty",
+            DegenerateSampleWarning,
+            stacklevel=stacklevel,
+        )
+        return True
+    warnings.warn(
+        f"group `{flat[0]}` cannot vary under resampling (constant outcomes, one row or one "
+        "cluster), so the interval reflects only the other group's sampling variability",
+        DegenerateSampleWarning,
+        stacklevel=stacklevel,
+    )
+    return False
+
+
+def bootstrap_ci(
+    a,
+    b,
+    *,
+    confidence_level: float = 0.95,
+    n_resamples: int = 9999,
+    method: str = "percentile",
+    random_state=None,
+    groups=None,
+    batch_size: int | None = None,
+) -> ConfidenceInterval:
+    """Stratified bootstrap confidence interval for the gap ``mean(a) - mean(b)``.
+
+    Each group is resampled with replacement within itself (its size held fixed), and the
+    interval is read off the distribution of resampled gaps [1]_.
+
+    Parameters
+    ----------
+    a : array_like, shape (n_a,)
+        Disadvantaged group's outcomes (numbers, 0/1 or booleans); finite, non-empty.
+    b : array_like, shape (n_b,)
+        Advantaged group's outcomes, same rules.
+    confidence_level : float, default 0.95
+        Coverage of the interval, strictly between 0 and 1.
+    n_resamples : int, default 9999
+        Bootstrap resamples, ``>= 1``.
+    method : {"percentile", "bca"}, default "percentile"
+        ``"percentile"``: the ``alpha/2`` and ``1 - alpha/2`` quantiles of the resampled gaps.
+        ``"bca"``: bias-corrected and accelerated levels [2]_ [3]_.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        Seed or generator; each group draws from its own child stream (``Generator.spawn``).
+    groups : tuple (groups_a, groups_b), optional
+        Cluster labels as in :func:`permutation_test_result`: whole clusters are resampled
+        (a cluster bootstrap within each group), and the jackknife for BCa leaves out one
+        cluster at a time.
+    batch_size : int, optional
+        Resamples per vectorised batch (memory bound); the interval does not depend on it.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``(low, high)`` in the outcome's unit (for 0/1 outcomes, a difference of rates in
+        [-1, 1]). A named tuple: ``low, high = bootstrap_ci(a, b)`` works.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric samples or malformed options.
+    ValueError
+        Empty, non-1-D or non-finite samples; ``confidence_level`` outside (0, 1);
+        ``n_resamples < 1``; unknown ``method``; a cluster label in both groups.
+
+    Warns
+    -----
+    DegenerateSampleWarning
+        When a group cannot vary under resampling (constant outcomes, e.g. all zeros; one row;
+        one cluster). Its mean is then fixed at its observed value and the interval reflects
+        the other group only; if neither group can vary the interval is ``(gap, gap)``, zero
+        width. Also when the BCa correction is undefined (the observed gap lies outside the
+        bootstrap distribution), in which case the percentile interval is returned.
+
+    Notes
+    -----
+    Quantiles use linear interpolation (``numpy.quantile``'s default). For BCa the bias
+    correction is ``z0 = Phi^-1(share of resampled gaps below the observed, ties counted
+    half)`` and the acceleration comes from the per-group jackknife,
+    ``a = sum_g sum_i s_g u_gi^3 / n_g^3 / (6 (sum_g sum_i u_gi^2 / n_g^2)^(3/2))`` with
+    ``u_gi = x_gi - mean(x_g)`` (row level; one cluster left out at a time when grouped) and
+    ``s_a = +1, s_b = -1`` [3]_; this matches ``scipy.stats.bootstrap(..., paired=False,
+    method="BCa")``. A group with at most 16 distinct values is resampled through multinomial
+    counts of its values: the same distribution as resampling rows, much faster for 0/1 data.
+
+    References
+    ----------
+    .. [1] Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*.
+       Chapman & Hall.
+    .. [2] Efron, B. (1987). Better bootstrap confidence intervals. *JASA* 82(397), 171-185.
+    .. [3] Efron and Tibshirani (1993), eqs. 14.9-14.15 and 15.36.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.significance import bootstrap_ci
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.binomial(1, 0.3, 400), rng.binomial(1, 0.4, 800)
+    >>> low, high = bootstrap_ci(a, b, n_resamples=2000, random_state=0)
+    >>> bool(low < a.mean() - b.mean() < high)
+    True
+    """
+    a = _as_sample(a, "a")
+    b = _as_sample(b, "b")
+    confidence_level = _check_open_unit(confidence_level, "confidence_level")
+    n_resamples = _check_positive_int(n_resamples, "n_resamples")
+    method = _check_choice(method, "method", _CI_METHODS)
+    if batch_size is not None:
+        batch_size = _check_positive_int(batch_size, "batch_size")
+    codes = _as_groups(groups, a.size, b.size)
+    return _bootstrap_ci(a, b, codes, confidence_level, n_resamples, method, random_state, batch_size)
+
+
+def _bootstrap_ci(a, b, codes, confidence_level, n_resamples, method, random_state, batch_size, stacklevel=4):
+    observed = float(a.mean() - b.mean())
+    sampler_a, sampler_b = _bootstrap_setup(a, b, codes, random_state)
+    scale = max(float(np.abs(a - a.mean()).max()), float(np.abs(b - b.mean()).max()), abs(observed))
+    if _warn_degenerate(sampler_a, sampler_b, scale, stacklevel=stacklevel):
+        return ConfidenceInterval(observed, observed)
+    gaps = _bootstrap_gaps(sampler_a, sampler_b, n_resamples, batch_size)
+    return _interval_from_gaps(gaps, observed, sampler_a, sampler_b, confidence_level, method, scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
+
+
+def significance_report(
+    a,
+    b,
+    *,
+    alpha: float = 0.05,
+    confidence_level: float = 0.95,
+    n_permutations: int = 9999,
+    n_resamples: int = 9999,
+    ci_method: str = "percentile",
+    method: str = "auto",
+    groups=None,
+    random_state=None,
+) -> SignificanceReport:
+    """Gap, bootstrap interval and permutation p-value for two groups, in one frozen result.
+
+    Parameters
+    ----------
+    a : array_like, shape (n_a,)
+        Disadvantaged group's outcomes (numbers, 0/1 or booleans).
+    b : array_like, shape (n_b,)
+        Advantaged group's outcomes.
+    alpha : float, default 0.05
+        Significance level, strictly between 0 and 1: ``significant = p_value < alpha``.
+    confidence_level : float, default 0.95
+        Coverage of the bootstrap interval, strictly between 0 and 1.
+    n_permutations : int, default 9999
+        Relabellings for a Monte Carlo permutation test (see :func:`permutation_test_result`).
+    n_resamples : int, default 9999
+        Bootstrap resamples (see :func:`bootstrap_ci`).
+    ci_method : {"percentile", "bca"}, default "percentile"
+        Bootstrap interval method.
+    method : {"auto", "exact", "monte_carlo"}, default "auto"
+        Permutation method (see :func:`permutation_test_result`).
+    groups : tuple (groups_a, groups_b), optional
+        Cluster labels; used by both the permutation test and the (cluster) bootstrap.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        One generator is made from it and used by the permutation test first, so
+        ``report.p_value == permutation_test(a, b, random_state=seed, ...)`` for an int seed;
+        the bootstrap then draws from child streams of the same generator.
+
+    Returns
+    -------
+    SignificanceReport
+        Frozen: ``gap, ci_low, ci_high, p_value, significant, alpha, confidence_level, n_a,
+        n_b, mean_a, mean_b, small_sample_warning, method, n_permutations, n_resamples,
+        ci_method, p_value_floor, is_monte_carlo_minimum``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`permutation_test_result` and :func:`bootstrap_ci`; also ``alpha`` outside
+        (0, 1).
+
+    Warns
+    -----
+    DegenerateSampleWarning
+        From the bootstrap, for a group that cannot vary under resampling.
+
+    Notes
+    -----
+    ``small_sample_warning`` is True when a group has fewer than ``SMALL_SAMPLE_THRESHOLD``
+    (30) rows: the test stays valid, but the interval and the power are poor. Print the p-value
+    with ``report.format_p_value()`` so a Monte Carlo minimum reads "p < 1/n", never "p = 0".
+
+    References
+    ----------
+    .. [1] Good (2005); Phipson and Smyth (2010); Efron (1987): see the module docstring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.significance import significance_report
+    >>> a = np.r_[np.ones(120), np.zeros(280)]   # selection rate 0.30
+    >>> b = np.r_[np.ones(400), np.zeros(600)]   # selection rate 0.40
+    >>> rep = significance_report(a, b, n_resamples=2000, random_state=0)
+    >>> rep.method, round(rep.gap, 2), rep.significant, rep.small_sample_warning
+    ('exact', -0.1, True, False)
+    """
+    a = _as_sample(a, "a")
+    b = _as_sample(b, "b")
+    alpha = _check_open_unit(alpha, "alpha")
+    confidence_level = _check_open_unit(confidence_level, "confidence_level")
+    n_resamples = _check_positive_int(n_resamples, "n_resamples")
+    ci_method = _check_choice(ci_method, "ci_method", _CI_METHODS)
+    rng = _as_rng(random_state)
+    test = permutation_test_result(
+        a, b, n_permutations=n_permutations, method=method, groups=groups, random_state=rng
+    )
+    codes = _as_groups(groups, a.size, b.size)
+    low, high = _bootstrap_ci(a, b, codes, confidence_level, n_resamples, ci_method, rng, None)
+    return SignificanceReport(
+        gap=test.statistic,
+        ci_low=low,
+        ci_high=high,
+        p_value=test.p_value,
+        significant=bool(test.p_value < alpha),
+        alpha=alpha,
+        confidence_level=confidence_level,
+        n_a=int(a.size),
+        n_b=int(b.size),
+        mean_a=float(a.mean()),
+        mean_b=float(b.mean()),
+        small_sample_warning=bool(min(a.size, b.size) < SMALL_SAMPLE_THRESHOLD),
+        method=test.method,
+        n_permutations=test.n_permutations,
+        n_resamples=n_resamples,
+        ci_method=ci_method,
+        p_value_floor=test.p_value_floor,
+        is_monte_carlo_minimum=test.is_monte_carlo_minimum,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Multiple comparisons and formatting
+# ---------------------------------------------------------------------------------------------
+
+
+def adjust_p_values(p_values, *, method: str = "holm") -> np.ndarray:
+    """Adjust p-values of many gaps for multiple comparisons.
+
+    Parameters
+    ----------
+    p_values : array_like of float, any shape
+        p-values in [0, 1]; NaN marks an untestable gap.
+    method : {"holm", "bh", "fdr_bh"}, default "holm"
+        ``"holm"``: Holm's step-down adjustment, controls the family-wise error rate (FWER)
+        [1]_. ``"bh"`` (alias ``"fdr_bh"``): Benjamini-Hochberg step-up adjustment, controls
+        the false discovery rate (FDR) under independence or positive dependence [2]_.
+
+    Returns
+    -------
+    numpy.ndarray
+        Adjusted p-values (float64, same shape as the input), in [0, 1]; NaN where the input
+        was NaN. Compare them with ``alpha`` directly.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric input.
+    ValueError
+        Unknown ``method``; a value outside [0, 1] or infinite.
+
+    Notes
+    -----
+    With ``m`` non-NaN p-values sorted ``p_(1) <= ... <= p_(m)``: Holm gives
+    ``max_{j <= i} min(1, (m - j + 1) p_(j))``; BH gives ``min_{j >= i} min(1, m p_(j) / j)``.
+    NaN entries are not counted in ``m``. Results equal statsmodels' ``multipletests`` with
+    ``"holm"`` and ``"fdr_bh"``.
+
+    References
+    ----------
+    .. [1] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+       *Scandinavian Journal of Statistics* 6(2), 65-70.
+    .. [2] Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery rate.
+       *Journal of the Royal Statistical Society B* 57(1), 289-300.
+
+    Examples
+    --------
+    >>> from faircode.significance import adjust_p_values
+    >>> adjust_p_values([0.01, 0.04, float("nan"), 0.03], method="holm").round(3).tolist()
+    [0.03, 0.06, nan, 0.06]
+    >>> adjust_p_values([0.01, 0.04, 0.03], method="bh").round(3).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    method = _check_choice(method, "method", tuple(_ADJUST_METHODS))
+    arr = np.asarray(p_values)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"`p_values` must be numeric; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    valid = ~np.isnan(arr)
+    values = arr[valid]
+    if np.any(~np.isfinite(values)) or np.any((values < 0) | (values > 1)):
+        raise ValueError("`p_values` must lie in [0, 1] (NaN allowed for untestable gaps)")
+    out = np.full(arr.shape, np.nan)
+    m = values.size
+    if m == 0:
+        return out
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    rank = np.arange(1, m + 1)
+    if _ADJUST_METHODS[method] == "holm":
+        adjusted = np.maximum.accumulate(np.minimum(1.0, (m - rank + 1) * ranked))
+    else:
+        adjusted = np.minimum.accumulate(np.minimum(1.0, m * ranked / rank)[::-1])[::-1]
+    result = np.empty(m)
+    result[order] = adjusted
+    out[valid] = result
+    return out
+
+
+def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
+    """Format a p-value for prose and tables; never prints "p = 0".
+
+    Parameters
+    ----------
+    p : float
+        p-value in [0, 1], or NaN (an untestable gap).
+    floor : float, optional
+        The method's smallest reportable p-value, ``PermutationTestResult.p_value_floor``
+        (``1 / (m + 1)`` for ``m`` Monte Carlo relabellings; 0 or None for exact tests).
+    digits : int, default 2
+        Significant digits, ``>= 1``.
+
+    Returns
+    -------
+    str
+        Convention:
+
+        - Monte Carlo minimum (``floor`` given and ``p <= floor``): ``"p < 1/10,000"`` for
+          ``floor = 1/10,000`` (9,999 relabellings, none as extreme as the data), i.e. below
+          the resolution of the resamples drawn;
+        - ``p == 0`` (an exact p-value that underflowed double precision): ``"p < 1e-300"``;
+        - otherwise ``digits`` significant digits: ``"p = 0.032"``, ``"p = 0.50"``,
+          ``"p = 3.2e-07"``;
+        - NaN: ``"p = n/a"``.
+
+    Raises
+    ------
+    TypeError
+        ``p`` or ``floor`` not a number; ``digits`` not an integer.
+    ValueError
+        ``p`` or ``floor`` outside [0, 1]; ``digits < 1``.
+
+    Examples
+    --------
+    >>> from faircode.significance import format_p_value
+    >>> format_p_value(1 / 10_000, floor=1 / 10_000)
+    'p < 1/10,000'
+    >>> format_p_value(0.0321)
+    'p = 0.032'
+    """
+    digits = _check_positive_int(digits, "digits")
+    p = _check_probability(p, "p")
+    if floor is not None:
+        floor = _check_probability(floor, "floor")
+    if math.isnan(p):
+        return "p = n/a"
+    if floor and p <= floor * (1 + 1e-12):
+        reciprocal = 1.0 / floor
+        if abs(reciprocal - round(reciprocal)) < 1e-6 * reciprocal:
+            return f"p < 1/{round(reciprocal):,}"
+        return f"p < {floor:#.{digits}g}"
+    if p == 0.0:
+        return "p < 1e-300"
+    return f"p = {p:#.{digits}g}"
+
+
+def _check_probability(value, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a number in [0, 1]; got {value!r}")
+    value = float(value)
+    if not (math.isnan(value) or 0.0 <= value <= 1.0):
+        raise ValueError(f"`{name}` must lie in [0, 1]; got {value}")
+    if name == "floor" and math.isnan(value):
+        raise ValueError("`floor` must lie in [0, 1]; got nan")
+    return value

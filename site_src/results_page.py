@@ -1,0 +1,269 @@
+"""The results explorer: the benchmark's fairness table as a filterable, sortable page with figures.
+
+Everything on the page is generated from ``results/results_fairness.csv`` (its columns are
+described in ``results/README.md``), so the page stays right when the results change. The table
+is plain HTML that reads well without JavaScript; ``templates/assets/results-table.js`` adds
+the filters and the sorting. Figures are drawn here with matplotlib into SVG and PNG, with a
+fixed SVG hash salt and no date in the metadata, so the same table gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+import matplotlib.lines
+import pandas as pd
+from markupsafe import Markup
+from markupsafe import escape as _escape
+
+from site_src.filters import gap as gap_pp
+from site_src.filters import pvalue as pvalue_text
+
+__all__ = ["FILTER_COLUMNS", "AuditFigure", "draw_audit_figures", "filter_options", "table_html"]
+
+# The columns a reader filters on, in the order the filters appear.
+FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
+# The gaps the per-audit figures show, when the table holds them (panel title for each).
+FIGURE_METRICS = {
+    "demographic_parity_difference": "Selection rate gap\n(demographic parity difference)",
+    "equal_opportunity_difference": "True positive rate gap\n(equal opportunity difference)",
+}
+# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
+_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00")
+_MARKERS = ("o", "s", "D", "^", "v")
+_STRATEGY_ORDER = ("S0", "S1", "S2", "S3")
+_MODEL_ORDER = ("logistic_regression", "random_forest", "gradient_boosting")
+
+
+@dataclass(frozen=True)
+class AuditFigure:
+    """One audit's figure, saved as ``<name>.svg`` and ``<name>.png`` in the output folder."""
+
+    audit: str
+    title: str
+    name: str
+    alt: str
+
+
+def escape(value) -> str:
+    """HTML-escaped text as a plain ``str`` (a ``Markup`` would escape what it is joined with)."""
+    return str(_escape(value))
+
+
+def label(value) -> str:
+    """A code value as a reader reads it: ``logistic_regression`` -> ``logistic regression``."""
+    return str(value).replace("_", " ")
+
+
+def filter_options(df: pd.DataFrame) -> dict[str, list[str]]:
+    """The distinct values of each filter column present in ``df``, sorted."""
+    return {c: sorted(df[c].dropna().astype(str).unique()) for c in FILTER_COLUMNS if c in df.columns}
+
+
+def table_html(df: pd.DataFrame) -> Markup:
+    """The results as one HTML table: a row per CSV row, every cell escaped.
+
+    Each row carries ``data-<column>`` attributes for the filters and ``data-significant``; each
+    number cell carries its raw value in ``data-value`` for sorting (empty when undefined), while
+    its text is formatted for reading (gaps of rates in percentage points, ratios as ratios).
+    """
+    _require(df, ("audit", "strategy", "model", "attribute", "metric", "gap"))
+    cols = [
+        ("audit", "Audit", "text"), ("strategy", "Strategy", "text"), ("model", "Model", "text"),
+        ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),
+        ("value_disadvantaged", "Disadvantaged", "number"), ("value_advantaged", "Advantaged", "number"),
+        ("gap", "Gap", "number"), ("ci", "95% interval", "none"), ("p_value", "p", "number"),
+        ("q_value", "q (FDR)", "number"), ("significant", "Significant", "text"),
+    ]
+    cols = [c for c in cols if c[0] == "ci" or c[0] in df.columns]
+    head = "".join(
+        f'<th data-type="{kind}" scope="col">'
+        + (f'<button type="button" class="fc-sort">{escape(title)}</button>' if kind != "none" else escape(title))
+        + "</th>" for _, title, kind in cols
+    )
+    body = []
+    for row in df.to_dict("records"):
+        sig = _flag(row.get("significant"))
+        attrs = "".join(f' data-{c}="{escape(row[c])}"' for c in FILTER_COLUMNS if c in row)
+        attrs += f' data-significant="{"true" if sig else "false"}"'
+        cells = "".join(_cell(key, row) for key, _, _ in cols)
+        cls = ' class="fc-significant"' if sig else ""
+        body.append(f"<tr{attrs}{cls}>{cells}</tr>")
+    return Markup(
+        f'<table data-fc-results>\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(body)
+        + "\n</tbody>\n</table>"
+    )
+
+
+def draw_audit_figures(df: pd.DataFrame, out_dir: Path) -> list[AuditFigure]:
+    """Draw, for each audit, its gaps with their 95% intervals; save SVG and PNG in ``out_dir``.
+
+    One panel per gap in ``FIGURE_METRICS`` that the table holds; one row per strategy and model;
+    one colour and marker per protected attribute. A filled marker is significant after FDR
+    correction (``significant``), a hollow one is not. Undefined gaps are left out (the alt text
+    counts them). Returns nothing to draw (an empty list) when the table holds none of the
+    metrics.
+    """
+    metrics = [m for m in FIGURE_METRICS if "metric" in df.columns and (df["metric"] == m).any()]
+    if not metrics:
+        return []
+    _require(df, ("audit", "strategy", "model", "attribute", "gap", "ci_low", "ci_high"))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = []
+    for audit in sorted(df["audit"].astype(str).unique()):
+        rows = df[(df["audit"].astype(str) == audit) & df["metric"].isin(metrics)]
+        if rows.empty:
+            continue
+        title = _audit_name(rows, audit)
+        combos = _combos(rows)
+        attributes = sorted(rows["attribute"].astype(str).unique())
+        with matplotlib.rc_context({"svg.hashsalt": "fairsite", "font.size": 9}):
+            fig = Figure(figsize=(4.2 * len(metrics) + 0.8, 0.34 * len(combos) + 1.9), facecolor="white")
+            FigureCanvasAgg(fig)
+            axes = fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]
+            for ax, metric in zip(axes, metrics):
+                _panel(ax, rows[rows["metric"] == metric], combos, attributes)
+                ax.set_title(FIGURE_METRICS[metric], fontsize=9)
+            axes[0].set_yticks(range(len(combos)), [f"{s} · {label(m)}" for s, m in combos])
+            axes[0].invert_yaxis()  # S0 at the top, as in the table
+            handles = [matplotlib.lines.Line2D([], [], color=_COLOURS[i % len(_COLOURS)],
+                                               marker=_MARKERS[i % len(_MARKERS)], linestyle="",
+                                               label=_attribute_label(rows, a))
+                       for i, a in enumerate(attributes)]
+            handles += [matplotlib.lines.Line2D([], [], color="0.3", marker="o", linestyle="", label="significant (q < 0.05)"),
+                        matplotlib.lines.Line2D([], [], color="0.3", marker="o", markerfacecolor="white", linestyle="",
+                                                label="not significant")]
+            fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), frameon=False, fontsize=8)
+            fig.suptitle(f"{title}: gaps (disadvantaged minus advantaged) with 95% intervals", fontsize=10)
+            fig.tight_layout(rect=(0, 0.1 if len(handles) <= 4 else 0.15, 1, 1))
+            name = f"gaps-{audit}"
+            fig.savefig(out_dir / f"{name}.svg", metadata={"Date": None})
+            fig.savefig(out_dir / f"{name}.png", dpi=110)
+        figures.append(AuditFigure(audit=audit, title=title, name=name, alt=_alt(rows, title, metrics, combos)))
+    return figures
+
+
+def _panel(ax, rows: pd.DataFrame, combos, attributes) -> None:
+    step = 0.6 / max(1, len(attributes))
+    for i, attr in enumerate(attributes):
+        colour, marker = _COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)]
+        offset = (i - (len(attributes) - 1) / 2) * step
+        for y, (s, m) in enumerate(combos):
+            hit = rows[(rows["attribute"].astype(str) == attr) & (rows["strategy"].astype(str) == s)
+                       & (rows["model"].astype(str) == m)]
+            if hit.empty or _missing(hit["gap"].iloc[0]):
+                continue
+            r = hit.iloc[0]
+            g = 100 * float(r["gap"])
+            if not (_missing(r["ci_low"]) or _missing(r["ci_high"])):
+                ax.plot([100 * float(r["ci_low"]), 100 * float(r["ci_high"])], [y + offset] * 2, color=colour, lw=1.4)
+            filled = _flag(r.get("significant"))
+            ax.plot([g], [y + offset], marker=marker, color=colour, markersize=5.5,
+                    markerfacecolor=colour if filled else "white", markeredgewidth=1.3, linestyle="")
+    ax.axvline(0, color="0.35", lw=0.8)
+    ax.set_xlabel("percentage points")
+    ax.grid(axis="x", color="0.9", lw=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _alt(rows: pd.DataFrame, title: str, metrics, combos) -> str:
+    attrs = "; ".join(_attribute_label(rows, a) for a in sorted(rows["attribute"].astype(str).unique()))
+    parts = [f"Dot-and-interval chart for the {title} audit: for each of {len(combos)} strategy and model "
+             f"combinations, the gap (disadvantaged minus advantaged, in percentage points) and its 95% "
+             f"bootstrap interval, for {attrs}. Filled markers are significant after FDR correction."]
+    for m in metrics:
+        sub = rows[(rows["metric"] == m) & rows["gap"].notna()]
+        if sub.empty:
+            continue
+        top = sub.loc[sub["gap"].astype(float).abs().idxmax()]
+        parts.append(f"Largest {label(m)}: {gap_pp(float(top['gap']))} ({top['attribute']}, {top['strategy']}, "
+                     f"{label(top['model'])}).")
+    undefined = int(rows["gap"].isna().sum())
+    if undefined:
+        parts.append(f"{undefined} undefined gap(s) are not drawn.")
+    return " ".join(parts)
+
+
+def _cell(key: str, row: dict) -> str:
+    ratio = str(row.get("kind", "")) == "ratio" or str(row.get("metric", "")).endswith("ratio")
+    if key == "ci":
+        low, high = row.get("ci_low"), row.get("ci_high")
+        if _missing(low) or _missing(high):
+            return "<td></td>"
+        return f"<td>[{_num(low, ratio)}, {_num(high, ratio)}]</td>"
+    value = row.get(key)
+    if key in ("audit", "strategy", "model", "attribute", "metric"):
+        title = ""
+        if key == "attribute" and "disadvantaged_group" in row:
+            title = f' title="{escape(row["disadvantaged_group"])} vs {escape(row.get("advantaged_group", ""))}"'
+        return f"<td{title}>{escape(label(value))}</td>"
+    if key == "significant":
+        if _missing(value) or str(value) == "":
+            return "<td></td>"
+        warn = _flag(row.get("small_sample_warning"))
+        mark = '<span class="fc-warn" title="fewer than 30 rows in a group: fragile">⚠</span>' if warn else ""
+        return f'<td>{"● yes" if _flag(value) else "no"}{mark}</td>'
+    if _missing(value):
+        reason = row.get("reason")
+        tip = f' title="{escape(reason)}"' if not _missing(reason) and str(reason) else ""
+        return f'<td data-value=""{tip}>—</td>'
+    raw = float(value)
+    if key in ("p_value", "q_value"):
+        text = pvalue_text(raw).removeprefix("p = ").replace("p < ", "< ")
+    elif key == "gap":
+        text = _num(raw, ratio)
+    else:
+        text = f"{100 * raw:.1f}%"
+    return f'<td data-value="{raw!r}">{escape(text)}</td>'
+
+
+def _num(value, ratio: bool) -> str:
+    """A gap or interval end: a ratio as a ratio, a difference of rates in percentage points."""
+    x = float(value)
+    if ratio:
+        return f"{x:.2f}"
+    return gap_pp(x).replace(" percentage points", " pp")
+
+
+def _combos(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    def order(seq, v):
+        return (seq.index(v), v) if v in seq else (len(seq), v)
+    strategies = sorted(rows["strategy"].astype(str).unique(), key=lambda v: order(_STRATEGY_ORDER, v))
+    models = sorted(rows["model"].astype(str).unique(), key=lambda v: order(_MODEL_ORDER, v))
+    present = set(zip(rows["strategy"].astype(str), rows["model"].astype(str)))
+    return [(s, m) for s in strategies for m in models if (s, m) in present]
+
+
+def _audit_name(rows: pd.DataFrame, audit: str) -> str:
+    if "audit_name" in rows.columns and rows["audit_name"].notna().any():
+        return str(rows["audit_name"].dropna().iloc[0])
+    return audit.replace("-", " ").title()
+
+
+def _attribute_label(rows: pd.DataFrame, attr: str) -> str:
+    sub = rows[rows["attribute"].astype(str) == attr]
+    if {"disadvantaged_group", "advantaged_group"} <= set(sub.columns) and not sub.empty:
+        return f"{attr} ({sub['disadvantaged_group'].iloc[0]} vs {sub['advantaged_group'].iloc[0]})"
+    return attr
+
+
+def _flag(value) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
+def _require(df: pd.DataFrame, columns) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"results table: missing column(s) {missing}; see results/README.md for the columns")

@@ -1,0 +1,101 @@
+"""``fairsite new "Title"``: a new explainer in the house form that builds at once."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from site_src.errors import ConfigError
+
+_TEMPLATE = '''---
+title: {title}
+subtitle: "{title}: what question does this method answer?"
+summary: One line that tells a reader what they will learn.
+tags: [draft]
+related: [{related}]
+checks:
+  - name: the hand-computed gap equals faircode.significance's
+    assert: abs(gap_by_hand - gap_library) < 1e-12
+---
+
+## In one sentence
+
+Define the method in one sentence a curious reader can follow.
+
+## Why it matters
+
+Say what goes wrong in an audit without it.
+
+## The idea, step by step
+
+1. First step.
+2. Second step.
+
+## A worked example
+
+On the {{{{ audit_name }}}} audit (logistic regression, core features S2, the test split),
+{{{{ rate_a | percent }}}} of the {{{{ group_a }}}} group and {{{{ rate_b | percent }}}} of the
+{{{{ group_b }}}} group received the positive decision: a gap of {{{{ gap_by_hand | gap }}}}
+({{{{ p_value | pvalue }}}}).
+
+{{{{ figure(1, alt="Bar chart of the selection rate in each group.") }}}}
+
+## The code
+
+```python explainer
+import matplotlib.pyplot as plt
+
+from faircode import fit_predict, load_audit
+from faircode.significance import significance_report
+
+audit = load_audit("german-credit")
+pred = fit_predict(audit, strategy="S2", model="logistic_regression")
+attribute = audit.attributes[0]
+group_a, group_b = audit.group_labels[attribute]
+in_a = audit.masks[attribute][pred.rows] == 1
+in_b = audit.reference_masks[attribute][pred.rows] == 1
+audit_name = audit.name
+
+rate_a = float(pred.y_pred[in_a].mean())
+rate_b = float(pred.y_pred[in_b].mean())
+gap_by_hand = rate_a - rate_b
+report = significance_report(pred.y_pred[in_a], pred.y_pred[in_b], random_state=0)
+gap_library, p_value = report.gap, report.p_value
+print(report)
+
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.bar([group_a, group_b], [rate_a, rate_b], color=["#d84315", "#3949ab"])
+ax.set_ylabel("selection rate")
+fig.tight_layout()
+```
+
+## Limitations
+
+- What this method cannot tell you.
+
+## Further reading
+
+- Author, *Title*, Venue (year).
+'''
+
+
+def slugify(title: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    if not slug:
+        raise ConfigError(f"new: cannot make a file name from the title {title!r}; use letters or digits")
+    return slug
+
+
+def new_explainer(root: Path, title: str) -> Path:
+    """Write ``explainers/<slug>.md`` from the house template; refuse to overwrite."""
+    title = " ".join(title.split())
+    if not title or '"' in title:
+        raise ConfigError(f"new: the title must be non-empty and without double quotes, got {title!r}")
+    explainers = Path(root) / "explainers"
+    path = explainers / f"{slugify(title)}.md"
+    if path.exists():
+        raise ConfigError(f"new: {path} already exists; choose another title or edit that file")
+    related = "permutation-test-fairness-gaps" if (explainers / "permutation-test-fairness-gaps.md").exists() else ""
+    explainers.mkdir(parents=True, exist_ok=True)
+    path.write_text(_TEMPLATE.format(title=title, related=related), encoding="utf-8")
+    return path

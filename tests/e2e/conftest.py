@@ -1,0 +1,119 @@
+"""Fixtures for the end-to-end tests: the real site, built once in a copy of the repository,
+served on localhost, and driven by Debian's Chromium through Playwright (no browser download).
+
+Each page a test opens is guarded: a request for anything but the local server is aborted and
+recorded, console errors and uncaught exceptions are recorded, and ``open_page`` asserts both
+lists are empty when the test ends.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+_CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic"]
+# What a fresh clone would hold: no caches, no previous output, no virtualenv.
+_NOT_COPIED = shutil.ignore_patterns(".git", ".cache", "site", "docs", ".venv", ".fairsite-stage", ".fairsite.lock",
+                                     ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info", "artifacts")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`, as .ci/run does)"
+        for item in items:
+            if "e2e" in item.nodeid:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def site_root(tmp_path_factory) -> Path:
+    """A copy of the repository with the real site built in it (``site/``), once per session."""
+    from site_src.build import BuildOptions, build
+
+    root = tmp_path_factory.mktemp("e2e") / "repo"
+    shutil.copytree(REPO, root, ignore=_NOT_COPIED)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    build(BuildOptions(root=root, jobs=2))
+    return root
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="session")
+def base_url(site_root):
+    """The built site served on a free localhost port for the whole session."""
+    handler = functools.partial(_QuietHandler, directory=str(site_root / "site"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=_CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class Guard:
+    """What went wrong on the pages of one test: requests that left localhost, console errors."""
+
+    def __init__(self):
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+
+    def route(self, route):
+        host = urlsplit(route.request.url).hostname
+        if host in ("127.0.0.1", "localhost"):
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def console(self, msg):
+        if msg.type == "error":
+            self.errors.append(f"console: {msg.text} ({msg.location.get('url', '')})")
+
+
+@pytest.fixture
+def open_page(browser, base_url):
+    """``open_page(path, color_scheme="light")`` -> a Playwright page at ``base_url + path``, guarded."""
+    guard = Guard()
+    contexts = []
+
+    def _open(path: str = "", *, color_scheme: str = "light"):
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme,
+                                      accept_downloads=True, service_workers="block")
+        contexts.append(context)
+        context.route("**/*", guard.route)
+        page = context.new_page()
+        page.on("console", guard.console)
+        page.on("pageerror", lambda exc: guard.errors.append(f"uncaught: {exc}"))
+        response = page.goto(base_url + path, wait_until="load")
+        assert response is not None and response.ok, f"{path}: HTTP {response.status if response else 'no response'}"
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()
+    assert not guard.outside, f"requests left localhost: {guard.outside}"
+    assert not guard.errors, f"errors in the browser: {guard.errors}"

@@ -1,0 +1,146 @@
+"""The built site in a real browser (Debian's Chromium via Playwright), served from localhost only.
+
+Expected values come from the files the site is built from (the results CSV read with the csv
+module, the generated code file), never from the page under test.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from site_src.linkcheck import broken_links, external_loads
+
+ARTIFACTS = Path(__file__).parent / "artifacts"  # screenshots, for a person to look at
+
+SLUG = "permutation-test-fairness-gaps"
+# A word from the explainer's body (not its title, subtitle or summary) that search must find.
+BODY_WORD = "hypergeometric"
+
+
+def _pages(site_root):
+    site = site_root / "site"
+    paths = sorted(p.relative_to(site).parent.as_posix() + "/" for p in site.rglob("index.html"))
+    return ["" if p == "./" else p for p in paths]
+
+
+def _csv_rows(site_root):
+    with open(site_root / "results" / "results_fairness.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_no_broken_link_or_anchor_and_nothing_loads_from_outside(site_root):
+    site = site_root / "site"
+    assert broken_links(site) == []
+    assert external_loads(site) == []
+    assert "mathjax" not in "".join(p.read_text() for p in site.rglob("*.html")).lower()
+
+
+def test_every_page_loads_without_errors_or_outside_requests(site_root, open_page):
+    pages = _pages(site_root) + ["404.html"]
+    assert len(pages) >= 4, pages  # index, an explainer, results, 404
+    for path in pages:
+        page = open_page(path)
+        assert page.locator("h1").first.is_visible(), path
+        assert "The Fair Code Project" in page.locator("footer").inner_text(), path
+        page.context.close()
+
+
+def test_search_finds_an_explainer_by_a_word_from_its_body(site_root, open_page):
+    source = (site_root / "explainers" / f"{SLUG}.md").read_text()
+    front, body = source.split("\n---\n", 1)
+    assert BODY_WORD in body and BODY_WORD not in front.lower()
+    page = open_page("")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    page.locator("input.md-search__input").fill(BODY_WORD)
+    hit = page.locator(f".md-search-result__item a[href*='{SLUG}']").first
+    hit.wait_for(state="visible", timeout=10_000)
+    hit.click()
+    page.wait_for_url(f"**/explainers/{SLUG}/**")
+    assert page.locator("h1").first.inner_text().startswith("Permutation")
+
+
+def test_results_table_filters_to_one_audit_and_sorts_by_p_value(site_root, open_page):
+    rows = _csv_rows(site_root)
+    audit = sorted({r["audit"] for r in rows})[-1]
+    mine = [r for r in rows if r["audit"] == audit]
+    page = open_page("results/")
+    table = page.locator("table[data-fc-results]")
+    assert table.locator("tbody tr").count() == len(rows)
+    assert table.locator("tbody tr.fc-significant").count() == sum(r["significant"] == "True" for r in rows)
+
+    page.locator("select[data-filter='audit']").select_option(audit)
+    visible = table.locator("tbody tr:visible")
+    assert visible.count() == len(mine)
+    assert set(visible.evaluate_all("rows => rows.map(r => r.dataset.audit)")) == {audit}
+    assert page.locator(".fc-count").inner_text() == f"{len(mine)} of {len(rows)} rows"
+
+    headers = table.locator("thead th").all_inner_texts()
+    p_col = [h.strip().split()[0] if h.strip() else "" for h in headers].index("p")
+    p_header = table.locator("thead th").nth(p_col)
+    get_p = f"rows => rows.map(r => r.cells[{p_col}].dataset.value)"
+    p_header.locator("button").click()
+    assert p_header.get_attribute("aria-sort") == "ascending"
+    shown = visible.evaluate_all(get_p)
+    expected = sorted(float(r["p_value"]) for r in mine if r["p_value"])
+    defined = [float(v) for v in shown if v]
+    assert defined == pytest.approx(expected, rel=1e-12)
+    assert all(v == "" for v in shown[len(defined):])  # undefined p-values go last
+    p_header.locator("button").click()
+    assert p_header.get_attribute("aria-sort") == "descending"
+    assert [float(v) for v in visible.evaluate_all(get_p) if v] == pytest.approx(expected[::-1], rel=1e-12)
+
+    page.locator("[data-filter-significant]").check()
+    assert visible.count() == sum(r["significant"] == "True" for r in mine)
+    page.locator("[data-filter-reset]").click()
+    assert visible.count() == len(rows)
+
+
+@pytest.mark.parametrize("path", [f"explainers/{SLUG}/", "results/"])
+def test_figures_load_with_alt_text(open_page, path, base_url):
+    page = open_page(path)
+    images = page.locator("figure img")
+    assert images.count() >= 1
+    for i in range(images.count()):
+        img = images.nth(i)
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img.element_handle(), timeout=10_000)
+        assert len(img.get_attribute("alt")) > 40
+        assert img.evaluate("img => img.currentSrc").endswith(".svg")  # the SVG, with the PNG as fallback
+        png = page.request.get(img.evaluate("img => img.src"))
+        assert png.ok and png.body()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_code_and_notebook_downloads_match_the_generated_code(site_root, open_page):
+    page = open_page(f"explainers/{SLUG}/")
+    expected = (site_root / "explainers" / "code" / f"{SLUG}.py").read_bytes()
+    with page.expect_download() as info:
+        page.locator(f"a[download='{SLUG}.py']").click()
+    assert open(info.value.path(), "rb").read() == expected
+
+    with page.expect_download() as info:
+        page.locator(f"a[download='{SLUG}.ipynb']").click()
+    nb = json.loads(open(info.value.path(), encoding="utf-8").read())
+    import nbformat
+    nbformat.validate(nbformat.from_dict(nb))
+    code_cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    assert len(code_cells) >= 2
+    # Same code, line for line, as the script (less its two generated header comments).
+    script_lines = [ln for ln in expected.decode().splitlines()[2:] if ln.strip()]
+    assert [ln for c in code_cells for ln in c.splitlines() if ln.strip()] == script_lines
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_of_index_explainer_and_results(open_page, scheme):
+    ARTIFACTS.mkdir(exist_ok=True)
+    for name, path in [("index", ""), ("explainer", f"explainers/{SLUG}/"), ("results", "results/")]:
+        page = open_page(path, color_scheme=scheme)
+        expected = "slate" if scheme == "dark" else "default"
+        assert page.locator("body").get_attribute("data-md-color-scheme") == expected
+        page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')")
+        page.wait_for_function("() => [...document.images].every(i => i.complete)")
+        page.screenshot(path=ARTIFACTS / f"{name}-{scheme}.png", full_page=True)
+        page.context.close()

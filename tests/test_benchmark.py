@@ -1,0 +1,220 @@
+"""faircode.benchmark and the `faircode benchmark` command on a small subset."""
+
+import math
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from faircode import benchmark as bm
+from faircode.cli import main
+from faircode.metrics import GAP_METRICS
+
+SUBSET = dict(audits=["german-credit"], strategies=["S0"], models=["logistic_regression"])
+# Small resample counts keep the tests fast; determinism does not depend on them.
+FAST = dict(n_resamples=200, n_permutations=999, progress=False)
+
+
+@pytest.fixture(scope="module")
+def subset_run():
+    return bm.run_benchmark(**SUBSET, **FAST)
+
+
+@pytest.fixture(scope="module")
+def written(subset_run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    bm.write_results(*subset_run, out)
+    return out
+
+
+def _bytes(out):
+    return [(out / name).read_bytes() for name in (bm.FAIRNESS_FILE, bm.PERFORMANCE_FILE)]
+
+
+def test_one_row_per_attribute_and_metric_with_the_columns(subset_run):
+    from faircode.audit import load_audit
+
+    fairness, performance = subset_run
+    audit = load_audit("german-credit")
+    assert list(fairness.columns) == bm.FAIRNESS_COLUMNS
+    assert list(performance.columns) == bm.PERFORMANCE_COLUMNS
+    assert len(fairness) == len(audit.masks) * len(GAP_METRICS)
+    expected_keys = {
+        ("german-credit", "S0", "logistic_regression", attr, metric)
+        for attr in audit.masks
+        for metric in GAP_METRICS
+    }
+    assert set(fairness[bm.FAIRNESS_KEY].apply(tuple, axis=1)) == expected_keys
+    assert len(performance) == 1
+    assert (fairness["audit_name"] == audit.name).all()
+
+
+def test_gap_and_group_values_match_the_predictions(subset_run):
+    """Recompute the selection rates directly from the fitted predictions (a closed form)."""
+    from faircode.audit import load_audit
+    from faircode.models import fit_predict
+
+    fairness, _ = subset_run
+    audit = load_audit("german-credit")
+    pred = fit_predict(audit, strategy="S0", model="logistic_regression")
+    for attr in audit.masks:
+        dis = audit.masks[attr][pred.rows] == 1
+        adv = audit.reference_masks[attr][pred.rows] == 1
+        sr_dis, sr_adv = pred.y_pred[dis].mean(), pred.y_pred[adv].mean()
+        row = fairness[(fairness.attribute == attr) & (fairness.metric == "demographic_parity_difference")].iloc[0]
+        assert row.gap == pytest.approx(sr_dis - sr_adv)
+        assert (row.n_disadvantaged, row.n_advantaged) == (dis.sum(), adv.sum())
+        di = fairness[(fairness.attribute == attr) & (fairness.metric == "disparate_impact_ratio")].iloc[0]
+        assert di.kind == "ratio" and di.gap == pytest.approx(sr_dis / sr_adv)
+        assert di.ci_low <= di.gap <= di.ci_high
+        # Same null hypothesis (equal selection rates), same test.
+        assert di.p_value == row.p_value
+
+
+def test_q_value_is_statsmodels_fdr_bh_over_the_table(subset_run):
+    fairness, _ = subset_run
+    p = fairness["p_value"].to_numpy(dtype=float)
+    ok = ~np.isnan(p)
+    assert ok.sum() >= 2
+    expected = multipletests(p[ok], method="fdr_bh")[1]
+    np.testing.assert_allclose(fairness["q_value"].to_numpy(dtype=float)[ok], expected, rtol=1e-12)
+    assert np.isnan(fairness["q_value"].to_numpy(dtype=float)[~ok]).all()
+    sig = fairness["significant"]
+    assert (sig[ok].astype(bool).to_numpy() == (expected < 0.05)).all()
+
+
+def test_undefined_rows_are_empty_with_a_reason(subset_run):
+    fairness, _ = subset_run
+    undefined = fairness[fairness["gap"].isna()]
+    assert (undefined["reason"] != "").all()
+    assert undefined["p_value"].isna().all() and undefined["significant"].isna().all()
+    defined = fairness[fairness["gap"].notna() & (fairness["kind"] == "difference")]
+    assert (defined["reason"] == "").all()
+
+
+def test_performance_matches_sklearn(subset_run):
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+    from faircode.audit import load_audit
+    from faircode.models import fit_predict
+
+    _, performance = subset_run
+    pred = fit_predict(load_audit("german-credit"), strategy="S0", model="logistic_regression")
+    row = performance.iloc[0]
+    assert row.balanced_accuracy == pytest.approx(balanced_accuracy_score(pred.y_true, pred.y_pred))
+    assert row.roc_auc == pytest.approx(roc_auc_score(pred.y_true, pred.y_score))
+    assert row.n_test == len(pred.rows)
+
+
+def test_rerun_is_byte_identical(written, tmp_path):
+    bm.write_results(*bm.run_benchmark(**SUBSET, **FAST), tmp_path)
+    assert _bytes(tmp_path) == _bytes(written)
+
+
+def test_n_jobs_2_is_byte_identical_to_n_jobs_1(tmp_path):
+    subset = dict(audits=["german-credit"], strategies=["S0", "S1"], models=["logistic_regression"])
+    bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=1), tmp_path / "one")
+    bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=2), tmp_path / "two")
+    assert _bytes(tmp_path / "one") == _bytes(tmp_path / "two")
+
+
+def test_row_seed_is_stable_crc32():
+    import zlib
+
+    assert bm._row_seed(7, "a", "b") == zlib.crc32(b"7|a|b")
+    assert bm._row_seed(7, "a", "b") != bm._row_seed(8, "a", "b")
+
+
+def test_ratio_bootstrap_matches_resampling_rows():
+    """The binomial shortcut has the distribution of resampling 0/1 rows with replacement."""
+    rng = np.random.default_rng(0)
+    a = (rng.random(300) < 0.3).astype(np.int8)
+    b = (rng.random(500) < 0.5).astype(np.int8)
+    low, high, why = bm._ratio_bootstrap(a, b, n_resamples=20000, seed=1)
+    ia = rng.integers(0, a.size, size=(20000, a.size))
+    ib = rng.integers(0, b.size, size=(20000, b.size))
+    brute = a[ia].mean(axis=1) / b[ib].mean(axis=1)
+    lo_b, hi_b = np.quantile(brute, [0.025, 0.975])
+    assert why == ""
+    assert low == pytest.approx(lo_b, abs=0.02) and high == pytest.approx(hi_b, abs=0.02)
+
+
+def test_ratio_bootstrap_tolerates_a_few_zero_denominators():
+    """A few resamples with no advantaged selection sit above the upper quantile: still defined."""
+    a = np.r_[np.ones(10), np.zeros(90)].astype(np.int8)
+    b = np.r_[np.ones(2), np.zeros(198)].astype(np.int8)  # P(resample has 0 ones) = 0.99**200 ~ 13%
+    low, high, why = bm._ratio_bootstrap(a, b, n_resamples=4000, seed=3)
+    assert math.isnan(low) and "selection rate is 0 in" in why
+    b = np.r_[np.ones(6), np.zeros(194)].astype(np.int8)  # ~0.2% of resamples have 0 ones
+    low, high, why = bm._ratio_bootstrap(a, b, n_resamples=4000, seed=3)
+    assert why == "" and 0 < low < 0.1 / 0.03 < high < np.inf
+
+
+def test_ratio_bootstrap_with_zero_advantaged_rate_is_undefined():
+    low, high, why = bm._ratio_bootstrap(np.array([1, 0]), np.zeros(5, dtype=np.int8), n_resamples=50, seed=0)
+    assert math.isnan(low) and math.isnan(high) and "selection rate is 0" in why
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(backend="spark"), r"`backend` must be 'joblib' or 'dask'"),
+        (dict(backend="dask"), r"`scheduler` .* is required"),
+        (dict(n_jobs=0), r"`n_jobs` must be a positive integer or -1"),
+        (dict(n_resamples=0), r"`n_resamples` must be a positive integer"),
+        (dict(strategies=["S9"]), r"`strategies` has unknown value\(s\) 'S9'"),
+        (dict(models=["svm"]), r"`models` has unknown value\(s\) 'svm'"),
+    ],
+)
+def test_validation_messages(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bm.run_benchmark(**{**SUBSET, "progress": False, **kwargs})
+
+
+def test_compare_results_is_empty_for_the_same_run(subset_run, written):
+    assert bm.compare_results(*subset_run, written).empty
+
+
+def test_cli_check_passes_then_detects_a_tampered_row(written, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # rich wraps the diff table to the terminal width
+    out = tmp_path / "results"
+    shutil.copytree(written, out)
+    argv = ["benchmark", "--audit", "german-credit", "--strategy", "S0", "--model", "logistic_regression",
+            "--output", str(out), "--no-progress"]
+    # The CLI runs the committed resample counts; write them first with the CLI itself.
+    assert main(argv) == 0
+    assert main([*argv, "--check"]) == 0
+    capsys.readouterr()
+
+    df = pd.read_csv(out / bm.FAIRNESS_FILE, dtype=str, keep_default_na=False)
+    df.loc[3, "gap"] = "0.123456"
+    df.to_csv(out / bm.FAIRNESS_FILE, index=False, lineterminator="\n")
+    assert main([*argv, "--check"]) == 1
+    report = capsys.readouterr().out
+    assert "0.123456" in report and df.loc[3, "metric"] in report
+
+
+def test_check_of_a_subset_uses_the_whole_committed_table_for_q(written, tmp_path):
+    """A subset run's q-values are recomputed within the committed table, so --check passes."""
+    two = dict(audits=["german-credit"], strategies=["S0", "S1"], models=["logistic_regression"])
+    bm.write_results(*bm.run_benchmark(**two, **FAST), tmp_path)
+    part = bm.run_benchmark(**SUBSET, **FAST)
+    assert bm.compare_results(*part, tmp_path).empty
+
+
+def test_cli_needs_a_subcommand(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+
+
+def test_dask_local_cluster_gives_the_same_csv_as_joblib(written, tmp_path):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            result = bm.run_benchmark(**SUBSET, **FAST, backend="dask", scheduler=client)
+    bm.write_results(*result, tmp_path)
+    assert _bytes(tmp_path) == _bytes(written)

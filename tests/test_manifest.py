@@ -1,0 +1,208 @@
+"""load_manifest: the four real manifests load; every kind of broken manifest is reported,
+with its file and field, all problems in one error."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from faircode.manifest import (
+    MODEL_NAMES,
+    STRATEGY_NAMES,
+    AuditManifest,
+    ManifestError,
+    load_manifest,
+    project_root,
+    sha256_of,
+)
+
+ROOT = project_root()
+FIX = ROOT / "tests" / "fixtures" / "manifests"
+AUDITS = ["benefits-denial", "german-credit", "recidivism-risk", "arrest-release"]
+
+
+def _problems(name: str) -> list[str]:
+    with pytest.raises(ManifestError) as info:
+        load_manifest(FIX / name)
+    return info.value.problems
+
+
+@pytest.mark.parametrize("slug", AUDITS)
+def test_real_manifests_load(slug):
+    m = load_manifest(ROOT / "audits" / slug / "audit.yaml")
+    assert isinstance(m, AuditManifest)
+    assert m.slug == slug
+    assert m.test_size == 0.2
+    assert set(m.models) == set(MODEL_NAMES) and set(m.strategies) == set(STRATEGY_NAMES)
+    assert m.target.meaning and m.protected
+
+
+# From shared/data/PROVENANCE.md (the published files' hashes), not from our manifests.
+PROVENANCE_SHA256 = {
+    "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+    "arrests.csv": "b795af23d2704da70cc4b265e1700c69faa03659283091f01e74c3ea1f813c6d",
+    "compas-scores-two-years.csv": "f439bd5e8d1742c9ceacd4dec0d67d1b401f633138d2308955c6ae22f9656f47",
+    "german.data": "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
+    "values_maps.json": "73a48f120cdb8019fb9f0ad84078ef1ba109f1100bbcc6cbcf925d60e6adcd4e",
+}
+
+
+@pytest.mark.parametrize("slug", AUDITS)
+def test_real_manifest_sha256_is_the_provenance_hash(slug):
+    m = load_manifest(ROOT / "audits" / slug / "audit.yaml")
+    files = [m.dataset] + ([m.dataset.decode] if m.dataset.decode else [])
+    for spec in files:
+        name = Path(spec.file).name
+        assert spec.sha256 == PROVENANCE_SHA256[name] == sha256_of(ROOT / spec.file)
+
+
+def test_valid_fixture_loads():
+    m = load_manifest(FIX / "valid.yaml")
+    assert m.target.positive == ["No"]
+    assert m.root == ROOT
+
+
+def test_unknown_keys_get_a_did_you_mean():
+    problems = _problems("unknown_key.yaml")
+    assert ("tests/fixtures/manifests/unknown_key.yaml: protected[0].disadvantged: unknown key "
+            "'disadvantged' (did you mean 'disadvantaged'?)") in problems
+    assert any(p.endswith("core_feature: unknown key 'core_feature' (did you mean 'core_features'?)")
+               for p in problems)
+
+
+def test_missing_target():
+    with pytest.raises(ManifestError, match=r"missing_target\.yaml: target: required field is missing"):
+        load_manifest(FIX / "missing_target.yaml")
+
+
+def test_unknown_column_is_checked_against_the_data_header():
+    with pytest.raises(ManifestError, match=re.escape(
+            "unknown_column.yaml: protected[1].column: 'sexx' is not a column of arrests.csv "
+            "(did you mean 'sex'?)")):
+        load_manifest(FIX / "unknown_column.yaml")
+    assert any("core_features[1]: 'checkz' is not a column" in p for p in _problems("unknown_column.yaml"))
+
+
+def test_wrong_sha256_gives_expected_and_actual():
+    actual = sha256_of(ROOT / "data" / "arrests.csv")
+    with pytest.raises(ManifestError, match=rf"dataset\.sha256: expected a{{64}} but data/arrests\.csv has {actual}"):
+        load_manifest(FIX / "wrong_sha256.yaml")
+
+
+def test_unquoted_numeric_sha256_is_explained(tmp_path):
+    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw["dataset"]["sha256"] = 12345
+    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ManifestError, match=r"dataset\.sha256: must be 64 hex digits as text; YAML read 12345"):
+        load_manifest(path)
+
+
+def test_bad_filters():
+    problems = "\n".join(_problems("bad_filters.yaml"))
+    assert re.search(r"filters\[0\]: op 'between' needs `value: \[low, high\]`", problems)
+    assert re.search(r"filters\[1\]\.op: Input should be 'eq', 'ne'", problems)
+    assert re.search(r"filters\[2\]: op 'in' needs `value` to be a non-empty list", problems)
+    assert re.search(r"filters\[3\]\.column: 'agee' is not a column of arrests\.csv \(did you mean 'age'\?\)", problems)
+
+
+def test_bad_derived_columns():
+    problems = "\n".join(_problems("bad_derived.yaml"))
+    assert "derived[0]: op 'map' needs a non-empty `mapping`" in problems
+    assert "derived[1].from: 'agee' is not a column of arrests.csv (did you mean 'age'?)" in problems
+    assert "derived[2].name: 'sex' already exists" in problems
+    assert "derived[3]: op 'lt' needs a number as `value`, got 'twenty'" in problems
+
+
+def test_derived_column_can_be_used_by_later_fields(tmp_path):
+    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw["derived"] = [{"name": "young", "from": "age", "op": "lt", "value": 25}]
+    raw["protected"].append({"name": "age", "column": "young", "disadvantaged": [True],
+                             "disadvantaged_label": "Under 25"})
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    m = load_manifest(path, root=ROOT)
+    assert m.derived[0].from_ == "age"
+
+
+def test_test_size_above_one():
+    with pytest.raises(ManifestError, match=r"bad_test_size\.yaml: test_size: Input should be less than 1"):
+        load_manifest(FIX / "bad_test_size.yaml")
+
+
+@pytest.mark.parametrize("value, rule", [(0, "greater than 0"), (1, "less than 1"),
+                                         (-0.1, "greater than 0"), ("half", "valid number")])
+def test_test_size_outside_open_unit_interval(tmp_path, value, rule):
+    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw["test_size"] = value
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ManifestError, match=rf"audit\.yaml: test_size: Input should be (a )?{rule}"):
+        load_manifest(path, root=ROOT)
+
+
+def test_unknown_model_and_strategy_names():
+    problems = _problems("unknown_names.yaml")
+    assert any("models[0]: unknown name 'logistic_regresion' (did you mean 'logistic_regression'?); "
+               "valid names: logistic_regression, random_forest, gradient_boosting" in p for p in problems)
+    assert any("models[1]: unknown name 'svm'" in p for p in problems)
+    assert any("strategies[1]: unknown name 'S9'; valid names: S0, S1, S2, S3" in p for p in problems)
+
+
+def test_contradicting_roles():
+    problems = "\n".join(_problems("cross_field.yaml"))
+    assert "protected[0]: values ['Black'] are in both `disadvantaged` and `advantaged`" in problems
+    assert "proxies[0].column: 'colour' is a protected column, not a proxy" in problems
+    assert "core_features[1]: 'citizen' is a declared proxy" in problems
+    assert "core_features[2]: 'colour' is a protected column" in problems
+    assert "core_features[3]: 'year' is excluded" in problems
+
+
+def test_headerless_names_must_match_the_field_count():
+    with pytest.raises(ManifestError, match=r"dataset\.parse: cannot read data/arrests\.csv with these "
+                                            r"options: `names` has 3 entries but rows have 8 fields"):
+        load_manifest(FIX / "bad_names.yaml")
+
+
+def test_yaml_syntax_error_names_file_and_line():
+    with pytest.raises(ManifestError, match=r"yaml_syntax\.yaml: line 4, column 12: YAML syntax error"):
+        load_manifest(FIX / "yaml_syntax.yaml")
+
+
+def test_one_error_lists_every_problem():
+    with pytest.raises(ManifestError, match=r"^5 problems in audit manifest:") as info:
+        load_manifest(FIX / "many_problems.yaml")
+    problems = info.value.problems
+    assert len(problems) == 5
+    assert all(p.startswith("tests/fixtures/manifests/many_problems.yaml: ") for p in problems)
+    fields = sorted(p.split(": ")[1] for p in problems)
+    assert fields == ["colour_note", "dataset.sha256", "models[0]", "target.column", "test_size"]
+    # the message carries every problem too, not only the attribute
+    assert all(p in str(info.value) for p in problems)
+
+
+def test_manifest_error_is_a_value_error():
+    assert issubclass(ManifestError, ValueError)
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError, match="nope.yaml"):
+        load_manifest(FIX / "nope.yaml")
+
+
+def test_top_level_must_be_a_mapping(tmp_path):
+    path = tmp_path / "audit.yaml"
+    path.write_text("- just\n- a list\n")
+    with pytest.raises(ManifestError, match=r"\(top level\): expected a mapping of keys, got list"):
+        load_manifest(path)
+
+
+def test_name_lists_agree_with_the_code():
+    from faircode.models import MODELS
+    from faircode.strategies import STRATEGIES
+    assert tuple(MODELS) == MODEL_NAMES
+    assert tuple(STRATEGIES) == STRATEGY_NAMES

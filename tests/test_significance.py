@@ -1,0 +1,710 @@
+"""Tests for faircode.significance against independent oracles.
+
+Oracles: scipy.stats.hypergeom (exact 0/1 p-values), brute-force enumeration of relabellings in
+exact rational arithmetic, scipy.stats.permutation_test, scipy.stats.bootstrap (paired=False is
+the stratified bootstrap), statsmodels' multipletests. Monte Carlo agreement is checked within a
+tolerance derived from the number of resamples, never a hand-picked epsilon.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import warnings
+from fractions import Fraction
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from faircode import significance as sig
+from faircode.significance import (
+    SMALL_SAMPLE_THRESHOLD,
+    ConfidenceInterval,
+    DegenerateSampleWarning,
+    adjust_p_values,
+    bootstrap_ci,
+    format_p_value,
+    permutation_test,
+    permutation_test_result,
+    significance_report,
+)
+
+HYPOTHESIS = settings(max_examples=25, deadline=None, database=None, derandomize=True)
+# A Monte Carlo p-value estimate from m draws has sd sqrt(p(1-p)/m); five of them bound a
+# false failure at about 1 in 1.7 million.
+Z_TOL = 5.0
+
+
+def mc_tolerance(p: float, m: int, n_estimates: int = 1) -> float:
+    """Tolerance for |p_mc - p_ref|: Z_TOL binomial sds (summed variances) plus the (b+1)/(m+1) shift."""
+    p = min(max(p, 1.0 / m), 1 - 1.0 / m)
+    return Z_TOL * math.sqrt(n_estimates * p * (1 - p) / m) + 1.0 / (m + 1)
+
+
+def binary(n_pos: int, n: int) -> np.ndarray:
+    return np.r_[np.ones(n_pos), np.zeros(n - n_pos)]
+
+
+def mean_gap(x, y, axis=-1):
+    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+
+def abs_mean_gap(x, y, axis=-1):
+    return np.abs(np.mean(x, axis=axis) - np.mean(y, axis=axis))
+
+
+# --- oracles -----------------------------------------------------------------------------------
+
+
+def hypergeom_oracle(x_obs: int, n_a: int, k: int, n_b: int, alternative: str) -> float:
+    """Sum of scipy's hypergeometric pmf over counts whose exact (rational) gap is as extreme."""
+    n = n_a + n_b
+    xs = np.arange(max(0, n_a - (n - k)), min(n_a, k) + 1)
+    pmf = stats.hypergeom.pmf(xs, n, k, n_a)
+
+    def gap(x):
+        return Fraction(int(x), n_a) - Fraction(k - int(x), n_b)
+
+    g_obs = gap(x_obs)
+    if alternative == "greater":
+        mask = [gap(x) >= g_obs for x in xs]
+    elif alternative == "less":
+        mask = [gap(x) <= g_obs for x in xs]
+    else:
+        mask = [abs(gap(x)) >= abs(g_obs) for x in xs]
+    return float(pmf[np.array(mask)].sum())
+
+
+def enumeration_oracle(a, b, alternative="two-sided") -> float:
+    """Share of all C(N, n_a) relabellings as extreme as the data, in exact rational arithmetic."""
+    pooled = [Fraction(v).limit_denominator(10**6) for v in np.r_[a, b]]
+    n_a, n = len(a), len(pooled)
+    total = sum(pooled)
+
+    def gap(sel_sum):
+        return sel_sum / n_a - (total - sel_sum) / (n - n_a)
+
+    g_obs = gap(sum(pooled[:n_a]))
+    count = hits = 0
+    for combo in itertools.combinations(range(n), n_a):
+        g = gap(sum(pooled[i] for i in combo))
+        count += 1
+        if alternative == "greater":
+            hits += g >= g_obs
+        elif alternative == "less":
+            hits += g <= g_obs
+        else:
+            hits += abs(g) >= abs(g_obs)
+    return hits / count
+
+
+def cluster_enumeration_oracle(a, b, groups_a, groups_b) -> float:
+    """Two-sided share of all relabellings of whole clusters (cluster counts fixed), exactly."""
+    clusters = []
+    for values, labels in ((a, groups_a), (b, groups_b)):
+        for label in dict.fromkeys(labels):
+            rows = [Fraction(v).limit_denominator(10**6) for v, g in zip(values, labels) if g == label]
+            clusters.append((sum(rows), len(rows)))
+    g_a = len(dict.fromkeys(groups_a))
+    total_sum = sum(s for s, _ in clusters)
+    total_n = sum(n for _, n in clusters)
+
+    def gap(chosen):
+        s = sum(clusters[i][0] for i in chosen)
+        n = sum(clusters[i][1] for i in chosen)
+        return s / n - (total_sum - s) / (total_n - n)
+
+    g_obs = abs(gap(range(g_a)))
+    combos = list(itertools.combinations(range(len(clusters)), g_a))
+    return sum(abs(gap(c)) >= g_obs for c in combos) / len(combos)
+
+
+# --- exact test ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize(
+    ("x_obs", "n_a", "k", "n_b"),
+    [(3, 10, 9, 15), (30, 100, 75, 100), (12, 40, 50, 80), (0, 5, 3, 200), (7, 7, 20, 13), (2, 50, 2, 50)],
+)
+def test_exact_p_equals_hypergeometric_sum(x_obs, n_a, k, n_b, alternative):
+    a = binary(x_obs, n_a)
+    b = binary(k - x_obs, n_b)
+    expected = hypergeom_oracle(x_obs, n_a, k, n_b, alternative)
+    res = permutation_test_result(a, b, alternative=alternative)
+    assert res.method == "exact"
+    assert res.p_value == pytest.approx(expected, rel=1e-10, abs=1e-15)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize(("a", "b"), [([1, 0, 0, 1], [0, 0, 0, 1, 1]), ([1, 1, 1], [0, 0, 1, 0]), ([0, 1], [1, 1, 1, 0, 0, 0])])
+def test_exact_p_equals_full_enumeration(a, b, alternative):
+    expected = enumeration_oracle(a, b, alternative)
+    assert permutation_test(a, b, alternative=alternative) == pytest.approx(expected, rel=1e-12)
+
+
+def test_exact_p_equals_scipy_exact_permutation_test():
+    # Two-sided here is |gap| >= |observed|, which is scipy's one-sided test of |gap|.
+    a, b = binary(4, 9), binary(1, 8)
+    scipy_res = stats.permutation_test(
+        (a, b), abs_mean_gap, n_resamples=np.inf, alternative="greater", vectorized=True
+    )
+    assert permutation_test(a, b) == pytest.approx(scipy_res.pvalue, rel=1e-12)
+
+
+def test_exact_p_at_a_million_rows_matches_scipy_hypergeom_tails():
+    n_a, n_b = 1_000_000, 1_500_000
+    x_obs, k = 300_400, 300_400 + 449_000
+    a, b = binary(x_obs, n_a), binary(k - x_obs, n_b)
+    n = n_a + n_b
+    d = abs(x_obs * n - k * n_a)
+    lo, hi = (k * n_a - d) // n, -((-(k * n_a + d)) // n)
+    expected = stats.hypergeom.cdf(lo, n, k, n_a) + stats.hypergeom.sf(hi - 1, n, k, n_a)
+    assert 1e-8 < expected < 0.5  # a p-value where precision matters
+    assert permutation_test(a, b) == pytest.approx(expected, rel=1e-7)
+
+
+def test_exact_p_tiny_but_not_zero_at_large_n():
+    a, b = binary(30_000, 100_000), binary(29_000, 100_000)
+    expected = stats.hypergeom.sf(29_999, 200_000, 59_000, 100_000) * 2  # symmetric: equal sizes
+    res = permutation_test_result(a, b)
+    assert res.p_value == pytest.approx(expected, rel=1e-7)
+    assert 0 < res.p_value < 1e-5
+
+
+def test_auto_uses_exact_for_bool_and_01_and_monte_carlo_otherwise():
+    assert permutation_test_result([True, False, True], [False, False]).method == "exact"
+    assert permutation_test_result([0.0, 2.0, 1.0], [1.0, 1.0], random_state=0).method == "monte_carlo"
+    with pytest.raises(ValueError, match="`method='exact'` needs 0/1 outcomes"):
+        permutation_test_result([0.5, 1.0], [0.0, 1.0], method="exact")
+
+
+def test_exact_result_fields():
+    res = permutation_test_result(binary(3, 10), binary(6, 10))
+    assert res.n_permutations is None and res.null_distribution is None
+    assert res.p_value_floor == 0.0 and res.is_monte_carlo_minimum is False
+    assert res.statistic == pytest.approx(-0.3)
+
+
+def test_one_sided_exact_p_values_mirror_each_other_when_groups_swap():
+    a, b = binary(7, 30), binary(20, 45)
+    assert permutation_test(a, b, alternative="less") == pytest.approx(
+        permutation_test(b, a, alternative="greater"), rel=1e-12
+    )
+
+
+# --- Monte Carlo test ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize(("a", "b"), [(binary(30, 100), binary(45, 100)), (binary(12, 40), binary(20, 50))])
+def test_monte_carlo_agrees_with_exact_within_binomial_error(a, b, alternative):
+    m = 20_000
+    exact = permutation_test(a, b, alternative=alternative)
+    mc = permutation_test(a, b, alternative=alternative, method="monte_carlo", n_permutations=m, random_state=3)
+    assert abs(mc - exact) <= mc_tolerance(exact, m)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_monte_carlo_agrees_with_enumeration_on_continuous_data(alternative):
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(0.8, 1, 6), rng.normal(0, 1, 7)
+    exact = enumeration_oracle(a, b, alternative)
+    m = 20_000
+    mc = permutation_test(a, b, alternative=alternative, n_permutations=m, random_state=5)
+    assert abs(mc - exact) <= mc_tolerance(exact, m)
+
+
+def test_monte_carlo_agrees_with_scipy_permutation_test():
+    rng = np.random.default_rng(12)
+    a, b = rng.exponential(1.0, 60), rng.exponential(1.4, 90)
+    m = 20_000
+    ours = permutation_test(a, b, n_permutations=m, random_state=1)
+    scipy_p = stats.permutation_test(
+        (a, b), abs_mean_gap, n_resamples=m, alternative="greater", vectorized=True, rng=2
+    ).pvalue
+    assert abs(ours - scipy_p) <= mc_tolerance(scipy_p, m, n_estimates=2)
+
+
+def test_floating_point_ties_count_as_extreme():
+    # Multiples of 0.1: many relabellings tie the observed |gap| in exact arithmetic but not in
+    # floating point (0.1 + 0.6 != 0.3 + 0.4). Gaps are multiples of 0.1/3, so rounding the
+    # drawn gaps to that lattice recovers exact extremeness for each draw.
+    a, b = [0.1, 0.6, 0.3], [0.2, 0.4, 0.5]
+    m = 3000
+    res = permutation_test_result(a, b, n_permutations=m, random_state=0)
+    lattice = np.rint(np.asarray(res.null_distribution) * 30).astype(int)
+    observed = round(res.statistic * 30)
+    b_exact = int(np.count_nonzero(np.abs(lattice) >= abs(observed)))
+    assert res.p_value == (b_exact + 1) / (m + 1)
+    assert abs(res.p_value - enumeration_oracle(a, b)) <= mc_tolerance(0.5, m)
+
+
+def test_monte_carlo_minimum_uses_phipson_smyth_floor():
+    a, b = np.arange(100.0, 140.0), np.arange(0.0, 40.0)
+    res = permutation_test_result(a, b, n_permutations=99, random_state=0)
+    assert res.p_value == 1 / 100 == res.p_value_floor
+    assert res.is_monte_carlo_minimum
+    assert res.format_p_value() == "p < 1/100"
+    assert permutation_test(a, b, n_permutations=99, random_state=0) == 0.01
+
+
+def test_monte_carlo_result_fields_and_null_distribution():
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=20), rng.normal(size=25)
+    res = permutation_test_result(a, b, n_permutations=500, random_state=4)
+    assert res.method == "monte_carlo" and res.n_permutations == 500
+    assert res.p_value_floor == 1 / 501
+    assert res.null_distribution.shape == (500,)
+    assert not res.null_distribution.flags.writeable
+    assert res.statistic == pytest.approx(a.mean() - b.mean(), rel=1e-12)
+    # Every relabelled gap is a gap of some split of the pooled rows, so it lies within the
+    # extreme splits: the smallest n_a values against the rest and vice versa.
+    pooled = np.sort(np.r_[a, b])
+    lowest = pooled[:20].mean() - pooled[20:].mean()
+    highest = pooled[-20:].mean() - pooled[:-20].mean()
+    assert np.all(res.null_distribution >= lowest - 1e-12)
+    assert np.all(res.null_distribution <= highest + 1e-12)
+
+
+def test_monte_carlo_reproducible_with_seed_and_generator():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=30), rng.normal(size=40)
+    p1 = permutation_test(a, b, n_permutations=300, random_state=7)
+    p2 = permutation_test(a, b, n_permutations=300, random_state=np.random.default_rng(7))
+    assert p1 == p2
+
+
+def test_constant_outcomes_give_p_one():
+    res = permutation_test_result([2.5, 2.5, 2.5], [2.5, 2.5], n_permutations=50, random_state=0)
+    assert res.p_value == 1.0 and res.statistic == 0.0
+
+
+samples = st.lists(
+    st.floats(min_value=-100, max_value=100, allow_nan=False, allow_subnormal=False), min_size=1, max_size=12
+)
+
+
+@HYPOTHESIS
+@given(a=samples, b=samples, batch=st.integers(min_value=1, max_value=40))
+def test_monte_carlo_invariant_to_batch_size(a, b, batch):
+    full = permutation_test_result(a, b, n_permutations=97, method="monte_carlo", random_state=1)
+    batched = permutation_test_result(a, b, n_permutations=97, method="monte_carlo", random_state=1, batch_size=batch)
+    assert batched.p_value == full.p_value
+    np.testing.assert_array_equal(batched.null_distribution, full.null_distribution)
+
+
+@HYPOTHESIS
+@given(a=samples, b=samples, seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_monte_carlo_invariant_to_group_swap_and_row_order(a, b, seed, data):
+    p = permutation_test(a, b, n_permutations=97, method="monte_carlo", random_state=seed)
+    assert permutation_test(b, a, n_permutations=97, method="monte_carlo", random_state=seed) == p
+    shuffled = data.draw(st.permutations(a))
+    assert permutation_test(shuffled, b, n_permutations=97, method="monte_carlo", random_state=seed) == p
+
+
+@HYPOTHESIS
+@given(
+    a=st.lists(st.integers(0, 1), min_size=1, max_size=60),
+    b=st.lists(st.integers(0, 1), min_size=1, max_size=60),
+)
+def test_exact_invariant_to_group_swap(a, b):
+    assert permutation_test(a, b) == pytest.approx(permutation_test(b, a), rel=1e-12)
+
+
+@HYPOTHESIS
+@given(a=samples, b=samples, seed=st.integers(0, 2**32 - 1))
+def test_one_sided_monte_carlo_mirrors_when_sizes_differ(a, b, seed):
+    if len(a) == len(b):
+        b = b + [0.0]
+    kwargs = dict(n_permutations=97, method="monte_carlo", random_state=seed)
+    assert permutation_test(a, b, alternative="greater", **kwargs) == permutation_test(
+        b, a, alternative="less", **kwargs
+    )
+
+
+# --- grouped permutation -----------------------------------------------------------------------
+
+
+def test_grouped_with_singleton_clusters_equals_row_level_test():
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(0.3, 1, 25), rng.normal(0, 1, 35)
+    groups = (np.arange(25), np.arange(25, 60))
+    row = permutation_test_result(a, b, n_permutations=2000, random_state=9)
+    grouped = permutation_test_result(a, b, n_permutations=2000, random_state=9, groups=groups)
+    assert grouped.method == "grouped_monte_carlo"
+    assert grouped.p_value == row.p_value
+    np.testing.assert_allclose(grouped.null_distribution, row.null_distribution, rtol=1e-9, atol=1e-12)
+
+
+def test_grouped_agrees_with_enumeration_of_cluster_relabellings():
+    rng = np.random.default_rng(10)
+    groups_a = ["h1"] * 3 + ["h2"] * 1 + ["h3"] * 4 + ["h4"] * 2
+    groups_b = ["h5"] * 2 + ["h6"] * 5 + ["h7"] * 1 + ["h8"] * 3 + ["h9"] * 2
+    a = np.round(rng.normal(0.7, 1, len(groups_a)), 3)
+    b = np.round(rng.normal(0.0, 1, len(groups_b)), 3)
+    exact = cluster_enumeration_oracle(a, b, groups_a, groups_b)
+    m = 20_000
+    p = permutation_test(a, b, groups=(groups_a, groups_b), n_permutations=m, random_state=2)
+    assert abs(p - exact) <= mc_tolerance(exact, m)
+
+
+def test_grouped_respects_cluster_structure():
+    # Two clusters per group: only C(4, 2) = 6 relabellings, two of them (the data and its
+    # mirror) as extreme as the data, so p is near 1/3 however large the row-level gap.
+    a, b = np.r_[np.full(50, 1.0), np.full(50, 1.1)], np.r_[np.full(50, 0.0), np.full(50, 0.1)]
+    groups = (np.repeat([1, 2], 50), np.repeat([3, 4], 50))
+    m = 6000
+    p = permutation_test(a, b, groups=groups, n_permutations=m, random_state=0)
+    assert abs(p - 1 / 3) <= mc_tolerance(1 / 3, m)
+    assert permutation_test(a, b, n_permutations=m, random_state=0) == 1 / (m + 1)
+
+
+@HYPOTHESIS
+@given(a=samples, b=samples, batch=st.integers(1, 20), data=st.data())
+def test_grouped_invariant_to_batch_size(a, b, batch, data):
+    ga = data.draw(st.lists(st.integers(0, 3), min_size=len(a), max_size=len(a)))
+    gb = data.draw(st.lists(st.integers(10, 13), min_size=len(b), max_size=len(b)))
+    kwargs = dict(groups=(ga, gb), n_permutations=53, random_state=3)
+    assert permutation_test(a, b, batch_size=batch, **kwargs) == permutation_test(a, b, **kwargs)
+
+
+# --- bootstrap interval ----------------------------------------------------------------------------
+
+
+def _our_distribution(a, b, random_state, groups=None, n_resamples=2000):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    codes = sig._as_groups(groups, a.size, b.size)
+    sampler_a, sampler_b = sig._bootstrap_setup(a, b, codes, random_state)
+    return sig._bootstrap_gaps(sampler_a, sampler_b, n_resamples, None)
+
+
+CI_DATA = {
+    "continuous": lambda rng: (rng.gamma(2.0, 1.0, 40), rng.normal(1.5, 1.0, 55)),
+    "binary": lambda rng: (rng.binomial(1, 0.3, 70).astype(float), rng.binomial(1, 0.45, 53).astype(float)),
+    "mixed": lambda rng: (rng.binomial(1, 0.3, 31).astype(float), rng.exponential(0.5, 64)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CI_DATA))
+@pytest.mark.parametrize(("method", "scipy_method"), [("percentile", "percentile"), ("bca", "BCa")])
+def test_interval_formula_matches_scipy_on_the_same_bootstrap_distribution(kind, method, scipy_method):
+    a, b = CI_DATA[kind](np.random.default_rng(20))
+    dist = _our_distribution(a, b, random_state=4)
+    scipy_ci = stats.bootstrap(
+        (a, b), mean_gap, n_resamples=0, paired=False, method=scipy_method, confidence_level=0.9,
+        bootstrap_result=SimpleNamespace(bootstrap_distribution=dist),
+    ).confidence_interval
+    ours = bootstrap_ci(a, b, confidence_level=0.9, n_resamples=2000, method=method, random_state=4)
+    np.testing.assert_allclose(ours, (scipy_ci.low, scipy_ci.high), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_cluster_bootstrap_matches_scipy_on_cluster_means_for_equal_sized_clusters(method):
+    # With equal-sized clusters the ratio estimator is the mean of cluster means, and leaving out
+    # one cluster is leaving out one cluster mean: scipy on the cluster means is the oracle.
+    rng = np.random.default_rng(21)
+    a = rng.normal(0.0, 1.0, (12, 4)) + rng.normal(0, 1, (12, 1))  # 12 clusters x 4 rows
+    b = rng.normal(0.5, 1.0, (15, 4)) + rng.normal(0, 1, (15, 1))
+    groups = (np.repeat(np.arange(12), 4), np.repeat(np.arange(100, 115), 4))
+    dist = _our_distribution(a.ravel(), b.ravel(), random_state=6, groups=groups)
+    scipy_ci = stats.bootstrap(
+        (a.mean(axis=1), b.mean(axis=1)), mean_gap, n_resamples=0, paired=False,
+        method="BCa" if method == "bca" else "percentile",
+        bootstrap_result=SimpleNamespace(bootstrap_distribution=dist),
+    ).confidence_interval
+    ours = bootstrap_ci(a.ravel(), b.ravel(), n_resamples=2000, method=method, random_state=6, groups=groups)
+    np.testing.assert_allclose(ours, (scipy_ci.low, scipy_ci.high), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", sorted(CI_DATA))
+@pytest.mark.parametrize(("method", "scipy_method"), [("percentile", "percentile"), ("bca", "BCa")])
+def test_interval_agrees_with_scipy_bootstrap_within_monte_carlo_error(kind, method, scipy_method):
+    # Independent streams: endpoints differ by Monte Carlo error only. The sd of an estimated
+    # q-quantile from B draws is sqrt(q (1 - q) / B) / f(x_q); f from a normal with the bootstrap
+    # standard error (the gap of means is close to normal at these sizes).
+    a, b = CI_DATA[kind](np.random.default_rng(22))
+    n_res, level = 4000, 0.95
+    ours = bootstrap_ci(a, b, n_resamples=n_res, method=method, confidence_level=level, random_state=1)
+    ref = stats.bootstrap(
+        (a, b), mean_gap, n_resamples=n_res, paired=False, method=scipy_method, confidence_level=level, rng=2
+    )
+    q = (1 - level) / 2
+    density = stats.norm.pdf(stats.norm.ppf(q)) / ref.standard_error
+    tol = Z_TOL * math.sqrt(2 * q * (1 - q) / n_res) / density
+    assert abs(ours.low - ref.confidence_interval.low) <= tol
+    assert abs(ours.high - ref.confidence_interval.high) <= tol
+
+
+@HYPOTHESIS
+@given(a=samples, b=samples, batch=st.integers(1, 50), method=st.sampled_from(["percentile", "bca"]))
+def test_bootstrap_invariant_to_batch_size(a, b, batch, method):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateSampleWarning)
+        full = bootstrap_ci(a, b, n_resamples=101, method=method, random_state=2)
+        batched = bootstrap_ci(a, b, n_resamples=101, method=method, random_state=2, batch_size=batch)
+    assert batched == full
+    assert not any(map(math.isnan, full))
+
+
+def test_bootstrap_returns_named_tuple_that_unpacks():
+    ci = bootstrap_ci([0.0, 1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0], n_resamples=200, random_state=0)
+    low, high = ci
+    assert isinstance(ci, ConfidenceInterval) and (ci.low, ci.high) == (low, high) and low <= high
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+@pytest.mark.parametrize(
+    ("a", "b", "gap"),
+    [([0.0] * 10, [0.0] * 15, 0.0), ([1.0] * 4, [0.0] * 7, 1.0), ([3.5], [2.0], 1.5), ([2.0] * 3, [5.0], -3.0)],
+)
+def test_fully_degenerate_samples_warn_and_give_zero_width_interval(a, b, gap, method):
+    with pytest.warns(DegenerateSampleWarning, match="zero width"):
+        ci = bootstrap_ci(a, b, n_resamples=500, method=method, random_state=0)
+    assert ci == (gap, gap)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+@pytest.mark.parametrize("flat", [[0.0] * 20, [1.0]])
+def test_one_degenerate_group_warns_and_interval_reflects_the_other_group(flat, method):
+    b = np.random.default_rng(3).binomial(1, 0.4, 60).astype(float)
+    with pytest.warns(DegenerateSampleWarning, match="group `a` cannot vary"):
+        ci = bootstrap_ci(flat, b, n_resamples=2000, method=method, random_state=0)
+    # Oracle: a's mean is fixed, so the interval is flat[0] minus scipy's interval for mean(b).
+    ref = stats.bootstrap(
+        (b,), np.mean, n_resamples=2000, method="percentile" if method == "percentile" else "BCa", rng=1
+    ).confidence_interval
+    se = b.std(ddof=1) / math.sqrt(b.size)
+    tol = Z_TOL * math.sqrt(2 * 0.025 * 0.975 / 2000) / (stats.norm.pdf(1.96) / se)
+    assert np.all(np.isfinite(ci))
+    assert abs(ci.low - (flat[0] - ref.high)) <= tol
+    assert abs(ci.high - (flat[0] - ref.low)) <= tol
+
+
+def test_bca_falls_back_to_percentile_when_correction_is_undefined():
+    gaps = np.linspace(1.0, 2.0, 101)  # the observed gap 0.5 lies below every resample
+    assert sig._bca_levels(gaps, 0.5, np.ones(3), np.ones(3), 3, 3, 0.05, 0.0) is None
+    sampler = SimpleNamespace(jackknife_u=lambda: np.ones(3), units=3)
+    with pytest.warns(DegenerateSampleWarning, match="BCa correction is undefined"):
+        ci = sig._interval_from_gaps(gaps, 0.5, sampler, sampler, 0.95, "bca", 1.0)
+    np.testing.assert_allclose(ci, [1.025, 1.975], rtol=1e-12)
+
+
+# --- report --------------------------------------------------------------------------------------
+
+
+def test_report_fields_agree_with_the_functions_it_summarises():
+    rng = np.random.default_rng(30)
+    a, b = rng.normal(0.4, 1, 45), rng.normal(0, 1, 70)
+    rep = significance_report(a, b, n_permutations=999, n_resamples=999, random_state=5, alpha=0.1)
+    assert rep.p_value == permutation_test(a, b, n_permutations=999, random_state=5)
+    assert rep.gap == pytest.approx(a.mean() - b.mean(), rel=1e-12)
+    assert (rep.mean_a, rep.mean_b) == (pytest.approx(a.mean()), pytest.approx(b.mean()))
+    assert (rep.n_a, rep.n_b, rep.alpha, rep.confidence_level) == (45, 70, 0.1, 0.95)
+    assert rep.significant == (rep.p_value < 0.1)
+    assert rep.ci_low < rep.gap < rep.ci_high
+    assert (rep.method, rep.n_permutations, rep.n_resamples, rep.ci_method) == ("monte_carlo", 999, 999, "percentile")
+    assert rep.p_value_floor == 1 / 1000 and not rep.small_sample_warning
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rep.gap = 0.0
+
+
+def test_report_repr_is_readable():
+    rep = significance_report(binary(40, 100), binary(60, 100), n_resamples=500, random_state=0)
+    text = repr(rep)
+    assert text.startswith("SignificanceReport(gap=-0.2")
+    for piece in ("95% CI [", "p = ", "exact", "significant=True", "n_a=100", "small_sample_warning=False"):
+        assert piece in text
+
+
+@pytest.mark.parametrize(("n_a", "flag"), [(SMALL_SAMPLE_THRESHOLD - 1, True), (SMALL_SAMPLE_THRESHOLD, False)])
+def test_small_sample_warning_threshold(n_a, flag):
+    a = binary(n_a // 2, n_a)
+    rep = significance_report(a, binary(40, 100), n_resamples=200, random_state=0)
+    assert rep.small_sample_warning is flag
+    assert significance_report(binary(40, 100), a, n_resamples=200, random_state=0).small_sample_warning is flag
+
+
+def test_report_says_monte_carlo_minimum():
+    rep = significance_report(np.arange(50.0, 90.0), np.arange(40.0), n_permutations=999, n_resamples=200, random_state=0)
+    assert rep.is_monte_carlo_minimum and rep.p_value == 1 / 1000
+    assert rep.format_p_value() == "p < 1/1,000"
+    assert "p < 1/1,000" in repr(rep)
+
+
+def test_report_grouped_uses_cluster_methods():
+    a, b = np.r_[np.full(50, 1.0), np.full(50, 1.1)], np.r_[np.full(50, 0.0), np.full(50, 0.1)]
+    groups = (np.repeat([1, 2], 50), np.repeat([3, 4], 50))
+    rep = significance_report(a, b, groups=groups, n_permutations=500, n_resamples=500, random_state=0)
+    assert rep.method == "grouped_monte_carlo" and not rep.significant
+    # A cluster bootstrap of 2 clusters per group gives cluster means {1, 1.05, 1.1} - {0, .05, .1}.
+    assert rep.ci_low == pytest.approx(0.9, abs=1e-12) and rep.ci_high == pytest.approx(1.1, abs=1e-12)
+
+
+# --- multiple comparisons --------------------------------------------------------------------------
+
+
+p_lists = st.lists(st.one_of(st.floats(0, 1), st.just(float("nan"))), min_size=0, max_size=30)
+
+
+@HYPOTHESIS
+@given(p=p_lists, method=st.sampled_from(["holm", "bh", "fdr_bh"]))
+def test_adjustments_equal_statsmodels_multipletests(p, method):
+    p = np.array(p, dtype=float)
+    out = adjust_p_values(p, method=method)
+    assert out.shape == p.shape
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(p))
+    valid = ~np.isnan(p)
+    if valid.any():
+        sm_method = "holm" if method == "holm" else "fdr_bh"
+        expected = multipletests(p[valid], method=sm_method)[1]
+        np.testing.assert_allclose(out[valid], expected, rtol=1e-12, atol=1e-15)
+
+
+def test_adjustment_keeps_shape_and_nan_is_not_a_test():
+    p = np.array([[0.01, np.nan], [0.04, 0.03]])
+    out = adjust_p_values(p, method="holm")
+    assert out.shape == (2, 2) and np.isnan(out[0, 1])
+    # Three tests, not four: Holm multiplies the smallest by 3.
+    assert out[0, 0] == pytest.approx(0.03)
+    np.testing.assert_allclose(adjust_p_values(p, method="fdr_bh"), adjust_p_values(p, method="bh"))
+    assert adjust_p_values([]).shape == (0,)
+
+
+# --- formatting ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("p", "floor", "expected"),
+    [
+        (1 / 10_000, 1 / 10_000, "p < 1/10,000"),
+        (1 / 2001, 1 / 2001, "p < 1/2,001"),
+        (0.0321, None, "p = 0.032"),
+        (0.5, 1 / 10_000, "p = 0.50"),
+        (1.0, None, "p = 1.0"),
+        (3.2e-7, 0.0, "p = 3.2e-07"),
+        (0.0, 0.0, "p < 1e-300"),
+        (float("nan"), None, "p = n/a"),
+    ],
+)
+def test_format_p_value_convention(p, floor, expected):
+    assert format_p_value(p, floor=floor) == expected
+
+
+@HYPOTHESIS
+@given(p=st.floats(0, 1), m=st.integers(1, 10**6))
+def test_format_p_value_never_prints_zero(p, m):
+    p = max(p, 1 / (m + 1))  # a Monte Carlo p-value is never below its floor
+    text = format_p_value(p, floor=1 / (m + 1))
+    if text.startswith("p = "):
+        assert float(text[4:]) > 0
+    else:
+        assert text.startswith("p < 1/")
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+GOOD = np.array([0.0, 1.0, 0.5])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (dict(a=[]), ValueError, "`a` must contain at least one row"),
+        (dict(b=np.array([])), ValueError, "`b` must contain at least one row"),
+        (dict(a=[1.0, np.nan]), ValueError, "`a` must not contain NaN or infinite values"),
+        (dict(b=[1.0, np.inf]), ValueError, "`b` must not contain NaN or infinite values"),
+        (dict(a=["x", "y"]), TypeError, "`a` must be numeric"),
+        (dict(a=np.array(["1", 2], dtype=object)), TypeError, "`a` must contain numbers"),
+        (dict(a="101"), TypeError, "`a` must be a 1-D array of numbers"),
+        (dict(a=[1 + 2j]), TypeError, "`a` must be numeric"),
+        (dict(a=[[1.0, 2.0]]), ValueError, r"`a` must be 1-D .* got shape \(1, 2\)"),
+        (dict(b=3.0), ValueError, r"`b` must be 1-D .* got shape \(\)"),
+        (dict(a=[1.0, None]), ValueError, "`a` must not contain NaN"),
+        (dict(n_permutations=0), ValueError, r"`n_permutations` must be a positive integer \(>= 1\)"),
+        (dict(n_permutations=2.5), TypeError, "`n_permutations` must be a positive integer"),
+        (dict(n_permutations=True), TypeError, "`n_permutations` must be a positive integer"),
+        (dict(alternative="two_sided"), ValueError, "`alternative` must be one of 'two-sided', 'less', 'greater'"),
+        (dict(method="permutation"), ValueError, "`method` must be one of 'auto', 'exact', 'monte_carlo'"),
+        (dict(batch_size=0), ValueError, "`batch_size` must be a positive integer"),
+        (dict(random_state="seed"), TypeError, "`random_state` must be None"),
+        (dict(groups=np.zeros((2, 3))), TypeError, r"`groups` must be a pair \(groups_a, groups_b\)"),
+        (dict(groups=([1, 1], [2, 2, 2])), ValueError, r"`groups\[0\]` must have one label per row of its group \(3\)"),
+        (dict(groups=([1, 1, 2], [2, 3, 3])), ValueError, "a cluster must lie wholly in `a` or wholly in `b`"),
+        (dict(groups=([1.0, np.nan, 2.0], [3, 3, 3])), ValueError, r"`groups\[0\]` must not contain NaN"),
+        (dict(groups=([1, 1, 2], ["x", None, "y"])), ValueError, r"`groups\[1\]` must not contain missing"),
+        (dict(groups=([1, 1, 2], [3, 3, 3]), method="exact"), ValueError, "not available with `groups`"),
+    ],
+)
+def test_permutation_test_validation(kwargs, error, match):
+    args = dict(a=GOOD, b=GOOD, n_permutations=10, random_state=0) | kwargs
+    with pytest.raises(error, match=match):
+        permutation_test(args.pop("a"), args.pop("b"), **args)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (dict(confidence_level=0.0), ValueError, "`confidence_level` must be strictly between 0 and 1"),
+        (dict(confidence_level=1.0), ValueError, "`confidence_level` must be strictly between 0 and 1"),
+        (dict(confidence_level=95), ValueError, "`confidence_level` must be strictly between 0 and 1"),
+        (dict(confidence_level="0.95"), TypeError, "`confidence_level` must be a number"),
+        (dict(n_resamples=0), ValueError, "`n_resamples` must be a positive integer"),
+        (dict(method="basic"), ValueError, "`method` must be one of 'percentile', 'bca'"),
+        (dict(a=[]), ValueError, "`a` must contain at least one row"),
+    ],
+)
+def test_bootstrap_ci_validation(kwargs, error, match):
+    args = dict(a=GOOD, b=GOOD, n_resamples=10, random_state=0) | kwargs
+    with pytest.raises(error, match=match):
+        bootstrap_ci(args.pop("a"), args.pop("b"), **args)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (dict(alpha=0.0), ValueError, "`alpha` must be strictly between 0 and 1"),
+        (dict(alpha=1.5), ValueError, "`alpha` must be strictly between 0 and 1"),
+        (dict(ci_method="BCa"), ValueError, "`ci_method` must be one of 'percentile', 'bca'"),
+        (dict(n_permutations=-5), ValueError, "`n_permutations` must be a positive integer"),
+        (dict(confidence_level=-0.1), ValueError, "`confidence_level` must be strictly between 0 and 1"),
+    ],
+)
+def test_significance_report_validation(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        significance_report(GOOD, GOOD, **(dict(n_resamples=10, n_permutations=10, random_state=0) | kwargs))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: adjust_p_values([0.1, 0.2], method="bonferroni"), ValueError, "`method` must be one of 'holm', 'bh', 'fdr_bh'"),
+        (lambda: adjust_p_values([0.1, 1.2]), ValueError, r"`p_values` must lie in \[0, 1\]"),
+        (lambda: adjust_p_values([0.1, -np.inf]), ValueError, r"`p_values` must lie in \[0, 1\]"),
+        (lambda: adjust_p_values(["0.1"]), TypeError, "`p_values` must be numeric"),
+        (lambda: format_p_value(1.5), ValueError, r"`p` must lie in \[0, 1\]"),
+        (lambda: format_p_value("0.1"), TypeError, r"`p` must be a number in \[0, 1\]"),
+        (lambda: format_p_value(0.1, floor=2.0), ValueError, r"`floor` must lie in \[0, 1\]"),
+        (lambda: format_p_value(0.1, digits=0), ValueError, "`digits` must be a positive integer"),
+    ],
+)
+def test_adjust_and_format_validation(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_accepts_pandas_series_and_rejects_missing_values():
+    pd = pytest.importorskip("pandas")
+    a = pd.Series([1, 0, 1, 1], dtype="Int64")
+    b = pd.Series([0.0, 0.0, 1.0])
+    assert permutation_test(a, b) == pytest.approx(permutation_test([1, 0, 1, 1], [0, 0, 1]))
+    with pytest.raises(ValueError, match="`a` must not contain NaN"):
+        permutation_test(pd.Series([1.0, None], dtype="Float64"), b)
+    with pytest.raises(TypeError, match="`b`"):
+        permutation_test(a, pd.Series(["x", "y"]))

@@ -1,0 +1,157 @@
+"""Accepted numbers, `accept`, `new`, interruption and job-count invariance of the build."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from site_src.build import BuildOptions, build
+from site_src.cli import main as fairsite
+from site_src.errors import BuildFailed
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
+SOURCE = FIXTURE / "explainers" / "coin-flips.md"
+
+
+@pytest.fixture
+def root(tmp_path):
+    r = tmp_path / "site-root"
+    shutil.copytree(FIXTURE, r)
+    return r
+
+
+def _digest(folder: Path) -> dict:
+    import hashlib
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_accept_records_cited_values_as_displayed(root):
+    build(BuildOptions(root=root, numbers="accept"))
+    data = json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())["values"]
+    assert set(data) == {"n_flips", "share_numpy"}  # what the prose cites, not every value of the run
+    assert data["n_flips"] == {"value": 2000, "shown": ["2,000"]}
+    assert data["share_numpy"]["shown"][0].endswith("%")
+
+
+def test_check_fails_on_a_drifted_number_with_a_table(root):
+    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, use_cache=False, numbers="fail"))  # unchanged: passes
+    source = (root / "explainers" / "coin-flips.md").read_text()
+    (root / "explainers" / "coin-flips.md").write_text(source.replace("default_rng(7)", "default_rng(8)"))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root, use_cache=False, numbers="fail"))
+    msg = str(info.value)
+    assert "cited numbers changed" in msg and "share_numpy" in msg and "accepted:" in msg and "now:" in msg
+    assert "n_flips" not in msg.split("cited numbers changed")[1]  # unchanged values are not listed
+
+
+def test_check_fails_when_nothing_was_accepted(root):
+    with pytest.raises(BuildFailed, match="no accepted numbers yet"):
+        build(BuildOptions(root=root, use_cache=False, numbers="fail"))
+
+
+def test_a_change_below_display_precision_is_not_drift(root):
+    build(BuildOptions(root=root, numbers="accept"))
+    path = root / "explainers" / "coin-flips.numbers.json"
+    data = json.loads(path.read_text())
+    data["values"]["share_numpy"]["value"] += 1e-6  # as if another BLAS moved the last digits
+    path.write_text(json.dumps(data))
+    build(BuildOptions(root=root, numbers="fail"))
+
+
+def test_monte_carlo_values_move_within_their_error(root):
+    source = SOURCE.read_text().replace(
+        "checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
+    (root / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=root, numbers="accept"))
+    path = root / "explainers" / "coin-flips.numbers.json"
+    data = json.loads(path.read_text())
+    # One standard error of a proportion near 0.5 from 2,000 draws is about 0.011: a 0.01 move
+    # is within four; a 0.2 move is not.
+    data["values"]["share_numpy"]["value"] += 0.01
+    path.write_text(json.dumps(data))
+    build(BuildOptions(root=root, numbers="fail"))
+    data["values"]["share_numpy"]["value"] += 0.2
+    path.write_text(json.dumps(data))
+    with pytest.raises(BuildFailed, match="share_numpy"):
+        build(BuildOptions(root=root, numbers="fail"))
+
+
+def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
+    # The scaffold uses the real library and audits, so build it in a copy of the real repo.
+    repo = Path(__file__).resolve().parents[1]
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("mkdocs.yml", "results", "audits", "data", "site_src"):
+        src = repo / name
+        (shutil.copytree if src.is_dir() else shutil.copyfile)(src, root / name)
+    (root / "explainers").mkdir()
+    assert fairsite(["--root", str(root), "new", "Odds Ratios for Gaps"]) == 0
+    path = root / "explainers" / "odds-ratios-for-gaps.md"
+    assert path.exists()
+    assert fairsite(["--root", str(root), "new", "Odds Ratios for Gaps"]) == 1  # never overwrites
+    report = build(BuildOptions(root=root))
+    assert [r.slug for r in report.runs] == ["odds-ratios-for-gaps"]
+    assert (root / "site" / "explainers" / "odds-ratios-for-gaps" / "index.html").exists()
+
+
+def _docs_without_timings(folder: Path) -> dict:
+    """Every docs/ file, with each page's measured run time and memory line taken out: those
+    are facts about the run (kept byte-stable by the cache), not outputs of the code."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            data = p.read_bytes()
+            if p.suffix == ".md":
+                data = b"\n".join(l for l in data.split(b"\n") if not l.startswith(b"| Run |"))
+            out[str(p.relative_to(folder))] = data
+    return out
+
+
+def test_output_does_not_depend_on_job_count(root):
+    (root / "explainers" / "second.md").write_text(SOURCE.read_text().replace("Coin Flips", "Second")
+                                                   .replace("default_rng(7)", "default_rng(9)"))
+    build(BuildOptions(root=root, jobs=1, force=frozenset()))
+    one = _docs_without_timings(root / "docs")
+    assert any(b"| Run |" in v for v in (p.read_bytes() for p in (root / "docs").rglob("*.md")))
+    build(BuildOptions(root=root, jobs=2, force=frozenset()))
+    assert _docs_without_timings(root / "docs") == one
+
+
+def test_an_interrupted_build_leaves_the_previous_site_whole(root):
+    build(BuildOptions(root=root))
+    before = _digest(root / "site"), _digest(root / "docs")
+    (root / "explainers" / "slow.md").write_text(
+        "---\ntitle: Slow\nsubtitle: Slow?\nsummary: Sleeps.\nchecks:\n  - name: t\n    assert: done\n---\n"
+        "Prose.\n\n```python explainer\nimport time\ntime.sleep(30)\ndone = True\n```\n")
+    proc = subprocess.Popen([sys.executable, "-m", "site_src.cli", "--root", str(root), "build"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while not list((root / ".cache" / "fairsite").glob("slow-*")) and time.time() < deadline:
+        time.sleep(0.1)  # wait until the slow explainer is running
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert (_digest(root / "site"), _digest(root / "docs")) == before
+    assert not (root / ".fairsite-stage").exists()
+    assert not list((root / ".cache" / "fairsite").glob("slow-*"))  # no half-written cache entry
+
+
+def test_a_second_build_at_once_is_refused(root):
+    import fcntl
+    with open(root / ".fairsite.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.write("12345")
+        fh.flush()
+        with pytest.raises(Exception, match="another build holds"):
+            build(BuildOptions(root=root))
