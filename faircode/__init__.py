@@ -1,11 +1,19 @@
 """faircode: fairness audits on real data, for the Fair Code explainer site.
 
-Public names are re-exported here; see ``shared/DESIGN.md`` for the contract.
+Public names are re-exported here; the modules are manifest, audit,
+strategies, models, metrics, significance and benchmark.
 """
 
 from faircode.audit import Audit, list_audits, load_audit
 from faircode.manifest import AuditManifest, ManifestError, load_manifest
 from faircode.models import Predictions, build_model, fit_predict
+from faircode.significance import (
+    adjust_p_values,
+    bootstrap_ci,
+    permutation_test,
+    permutation_test_result,
+    significance_report,
+)
 from faircode.strategies import STRATEGIES, encode_features, feature_columns
 
 __all__ = [
@@ -14,6 +22,8 @@ __all__ = [
     "AuditManifest",
     "ManifestError",
     "Predictions",
+    "adjust_p_values",
+    "bootstrap_ci",
     "build_model",
     "encode_features",
     "feature_columns",
@@ -21,6 +31,9 @@ __all__ = [
     "list_audits",
     "load_audit",
     "load_manifest",
+    "permutation_test",
+    "permutation_test_result",
+    "significance_report",
 ]
 
 __version__ = "0.1.0"

@@ -53,9 +53,10 @@ CONFIDENCE_LEVEL = 0.95
 #: The permutation test of a 0/1 outcome is exact (hypergeometric), so this only matters for a
 #: Monte Carlo fallback; recorded per row either way.
 N_PERMUTATIONS = 9999
-#: Bootstrap resamples per interval: the run's main cost (see bench/bench_benchmark.py); 2,000
-#: keeps the percentile interval's Monte Carlo error around 0.01 of its width on these data.
-N_RESAMPLES = 2000
+#: Bootstrap resamples per interval. A 0/1 group is resampled through binomial/multinomial
+#: counts, so even 9,999 resamples cost milliseconds; model fitting dominates the run time
+#: (see bench/bench_benchmark.py).
+N_RESAMPLES = 9999
 #: Below this many rows in a group the report flags ``small_sample_warning``.
 SMALL_SAMPLE = 30
 
@@ -265,14 +266,14 @@ def _significance(a, b, *, seed: int, n_permutations: int, n_resamples: int):
     return report, "; ".join(notes)
 
 
-def _performance_row(audit, pred, task: Task) -> dict:
+def _performance_row(audit, pred) -> dict:
     y_true = np.asarray(pred.y_true)
     y_score = np.asarray(pred.y_score, dtype=float)
     row = {
         "audit": audit.slug,
         "audit_name": audit.name,
-        "strategy": task.strategy,
-        "model": task.model,
+        "strategy": pred.strategy,
+        "model": pred.model,
         "n_test": int(y_true.size),
         "n_positive": int(y_true.sum()),
         "accuracy": float(accuracy_score(y_true, pred.y_pred)),
@@ -337,81 +338,79 @@ def evaluate(
     """
     from faircode.models import fit_predict
 
-    task = Task(audit.slug, strategy, model)
     pred = fit_predict(audit, strategy=strategy, model=model)
-    rows_idx = np.asarray(pred.rows)
+    options = {"n_permutations": n_permutations, "n_resamples": n_resamples}
+    fairness = [row for attribute in sorted(audit.masks) for row in _attribute_rows(audit, pred, attribute, **options)]
+    return fairness, _performance_row(audit, pred)
+
+
+def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int, n_resamples: int) -> list[dict]:
+    """The fairness rows of one protected attribute, one per gap metric."""
     y_true, y_pred = np.asarray(pred.y_true), np.asarray(pred.y_pred)
+    dis = np.asarray(audit.masks[attribute])[pred.rows]
+    adv = np.asarray(audit.reference_masks[attribute])[pred.rows]
+    dis_label, adv_label = audit.group_labels[attribute]
+    key = (audit.slug, pred.strategy, pred.model, attribute)
     random_state = int(audit.manifest.random_state)
-    fairness = []
-    for attribute in sorted(audit.masks):
-        dis = np.asarray(audit.masks[attribute])[rows_idx]
-        adv = np.asarray(audit.reference_masks[attribute])[rows_idx]
-        dis_label, adv_label = audit.group_labels[attribute]
-        key = (audit.slug, task.strategy, task.model, attribute)
-        reports: dict[str, object] = {}  # one significance report per rate, shared by DP and DI
-        for metric in GAP_METRICS:
-            rate_name = GAP_RATE[metric]
-            g = gap(metric, y_true, y_pred, disadvantaged=dis, advantaged=adv)
-            n_a, n_b = g.disadvantaged.denominator, g.advantaged.denominator
-            row = {
-                "audit": audit.slug,
-                "audit_name": audit.name,
-                "strategy": task.strategy,
-                "model": task.model,
-                "attribute": attribute,
-                "disadvantaged_group": str(dis_label),
-                "advantaged_group": str(adv_label),
-                "metric": metric,
-                "kind": GAP_KIND[metric],
-                "value_disadvantaged": g.disadvantaged.value,
-                "value_advantaged": g.advantaged.value,
-                "gap": g.value,
-                "ci_low": float("nan"),
-                "ci_high": float("nan"),
-                "p_value": float("nan"),
-                "q_value": float("nan"),
-                "significant": pd.NA,
-                "n_disadvantaged": n_a,
-                "n_advantaged": n_b,
-                "small_sample_warning": min(n_a, n_b) < SMALL_SAMPLE,
-                "reason": g.reason,
-                "method": "",
-                "n_permutations": pd.NA,
-                "n_resamples": pd.NA,
-                "random_state": _row_seed(random_state, *key, metric),
-            }
-            if g.defined:
-                if rate_name not in reports:
-                    outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
-                    reports[rate_name] = (
-                        outcomes,
-                        _significance(
-                            outcomes.a,
-                            outcomes.b,
-                            seed=_row_seed(random_state, *key, rate_name),
-                            n_permutations=n_permutations,
-                            n_resamples=n_resamples,
-                        ),
-                    )
-                outcomes, (rep, note) = reports[rate_name]
-                row.update(
-                    reason=note,
-                    p_value=float(rep.p_value),
-                    small_sample_warning=bool(rep.small_sample_warning),
-                    method=str(rep.method),
-                    # None for an exact test: no relabelling was drawn.
-                    n_permutations=pd.NA if rep.n_permutations is None else int(rep.n_permutations),
-                    n_resamples=int(rep.n_resamples),
-                )
-                if GAP_KIND[metric] == "ratio":
-                    low, high, why = _ratio_bootstrap(
-                        outcomes.a, outcomes.b, n_resamples=n_resamples, seed=row["random_state"]
-                    )
-                    row.update(ci_low=low, ci_high=high, reason="; ".join(filter(None, (note, why))))
-                else:
-                    row.update(ci_low=float(rep.ci_low), ci_high=float(rep.ci_high))
-            fairness.append(row)
-    return fairness, _performance_row(audit, pred, task)
+    reports: dict[str, tuple] = {}  # one report per rate: DP and DI share the selection-rate test
+    rows = []
+    for metric in GAP_METRICS:
+        rate_name = GAP_RATE[metric]
+        g = gap(metric, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+        n_a, n_b = g.disadvantaged.denominator, g.advantaged.denominator
+        row = {
+            "audit": audit.slug,
+            "audit_name": audit.name,
+            "strategy": pred.strategy,
+            "model": pred.model,
+            "attribute": attribute,
+            "disadvantaged_group": str(dis_label),
+            "advantaged_group": str(adv_label),
+            "metric": metric,
+            "kind": GAP_KIND[metric],
+            "value_disadvantaged": g.disadvantaged.value,
+            "value_advantaged": g.advantaged.value,
+            "gap": g.value,
+            "ci_low": float("nan"),
+            "ci_high": float("nan"),
+            "p_value": float("nan"),
+            "q_value": float("nan"),
+            "significant": pd.NA,
+            "n_disadvantaged": n_a,
+            "n_advantaged": n_b,
+            "small_sample_warning": min(n_a, n_b) < SMALL_SAMPLE,
+            "reason": g.reason,
+            "method": "",
+            "n_permutations": pd.NA,
+            "n_resamples": pd.NA,
+            "random_state": _row_seed(random_state, *key, metric),
+        }
+        rows.append(row)
+        if not g.defined:
+            continue
+        if rate_name not in reports:
+            outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+            seed = _row_seed(random_state, *key, rate_name)
+            reports[rate_name] = (
+                outcomes,
+                *_significance(outcomes.a, outcomes.b, seed=seed, n_permutations=n_permutations, n_resamples=n_resamples),
+            )
+        outcomes, rep, note = reports[rate_name]
+        row.update(
+            reason=note,
+            p_value=float(rep.p_value),
+            small_sample_warning=bool(rep.small_sample_warning),
+            method=str(rep.method),
+            # None for an exact test: no relabelling was drawn.
+            n_permutations=pd.NA if rep.n_permutations is None else int(rep.n_permutations),
+            n_resamples=int(rep.n_resamples),
+            ci_low=float(rep.ci_low),
+            ci_high=float(rep.ci_high),
+        )
+        if GAP_KIND[metric] == "ratio":
+            low, high, why = _ratio_bootstrap(outcomes.a, outcomes.b, n_resamples=n_resamples, seed=row["random_state"])
+            row.update(ci_low=low, ci_high=high, reason="; ".join(filter(None, (note, why))))
+    return rows
 
 
 # --------------------------------------------------------------------------- execution

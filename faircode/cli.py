@@ -63,7 +63,7 @@ def _benchmark(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             progress=not args.no_progress,
         )
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest
         console.print(f"[red]error:[/red] {exc}")
         return 2
     elapsed = time.perf_counter() - start

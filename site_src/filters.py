@@ -86,8 +86,10 @@ def pvalue(value, n_resamples: int | None = None) -> str:
             return f"p < 1/{m:,}"
     if p == 0:
         return "p < 10⁻³⁰⁰"  # an exact p that underflowed: smaller than any double
+    if p == 1:
+        return "p = 1"
     if p >= 0.01:
-        return "p = " + f"{p:.3f}".rstrip("0").rstrip(".")
+        return f"p = {p:.3f}"
     if p >= 0.001:
         return f"p = {p:.2g}"
     exponent = math.floor(math.log10(p))

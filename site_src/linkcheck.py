@@ -94,7 +94,7 @@ def broken_links(site_dir: Path) -> list[str]:
                 continue
             if parts.path == "":
                 target = rel
-            elif target == "" or (site_dir / target).is_dir():
+            elif target == "" or parts.path.endswith("/") or (site_dir / target).is_dir():
                 target = posixpath.join(target, "index.html")
             if not (site_dir / target).is_file():
                 problems.append(f"{rel}: {url}: no such file {target}")

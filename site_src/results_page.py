@@ -38,6 +38,13 @@ _STRATEGY_ORDER = ("S0", "S1", "S2", "S3")
 _MODEL_ORDER = ("logistic_regression", "random_forest", "gradient_boosting")
 
 
+_HEADER_TITLES = {
+    "value_disadvantaged": "the disadvantaged group's rate", "value_advantaged": "the advantaged group's rate",
+    "gap": "disadvantaged minus advantaged (pp), or their ratio", "p_value": "permutation test p-value",
+    "q_value": "Benjamini-Hochberg q-value over the whole table",
+}
+
+
 @dataclass(frozen=True)
 class AuditFigure:
     """One audit's figure, saved as ``<name>.svg`` and ``<name>.png`` in the output folder."""
@@ -45,12 +52,21 @@ class AuditFigure:
     audit: str
     title: str
     name: str
-    alt: str
+    alt: str  # the full description, for screen readers
+    caption: str  # what to notice, under the figure
 
 
 def escape(value) -> str:
     """HTML-escaped text as a plain ``str`` (a ``Markup`` would escape what it is joined with)."""
     return str(_escape(value))
+
+
+# Short names for the metrics, so the table fits a screen; the filter and README give the full ones.
+_METRIC_LABELS = {
+    "demographic_parity_difference": "selection rate (DP)", "equal_opportunity_difference": "true positive rate (EO)",
+    "false_positive_rate_difference": "false positive rate", "precision_difference": "precision",
+    "accuracy_difference": "accuracy", "disparate_impact_ratio": "disparate impact ratio",
+}
 
 
 def label(value) -> str:
@@ -74,15 +90,15 @@ def table_html(df: pd.DataFrame) -> Markup:
     cols = [
         ("audit", "Audit", "text"), ("strategy", "Strategy", "text"), ("model", "Model", "text"),
         ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),
-        ("value_disadvantaged", "Disadvantaged", "number"), ("value_advantaged", "Advantaged", "number"),
+        ("value_disadvantaged", "Disadv.", "number"), ("value_advantaged", "Adv.", "number"),
         ("gap", "Gap", "number"), ("ci", "95% interval", "none"), ("p_value", "p", "number"),
         ("q_value", "q (FDR)", "number"), ("significant", "Significant", "text"),
     ]
     cols = [c for c in cols if c[0] == "ci" or c[0] in df.columns]
     head = "".join(
-        f'<th data-type="{kind}" scope="col">'
+        f'<th data-type="{kind}" scope="col" title="{_HEADER_TITLES.get(key, escape(title))}">'
         + (f'<button type="button" class="fc-sort">{escape(title)}</button>' if kind != "none" else escape(title))
-        + "</th>" for _, title, kind in cols
+        + "</th>" for key, title, kind in cols
     )
     body = []
     for row in df.to_dict("records"):
@@ -123,13 +139,13 @@ def draw_audit_figures(df: pd.DataFrame, out_dir: Path) -> list[AuditFigure]:
         title = _audit_name(rows, audit)
         combos = _combos(rows)
         attributes = sorted(rows["attribute"].astype(str).unique())
-        with matplotlib.rc_context({"svg.hashsalt": "fairsite", "font.size": 9}):
-            fig = Figure(figsize=(4.2 * len(metrics) + 0.8, 0.34 * len(combos) + 1.9), facecolor="white")
+        with matplotlib.rc_context({"svg.hashsalt": "fairsite", "font.size": 10}):
+            fig = Figure(figsize=(3.9 * len(metrics) + 1.6, 0.32 * len(combos) + 2.0), facecolor="white")
             FigureCanvasAgg(fig)
             axes = fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]
             for ax, metric in zip(axes, metrics):
                 _panel(ax, rows[rows["metric"] == metric], combos, attributes)
-                ax.set_title(FIGURE_METRICS[metric], fontsize=9)
+                ax.set_title(FIGURE_METRICS[metric], fontsize=10)
             axes[0].set_yticks(range(len(combos)), [f"{s} · {label(m)}" for s, m in combos])
             axes[0].invert_yaxis()  # S0 at the top, as in the table
             handles = [matplotlib.lines.Line2D([], [], color=_COLOURS[i % len(_COLOURS)],
@@ -139,13 +155,14 @@ def draw_audit_figures(df: pd.DataFrame, out_dir: Path) -> list[AuditFigure]:
             handles += [matplotlib.lines.Line2D([], [], color="0.3", marker="o", linestyle="", label="significant (q < 0.05)"),
                         matplotlib.lines.Line2D([], [], color="0.3", marker="o", markerfacecolor="white", linestyle="",
                                                 label="not significant")]
-            fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), frameon=False, fontsize=8)
-            fig.suptitle(f"{title}: gaps (disadvantaged minus advantaged) with 95% intervals", fontsize=10)
+            fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), frameon=False, fontsize=9)
+            fig.suptitle(f"{title}: gaps (disadvantaged minus advantaged) with 95% intervals", fontsize=11)
             fig.tight_layout(rect=(0, 0.1 if len(handles) <= 4 else 0.15, 1, 1))
             name = f"gaps-{audit}"
             fig.savefig(out_dir / f"{name}.svg", metadata={"Date": None})
             fig.savefig(out_dir / f"{name}.png", dpi=110)
-        figures.append(AuditFigure(audit=audit, title=title, name=name, alt=_alt(rows, title, metrics, combos)))
+        alt, caption = _alt(rows, title, metrics, combos)
+        figures.append(AuditFigure(audit=audit, title=title, name=name, alt=alt, caption=caption))
     return figures
 
 
@@ -174,7 +191,8 @@ def _panel(ax, rows: pd.DataFrame, combos, attributes) -> None:
         ax.spines[side].set_visible(False)
 
 
-def _alt(rows: pd.DataFrame, title: str, metrics, combos) -> str:
+def _alt(rows: pd.DataFrame, title: str, metrics, combos) -> tuple[str, str]:
+    """The alt text (what the chart shows, then its largest gaps) and the caption (the largest gaps)."""
     attrs = "; ".join(_attribute_label(rows, a) for a in sorted(rows["attribute"].astype(str).unique()))
     parts = [f"Dot-and-interval chart for the {title} audit: for each of {len(combos)} strategy and model "
              f"combinations, the gap (disadvantaged minus advantaged, in percentage points) and its 95% "
@@ -189,7 +207,7 @@ def _alt(rows: pd.DataFrame, title: str, metrics, combos) -> str:
     undefined = int(rows["gap"].isna().sum())
     if undefined:
         parts.append(f"{undefined} undefined gap(s) are not drawn.")
-    return " ".join(parts)
+    return " ".join(parts), " ".join(parts[1:])
 
 
 def _cell(key: str, row: dict) -> str:
@@ -201,10 +219,14 @@ def _cell(key: str, row: dict) -> str:
         return f"<td>[{_num(low, ratio)}, {_num(high, ratio)}]</td>"
     value = row.get(key)
     if key in ("audit", "strategy", "model", "attribute", "metric"):
-        title = ""
+        title, text = "", label(value)
         if key == "attribute" and "disadvantaged_group" in row:
             title = f' title="{escape(row["disadvantaged_group"])} vs {escape(row.get("advantaged_group", ""))}"'
-        return f"<td{title}>{escape(label(value))}</td>"
+        elif key == "audit" and not _missing(row.get("audit_name")):
+            text = row["audit_name"]
+        elif key == "metric" and value in _METRIC_LABELS:
+            title, text = f' title="{escape(label(value))}"', _METRIC_LABELS[value]
+        return f"<td{title}>{escape(text)}</td>"
     if key == "significant":
         if _missing(value) or str(value) == "":
             return "<td></td>"

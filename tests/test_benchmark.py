@@ -216,5 +216,22 @@ def test_dask_local_cluster_gives_the_same_csv_as_joblib(written, tmp_path):
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
         with Client(cluster) as client:
             result = bm.run_benchmark(**SUBSET, **FAST, backend="dask", scheduler=client)
-    bm.write_results(*result, tmp_path)
-    assert _bytes(tmp_path) == _bytes(written)
+        bm.write_results(*result, tmp_path / "client")
+        # The command line's path: a scheduler address, the client made (and closed) inside.
+        argv = ["benchmark", "--audit", "german-credit", "--strategy", "S0", "--model", "logistic_regression",
+                "--no-progress"]
+        assert main([*argv, "--backend", "dask", "--scheduler", cluster.scheduler_address,
+                     "--output", str(tmp_path / "address")]) == 0
+    assert main([*argv, "--output", str(tmp_path / "joblib")]) == 0
+    assert _bytes(tmp_path / "client") == _bytes(written)
+    assert _bytes(tmp_path / "address") == _bytes(tmp_path / "joblib")
+
+
+def test_cli_dask_without_scheduler_is_a_usage_error(capsys):
+    assert main(["benchmark", "--backend", "dask", "--no-progress"]) == 2
+    assert "--scheduler" in capsys.readouterr().out
+
+
+def test_cli_unknown_audit_is_a_usage_error(capsys):
+    assert main(["benchmark", "--audit", "no-such-audit", "--no-progress"]) == 2
+    assert "no audit 'no-such-audit'" in capsys.readouterr().out

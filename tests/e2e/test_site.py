@@ -55,7 +55,7 @@ def test_search_finds_an_explainer_by_a_word_from_its_body(site_root, open_page)
     assert BODY_WORD in body and BODY_WORD not in front.lower()
     page = open_page("")
     page.locator("label.md-search__icon, .md-search__input").first.click()
-    page.locator("input.md-search__input").fill(BODY_WORD)
+    page.locator("input.md-search__input").press_sequentially(BODY_WORD, delay=20)  # Material reads key events
     hit = page.locator(f".md-search-result__item a[href*='{SLUG}']").first
     hit.wait_for(state="visible", timeout=10_000)
     hit.click()
@@ -119,11 +119,11 @@ def test_code_and_notebook_downloads_match_the_generated_code(site_root, open_pa
     expected = (site_root / "explainers" / "code" / f"{SLUG}.py").read_bytes()
     with page.expect_download() as info:
         page.locator(f"a[download='{SLUG}.py']").click()
-    assert open(info.value.path(), "rb").read() == expected
+    assert Path(info.value.path()).read_bytes() == expected
 
     with page.expect_download() as info:
         page.locator(f"a[download='{SLUG}.ipynb']").click()
-    nb = json.loads(open(info.value.path(), encoding="utf-8").read())
+    nb = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
     import nbformat
     nbformat.validate(nbformat.from_dict(nb))
     code_cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]

@@ -1,0 +1,52 @@
+"""MkDocs hooks (``hooks:`` in mkdocs.yml): the navigation a reader sees.
+
+Each explainer lives in its own folder (``explainers/<slug>/index.md``, beside its figures and
+downloads), which MkDocs would show as a one-page section named after the slug. This puts the
+page itself in the "Explainers" section instead, under its title, in the explainers' ``order``.
+"""
+
+from __future__ import annotations
+
+import yaml
+from mkdocs.structure.nav import Section
+
+
+def _front_matter(path: str) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    if not text.startswith("---\n"):
+        return {}
+    return yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
+
+
+def on_nav(nav, config, files):
+    for section in [item for item in nav.items if isinstance(item, Section)]:
+        flat = []
+        for child in section.children:
+            if isinstance(child, Section) and len(child.children) == 1 and not isinstance(child.children[0], Section):
+                page = child.children[0]
+                page.parent = section
+                flat.append(page)
+            else:
+                flat.append(child)
+        flat.sort(key=lambda item: (_order(item), str(getattr(item, "title", ""))))
+        section.children = flat
+    nav.pages = [p for p in _walk(nav.items)]
+    for prev, page, nxt in zip([None] + nav.pages[:-1], nav.pages, nav.pages[1:] + [None]):
+        page.previous_page, page.next_page = prev, nxt
+    return nav
+
+
+def _order(item) -> int:
+    file = getattr(item, "file", None)
+    if file is None or not file.abs_src_path:
+        return 100
+    return int(_front_matter(file.abs_src_path).get("order", 100))
+
+
+def _walk(items):
+    for item in items:
+        if isinstance(item, Section):
+            yield from _walk(item.children)
+        elif getattr(item, "is_page", False):
+            yield item

@@ -1,0 +1,134 @@
+"""The reader-facing parts of the site build: notebook download, results explorer, link checker.
+
+Expected values come from the inputs (the code given, the table given, the HTML written here),
+not from the functions under test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import textwrap
+
+import nbformat
+import pandas as pd
+import pytest
+
+from site_src.linkcheck import broken_links, external_loads
+from site_src.notebook import notebook_json, split_cells
+from site_src.results_page import draw_audit_figures, filter_options, table_html
+
+CODE = textwrap.dedent('''
+    """Doc."""
+    import math
+
+    # Step one: a value.
+    x = 1
+    text = """
+    # not a step: inside a string
+    """
+
+    # Step two: a branch.
+    if x:
+        y = 2
+
+    # a comment before else must stay with its if
+    else:
+        y = 3
+    print(math.pi, y)
+    ''').lstrip()
+
+
+def _nonblank(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.strip()]
+
+
+def test_cells_split_at_step_comments_only_between_statements():
+    cells = split_cells(CODE)
+    assert [c.splitlines()[0] for c in cells] == ['"""Doc."""', "# Step one: a value.", "# Step two: a branch."]
+    assert _nonblank("\n".join(cells)) == _nonblank(CODE)
+    for cell in cells:
+        compile(cell, "<cell>", "exec")
+
+
+def test_notebook_is_valid_reproducible_and_holds_the_code():
+    args = dict(title="T <b>", subtitle="Why?", summary="S.", code_rel="explainers/code/t.py")
+    text = notebook_json(CODE, **args)
+    assert text == notebook_json(CODE, **args)  # byte-identical: no random cell ids
+    nb = nbformat.reads(text, as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# T <b>")
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert _nonblank("\n".join(code)) == _nonblank(CODE)
+    assert [c.id for c in nb.cells] == [f"cell-{i}" for i in range(1, len(nb.cells) + 1)]
+    assert json.loads(text)["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    rows = []
+    for audit, name in [("a-audit", "A <Audit>"), ("b-audit", "B Audit")]:
+        for s in ("S0", "S1"):
+            for metric, kind in [("demographic_parity_difference", "difference"),
+                                 ("equal_opportunity_difference", "difference"), ("disparate_impact_ratio", "ratio")]:
+                gap = -0.25 if (audit, s, metric) == ("a-audit", "S1", "demographic_parity_difference") else 0.05
+                if kind == "ratio":
+                    gap = 0.7
+                rows.append(dict(audit=audit, audit_name=name, strategy=s, model="logistic_regression",
+                                 attribute="sex", disadvantaged_group="<f>", advantaged_group="m", metric=metric,
+                                 kind=kind, value_disadvantaged=0.3, value_advantaged=0.3 - gap, gap=gap,
+                                 ci_low=gap - 0.1, ci_high=gap + 0.1, p_value=0.0004 if s == "S1" else 0.3,
+                                 q_value=0.001 if s == "S1" else 0.5, significant=s == "S1",
+                                 small_sample_warning=False, reason=""))
+    rows[-1].update(gap=float("nan"), ci_low=float("nan"), ci_high=float("nan"), p_value=float("nan"),
+                    significant=float("nan"), reason="advantaged selection rate is 0")
+    return pd.DataFrame(rows)
+
+
+def test_table_has_a_row_per_result_marks_significant_rows_and_escapes(table):
+    html = str(table_html(table))
+    assert html.count("<tr data-audit=") == len(table)
+    assert html.count('class="fc-significant"') == int((table["significant"] == True).sum())  # noqa: E712
+    assert "<f>" not in html and "&lt;f&gt;" in html
+    assert 'data-value="-0.25">−25.0 pp</td>' in html  # a difference of rates, in percentage points
+    assert ">0.70</td>" in html  # a ratio stays a ratio
+    assert 'title="advantaged selection rate is 0"' in html  # an undefined cell says why
+    assert filter_options(table)["audit"] == ["a-audit", "b-audit"]
+
+
+def test_figures_are_deterministic_and_described(table, tmp_path):
+    first = draw_audit_figures(table, tmp_path / "one")
+    second = draw_audit_figures(table, tmp_path / "two")
+    assert [f.name for f in first] == ["gaps-a-audit", "gaps-b-audit"]
+    for f in first:
+        for ext in ("svg", "png"):
+            a, b = (tmp_path / d / f"{f.name}.{ext}" for d in ("one", "two"))
+            assert hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest()
+        svg = (tmp_path / "one" / f"{f.name}.svg").read_text()
+        assert "<dc:date>" not in svg
+    # The largest selection-rate gap of audit A, found by hand from the table above.
+    assert "Largest demographic parity difference: −25.0 percentage points (sex, S1, logistic regression)" in first[0].alt
+    assert first[0].title == "A <Audit>" and first[0].caption in first[0].alt
+
+
+def test_no_figure_without_the_metrics_it_draws(table, tmp_path):
+    assert draw_audit_figures(table[table["metric"] == "disparate_impact_ratio"], tmp_path) == []
+
+
+def test_link_checker_finds_missing_files_anchors_and_outside_loads(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<h2 id="top">x</h2><a href="a/">ok</a><a href="a/#there">ok</a><a href="#top">ok</a>'
+        '<a href="a/#nowhere">bad anchor</a><a href="b/">bad file</a><a href="https://example.org/">external link</a>'
+        '<link rel="canonical" href="https://example.org/"><script src="https://cdn.example.org/x.js"></script>'
+        '<img src="//cdn.example.org/i.png"><link rel="stylesheet" href="style.css">')
+    (tmp_path / "a" / "index.html").write_text('<p id="there">y</p><a href="../index.html#top">back</a>')
+    (tmp_path / "style.css").write_text('@import url("https://fonts.example.org/f.css"); p { color: red }')
+    assert broken_links(tmp_path) == [
+        "index.html: a/#nowhere: a/index.html has no element with id 'nowhere'",
+        "index.html: b/: no such file b/index.html",
+    ]
+    assert external_loads(tmp_path) == [
+        "index.html: https://cdn.example.org/x.js", "index.html: //cdn.example.org/i.png",
+        "style.css: https://fonts.example.org/f.css",
+    ]
