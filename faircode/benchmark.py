@@ -321,7 +321,13 @@ def run_task(
 
 
 def evaluate(
-    audit, *, strategy: str, model: str, n_permutations: int = N_PERMUTATIONS, n_resamples: int = N_RESAMPLES
+    audit,
+    *,
+    strategy: str,
+    model: str,
+    predictions=None,
+    n_permutations: int = N_PERMUTATIONS,
+    n_resamples: int = N_RESAMPLES,
 ) -> tuple[list[dict], dict]:
     """Like `run_task`, on an already loaded ``Audit`` (e.g. a subsample in a bench script).
 
@@ -329,6 +335,8 @@ def evaluate(
     ----------
     audit : faircode.audit.Audit
     strategy, model : str
+    predictions : faircode.models.Predictions, optional
+        This audit's predictions for (strategy, model), if already fitted; else fitted here.
     n_permutations, n_resamples : int
 
     Returns
@@ -338,7 +346,7 @@ def evaluate(
     """
     from faircode.models import fit_predict
 
-    pred = fit_predict(audit, strategy=strategy, model=model)
+    pred = predictions if predictions is not None else fit_predict(audit, strategy=strategy, model=model)
     options = {"n_permutations": n_permutations, "n_resamples": n_resamples}
     fairness = [row for attribute in sorted(audit.masks) for row in _attribute_rows(audit, pred, attribute, **options)]
     return fairness, _performance_row(audit, pred)

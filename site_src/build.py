@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_src import check as check_stage
+from site_src import linkcheck
 from site_src import snapshot
 from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, SiteError
@@ -80,6 +81,12 @@ def build(options: BuildOptions) -> BuildReport:
             if errors:
                 raise BuildFailed(errors)
             warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
+            # A broken link or anchor, or anything fetched from outside the site, fails the build:
+            # the site must work opened from a local server with no network.
+            site_problems = linkcheck.broken_links(stage / "site") + [
+                f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
+            if site_problems:
+                raise BuildFailed([SiteError(p) for p in site_problems])
             swap_in(stage, root)
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
     return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted,
