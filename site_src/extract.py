@@ -74,15 +74,16 @@ def extract(explainers: list[Explainer], code_dir: Path, *, write: bool = True) 
 def stale_code_files(explainers: list[Explainer], code_dir: Path) -> list[str]:
     """Generated files that differ from what their sources generate, or have no source."""
     code_dir = Path(code_dir)
+    shown = f"{code_dir.parent.name}/{code_dir.name}"  # "explainers/code", whatever the cwd
     problems = []
     wanted = {f"{e.slug}.py": generated_text(e) for e in explainers}
     for name, text in wanted.items():
         path = code_dir / name
         if not path.exists():
-            problems.append(f"{path}: missing; run `fairsite build` to generate it")
+            problems.append(f"{shown}/{name}: missing; run `fairsite build` to generate it")
         elif path.read_text(encoding="utf-8") != text:
-            problems.append(f"{path}: differs from its explainer source; run `fairsite build`")
+            problems.append(f"{shown}/{name}: differs from its explainer source; run `fairsite build`")
     for path in sorted(code_dir.glob("*.py")) if code_dir.exists() else []:
         if path.name not in wanted:
-            problems.append(f"{path}: no explainer source generates it; delete it")
+            problems.append(f"{shown}/{path.name}: no explainer source generates it; delete it")
     return problems

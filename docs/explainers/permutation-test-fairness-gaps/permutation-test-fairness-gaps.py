@@ -1,6 +1,6 @@
 # Generated from explainers/permutation-test-fairness-gaps.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/permutation-test-fairness-gaps.py
-"""Permutation test for the gap in selection rates between women and men (Benefits Denial)."""
+"""Permutation test for the gap in selection rates, women vs men (Benefits Denial)."""
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -10,7 +10,7 @@ from faircode.significance import permutation_test, significance_report
 audit = load_audit("benefits-denial")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
 
-# Test-split rows of each group, and whether the model flagged each person (1) or not (0).
+# Test-split rows of each group; whether the model flagged each person (1) or not (0).
 is_female = audit.masks["sex"][pred.rows] == 1
 is_male = audit.reference_masks["sex"][pred.rows] == 1
 flagged_female = pred.y_pred[is_female]
@@ -26,25 +26,26 @@ print(f"gap (women - men): {observed_gap:+.4f}")
 
 
 def shuffle_test(a, b, n_shuffles, rng):
-    """Two-sided permutation test by hand: shuffle the pooled outcomes, re-split, compare."""
+    """Two-sided permutation test by hand: shuffle pooled outcomes, re-split, compare."""
     pooled = np.concatenate([a, b])
     observed = a.mean() - b.mean()
     gaps = np.empty(n_shuffles)
     for i in range(n_shuffles):
         shuffled = rng.permutation(pooled)
         gaps[i] = shuffled[: len(a)].mean() - shuffled[len(a):].mean()
-    # Ties count as extreme; the tiny tolerance keeps float rounding from breaking a tie.
+    # Ties count as extreme; the tolerance keeps float rounding from breaking a tie.
     n_extreme = int(np.sum(np.abs(gaps) >= abs(observed) - 1e-12))
     return (n_extreme + 1) / (n_shuffles + 1), n_extreme, gaps
 
 
 rng = np.random.default_rng(20240607)
 n_shuffles = 2000
-p_by_hand, n_as_extreme, shuffled_gaps = shuffle_test(flagged_female, flagged_male, n_shuffles, rng)
+p_by_hand, n_as_extreme, shuffled_gaps = shuffle_test(
+    flagged_female, flagged_male, n_shuffles, rng)
 p_library = permutation_test(flagged_female, flagged_male)  # exact for 0/1 outcomes
 report = significance_report(flagged_female, flagged_male, random_state=1)
 report_gap = report.gap
-print(f"hand-written: {n_as_extreme} of {n_shuffles} shuffles as extreme, p = {p_by_hand:.5f}")
+print(f"by hand: {n_as_extreme} of {n_shuffles} shuffles as extreme, p = {p_by_hand:.5f}")
 print(f"faircode exact: p = {p_library:.3g}")
 print(report)
 
@@ -55,10 +56,12 @@ small_female = pred.y_pred[sample][is_female[sample]]
 small_male = pred.y_pred[sample][is_male[sample]]
 n_small_female, n_small_male = len(small_female), len(small_male)
 gap_small = float(small_female.mean() - small_male.mean())
-p_by_hand_small, _, shuffled_gaps_small = shuffle_test(small_female, small_male, n_shuffles, rng)
+p_by_hand_small, _, shuffled_gaps_small = shuffle_test(
+    small_female, small_male, n_shuffles, rng)
 p_library_small = permutation_test(small_female, small_male, method="exact")
-p_library_small_mc = permutation_test(small_female, small_male, method="monte_carlo",
-                                      n_permutations=n_shuffles, random_state=3)
+p_library_small_mc = permutation_test(
+    small_female, small_male, method="monte_carlo",
+    n_permutations=n_shuffles, random_state=3)
 print(f"200-row sample: gap {gap_small:+.4f}; p by hand {p_by_hand_small:.4f}, "
       f"exact {p_library_small:.4f}, Monte Carlo {p_library_small_mc:.4f}")
 
@@ -77,16 +80,18 @@ for rows in (200, 1000):
     power.append({"rows": rows, "share": share, "median_gap": float(np.median(gaps))})
     print(f"{rows} rows: p < {alpha} in {share:.1%} of {n_repeats} subsamples")
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=False)
-panels = [(axes[0], shuffled_gaps, observed_gap, f"Full test split ({n_female + n_male:,} rows)"),
-          (axes[1], shuffled_gaps_small, gap_small, f"Random sample ({n_small} rows)")]
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+panels = [
+    (axes[0], shuffled_gaps, observed_gap, f"Full test split ({n_female + n_male:,} rows)"),
+    (axes[1], shuffled_gaps_small, gap_small, f"Random sample ({n_small} rows)"),
+]
 for ax, gaps, observed, title in panels:
-    lo = min(gaps.min(), observed) - 0.02
-    hi = max(gaps.max(), -observed) + 0.02
     ax.hist(gaps, bins=40, color="#7986cb", edgecolor="white")
-    ax.axvline(observed, color="#d84315", linewidth=2, label=f"observed gap {observed:+.3f}")
-    ax.axvline(-observed, color="#d84315", linewidth=1, linestyle="--", label="as far on the other side")
-    ax.set_xlim(lo, hi)
+    ax.axvline(observed, color="#d84315", linewidth=2,
+               label=f"observed gap {observed:+.3f}")
+    ax.axvline(-observed, color="#d84315", linewidth=1, linestyle="--",
+               label="as far on the other side")
+    ax.set_xlim(min(gaps.min(), observed) - 0.02, max(gaps.max(), -observed) + 0.02)
     ax.set_title(title)
     ax.set_xlabel("gap in selection rate (women - men) after shuffling")
     ax.legend(fontsize=8, loc="upper left")

@@ -1,0 +1,179 @@
+# Generated from explainers/bootstrap-intervals-fairness-gaps.md by `fairsite build`; edit the explainer, not this file.
+# Run it from the repository root:  python explainers/code/bootstrap-intervals-fairness-gaps.py
+"""Bootstrap intervals for the gap in selection rates between women and men (Benefits Denial)."""
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import scipy.stats
+
+from faircode import fit_predict, load_audit
+from faircode.significance import DegenerateSampleWarning, bootstrap_ci
+
+audit = load_audit("benefits-denial")
+pred = fit_predict(audit, strategy="S2", model="logistic_regression")
+
+# Test-split rows of each group; 1 = the model flagged the person (turned away), 0 = not.
+is_female = audit.masks["sex"][pred.rows] == 1
+is_male = audit.reference_masks["sex"][pred.rows] == 1
+flagged = pred.y_pred.astype(float)
+full_female, full_male = flagged[is_female], flagged[is_male]
+n_female, n_male = len(full_female), len(full_male)
+n_full = n_female + n_male
+rate_female, rate_male = float(full_female.mean()), float(full_male.mean())
+gap_full = rate_female - rate_male
+
+n_resamples = 9999
+level = 0.95  # the confidence level of every interval here
+tail = (1 - level) / 2
+ci_full = tuple(bootstrap_ci(full_female, full_male, n_resamples=n_resamples,
+                             method="percentile", confidence_level=level, random_state=1))
+ci_full_bca = tuple(bootstrap_ci(full_female, full_male, n_resamples=n_resamples,
+                                 method="bca", confidence_level=level, random_state=1))
+width_full = ci_full[1] - ci_full[0]
+print(f"full test split: {n_female} women, {n_male} men, gap {gap_full:+.4f}")
+print(f"  percentile {ci_full}, BCa {ci_full_bca}")
+
+# A small audit: 200 test rows drawn at random.
+rng = np.random.default_rng(20240611)
+n_small = 200
+sample = rng.choice(len(pred.rows), size=n_small, replace=False)
+small_female = flagged[sample][is_female[sample]]
+small_male = flagged[sample][is_male[sample]]
+n_small_female, n_small_male = len(small_female), len(small_male)
+gap_small = float(small_female.mean() - small_male.mean())
+ci_small = tuple(bootstrap_ci(small_female, small_male, n_resamples=n_resamples,
+                              method="percentile", confidence_level=level, random_state=2))
+ci_small_bca = tuple(bootstrap_ci(small_female, small_male, n_resamples=n_resamples,
+                                  method="bca", confidence_level=level, random_state=2))
+width_small = ci_small[1] - ci_small[0]
+width_ratio = width_small / width_full
+sqrt_size_ratio = float(np.sqrt(n_full / n_small))  # what the square-root law predicts
+print(f"200-row sample: {n_small_female} women, {n_small_male} men, gap {gap_small:+.4f}")
+print(f"  percentile {ci_small}, BCa {ci_small_bca}; {width_ratio:.1f} times wider "
+      f"(square-root law: {sqrt_size_ratio:.1f})")
+
+
+def percentile_bootstrap(a, b, n_boot, rng, level):
+    """Percentile bootstrap by hand: resample each group's rows with replacement, take quantiles."""
+    gaps = np.empty(n_boot)
+    for i in range(n_boot):
+        gaps[i] = rng.choice(a, size=len(a)).mean() - rng.choice(b, size=len(b)).mean()
+    cut = (1 - level) / 2
+    low, high = np.quantile(gaps, [cut, 1 - cut])
+    return (float(low), float(high)), gaps
+
+
+def levels(value, gaps):
+    """Share of resampled gaps strictly below `value`, and at or below it (0/1 data makes ties)."""
+    return float(np.mean(gaps < value)), float(np.mean(gaps <= value))
+
+
+# Where do faircode's endpoints fall in a hand-written bootstrap distribution? At about 2.5%
+# and 97.5%, if the two compute the same interval.
+n_hand = 10000
+hand_small, hand_gaps_small = percentile_bootstrap(small_female, small_male, n_hand, rng, level)
+hand_full, hand_gaps_full = percentile_bootstrap(full_female, full_male, n_hand, rng, level)
+small_low_levels = levels(ci_small[0], hand_gaps_small)
+small_high_levels = levels(ci_small[1], hand_gaps_small)
+full_low_levels = levels(ci_full[0], hand_gaps_full)
+full_high_levels = levels(ci_full[1], hand_gaps_full)
+print(f"hand-written, 200 rows: {hand_small}; faircode's at {small_low_levels}, {small_high_levels}")
+print(f"hand-written, full split: {hand_full}; faircode's at {full_low_levels}, {full_high_levels}")
+
+# SciPy's BCa interval on the same sample, against the spread of faircode's BCa over 20 seeds.
+scipy_ci = scipy.stats.bootstrap(
+    (small_female, small_male), lambda x, y, axis: x.mean(axis) - y.mean(axis), vectorized=True,
+    method="BCa", confidence_level=level, n_resamples=n_resamples, rng=np.random.default_rng(3),
+).confidence_interval
+scipy_bca = (float(scipy_ci.low), float(scipy_ci.high))
+n_seeds = 20
+seed_runs = np.array([
+    bootstrap_ci(small_female, small_male, n_resamples=n_resamples, method="bca",
+                 confidence_level=level, random_state=seed)
+    for seed in range(100, 100 + n_seeds)
+])
+bca_seed_mean = tuple(float(v) for v in seed_runs.mean(axis=0))
+bca_seed_sd = tuple(float(v) for v in seed_runs.std(axis=0, ddof=1))
+print(f"SciPy BCa {scipy_bca}; faircode BCa over {n_seeds} seeds: "
+      f"mean {bca_seed_mean}, sd {bca_seed_sd}")
+
+# Coverage: treat the full test split as the population and draw many audits from it. Drawing
+# with replacement makes each row a fresh person from a population exactly like the test split.
+population_gap = gap_full
+n_audits = 2000
+coverage = []
+for size in (50, n_small, 1000):
+    hits = {"percentile": 0, "bca": 0}
+    widths, n_degenerate, drawn = [], 0, []
+    for k in range(n_audits):
+        s = rng.integers(0, len(pred.rows), size=size)
+        a, b = flagged[s][is_female[s]], flagged[s][is_male[s]]
+        with warnings.catch_warnings(record=True) as caught:
+            # An audit in which no woman (or no man) was flagged: that group cannot vary
+            # under resampling. Count these instead of printing a warning for each.
+            warnings.simplefilter("always", DegenerateSampleWarning)
+            for method in hits:
+                low, high = bootstrap_ci(a, b, n_resamples=2000, method=method,
+                                         confidence_level=level, random_state=k)
+                hits[method] += bool(low <= population_gap <= high)
+                if method == "percentile":
+                    widths.append(high - low)
+                    drawn.append((low, high))
+        n_degenerate += any(issubclass(w.category, DegenerateSampleWarning) for w in caught)
+    coverage.append({"rows": size, "percentile": hits["percentile"] / n_audits,
+                     "bca": hits["bca"] / n_audits, "median_width": float(np.median(widths)),
+                     "degenerate": n_degenerate / n_audits})
+    if size == n_small:
+        first_intervals = drawn[:50]
+    print(coverage[-1])
+coverage_small = coverage[1]
+coverage_se = float(np.sqrt(level * (1 - level) / n_audits))  # Monte Carlo error of a coverage
+coverage_tiny = coverage[0]
+n_shown = len(first_intervals)
+n_shown_missed = sum(not (low <= population_gap <= high) for low, high in first_intervals)
+
+# Figure 1: the bootstrap distribution of the gap on the full split and on 200 rows.
+fig, ax = plt.subplots(figsize=(9, 3.8))
+ax.hist(hand_gaps_full, bins=np.arange(-0.16, -0.04, 0.0025), density=True, color="#3949ab",
+        alpha=0.8, label=f"full test split ({n_full:,} rows)")
+ax.hist(hand_gaps_small, bins=np.arange(-0.3, 0.26, 0.01), density=True, color="#ff8f00",
+        alpha=0.6, label=f"random sample ({n_small} rows)")
+top = ax.get_ylim()[1]
+bars = [(ci_full, "#3949ab", "-"), (ci_full_bca, "#3949ab", ":"),
+        (ci_small, "#ff8f00", "-"), (ci_small_bca, "#ff8f00", ":")]
+for i, ((low, high), colour, style) in enumerate(bars):
+    y = -top * (0.06 + 0.05 * i)
+    ax.plot([low, high], [y, y], color=colour, linewidth=3, linestyle=style, solid_capstyle="butt")
+ax.set_ylim(-top * 0.3, top)
+ax.set_xlim(-0.22, 0.18)
+ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= top])
+ax.axvline(0, color="grey", linewidth=0.8)
+ax.set_xlabel("resampled gap in selection rate (women - men)")
+ax.set_ylabel("density")
+ax.set_title(f"Bootstrap distributions; below: {level:.0%} percentile (solid) "
+             f"and BCa (dotted) intervals")
+ax.legend(fontsize=8, loc="upper right")
+fig.tight_layout()
+
+# Figure 2: coverage. Left, the first intervals from 200-row audits; right, coverage by size.
+fig, axes = plt.subplots(1, 2, figsize=(9, 4), gridspec_kw={"width_ratios": [3, 2]})
+for i, (low, high) in enumerate(first_intervals):
+    missed = not (low <= population_gap <= high)
+    axes[0].plot([low, high], [i, i], color="#d84315" if missed else "#7986cb",
+                 linewidth=2.5 if missed else 1.5)
+axes[0].axvline(population_gap, color="black", linewidth=1, label=f"population gap {population_gap:+.3f}")
+axes[0].set_xlabel("95% percentile interval (women - men)")
+axes[0].set_ylabel("simulated audit")
+axes[0].set_title(f"{n_shown} audits of {n_small} rows; misses in red")
+axes[0].legend(fontsize=8, loc="lower left")
+x = np.arange(len(coverage))
+axes[1].bar(x - 0.2, [row["percentile"] for row in coverage], width=0.4, color="#7986cb", label="percentile")
+axes[1].bar(x + 0.2, [row["bca"] for row in coverage], width=0.4, color="#ff8f00", label="BCa")
+axes[1].axhline(level, color="black", linewidth=1, linestyle="--", label=f"{level:.0%} promised")
+axes[1].set_xticks(x, [f"{row['rows']:,} rows" for row in coverage])
+axes[1].set_ylim(0.8, 1.03)
+axes[1].set_ylabel(f"share of {n_audits:,} intervals covering")
+axes[1].set_title("Coverage by audit size")
+axes[1].legend(fontsize=7, loc="upper center", ncol=3, handlelength=1.2, columnspacing=0.8)
+fig.tight_layout()

@@ -1,0 +1,206 @@
+# Generated from explainers/calibration-within-groups.md by `fairsite build`; edit the explainer, not this file.
+# Run it from the repository root:  python explainers/code/calibration-within-groups.py
+"""Calibration within groups vs error-rate balance (Recidivism Risk: COMPAS scores and our model)."""
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.calibration import calibration_curve
+
+from faircode import fit_predict, load_audit
+from faircode.metrics import gap, group_outcomes
+from faircode.significance import permutation_test
+
+SEED = 20240613
+audit = load_audit("recidivism-risk")
+is_black_all = audit.masks["race"] == 1  # all 6,172 defendants: COMPAS was not trained on them
+is_white_all = audit.reference_masks["race"] == 1
+decile = audit.df["decile_score"].to_numpy()
+reoffended = np.asarray(audit.y)  # 1 = charged with a new crime within two years
+n_black_all, n_white_all = int(is_black_all.sum()), int(is_white_all.sum())
+base_black = float(reoffended[is_black_all].mean())
+base_white = float(reoffended[is_white_all].mean())
+print(f"COMPAS: {n_black_all} Black, {n_white_all} white; base rates {base_black:.3f} / {base_white:.3f}")
+
+# Calibration of the COMPAS decile score: the share who reoffended at each score, per group.
+deciles = np.arange(1, 11)
+by_decile = []
+for d in deciles:
+    at_d = decile == d
+    a, b = reoffended[at_d & is_black_all], reoffended[at_d & is_white_all]
+    by_decile.append({"decile": int(d), "n_black": int(a.size), "black": float(a.mean()),
+                      "n_white": int(b.size), "white": float(b.mean()),
+                      "gap": float(a.mean() - b.mean()), "p": permutation_test(a, b)})
+for row in by_decile:
+    print(row)
+calibration_black = [row["black"] for row in by_decile]
+calibration_white = [row["white"] for row in by_decile]
+ALPHA = 0.05
+n_deciles_below_alpha = sum(row["p"] < ALPHA for row in by_decile)
+chance_at_least_one = 1 - (1 - ALPHA) ** len(by_decile)  # if the ten tests were independent
+
+# scikit-learn's calibration_curve on the same data: decile d is the bin [(d-1)/10, d/10).
+sklearn_max_difference = 0.0
+for in_group, hand in ((is_black_all, calibration_black), (is_white_all, calibration_white)):
+    prob_true, _ = calibration_curve(reoffended[in_group], (decile[in_group] - 0.5) / 10,
+                                     n_bins=10, strategy="uniform")
+    sklearn_max_difference = max(sklearn_max_difference, float(np.abs(prob_true - np.array(hand)).max()))
+
+# Error-rate balance at ProPublica's cut: "medium" or "high" risk (decile 5 or more) = flagged.
+CUT = 5
+flagged = (decile >= CUT).astype(np.int8)
+compas = {}
+for name in ("precision_difference", "false_positive_rate_difference", "equal_opportunity_difference"):
+    g = gap(name, reoffended, flagged, disadvantaged=is_black_all, advantaged=is_white_all)
+    compas[name] = g
+ppv_black, ppv_white = (compas["precision_difference"].disadvantaged.value,
+                        compas["precision_difference"].advantaged.value)
+fpr_black, fpr_white = (compas["false_positive_rate_difference"].disadvantaged.value,
+                        compas["false_positive_rate_difference"].advantaged.value)
+fnr_black = 1 - compas["equal_opportunity_difference"].disadvantaged.value
+fnr_white = 1 - compas["equal_opportunity_difference"].advantaged.value
+ppv_gap = ppv_black - ppv_white
+fpr_gap = fpr_black - fpr_white
+fnr_gap = fnr_black - fnr_white
+print(f"PPV {ppv_black:.3f}/{ppv_white:.3f}  FPR {fpr_black:.3f}/{fpr_white:.3f}  "
+      f"FNR {fnr_black:.3f}/{fnr_white:.3f}")
+
+
+def implied_fpr(base, ppv, fnr):
+    """Chouldechova (2017), eq. 2.6: FPR = p / (1 - p) * (1 - PPV) / PPV * (1 - FNR)."""
+    return base / (1 - base) * (1 - ppv) / ppv * (1 - fnr)
+
+
+identity_error = max(abs(implied_fpr(base_black, ppv_black, fnr_black) - fpr_black),
+                     abs(implied_fpr(base_white, ppv_white, fnr_white) - fpr_white))
+# Give white defendants the Black group's PPV and FNR: their base rate alone sets their FPR.
+fpr_white_if_matched = implied_fpr(base_white, ppv_black, fnr_black)
+print(f"white FPR if PPV and FNR matched the Black group's: {fpr_white_if_matched:.3f}")
+
+
+def shuffle_test(a, b, n_shuffles, rng):
+    """Two-sided permutation test by hand: shuffle the pooled outcomes, re-split, compare."""
+    pooled = np.concatenate([a, b])
+    observed = a.mean() - b.mean()
+    n_extreme = 0
+    for _ in range(n_shuffles):
+        shuffled = rng.permutation(pooled)
+        n_extreme += abs(shuffled[: len(a)].mean() - shuffled[len(a):].mean()) >= abs(observed) - 1e-12
+    return (n_extreme + 1) / (n_shuffles + 1)
+
+
+rng = np.random.default_rng(SEED)
+n_shuffles = 2000
+p_hand, p_lib = {}, {}
+for rate_name in ("precision", "false_positive_rate", "true_positive_rate"):
+    o = group_outcomes(rate_name, reoffended, flagged, disadvantaged=is_black_all, advantaged=is_white_all)
+    p_hand[rate_name] = shuffle_test(o.a, o.b, n_shuffles, rng)
+    p_lib[rate_name] = permutation_test(o.a, o.b)
+    print(f"{rate_name}: p by hand {p_hand[rate_name]:.5f}, faircode exact {p_lib[rate_name]:.3g}")
+p_ppv_hand, p_ppv = p_hand["precision"], p_lib["precision"]
+p_fpr_hand, p_fpr = p_hand["false_positive_rate"], p_lib["false_positive_rate"]
+p_fnr_hand, p_fnr = p_hand["true_positive_rate"], p_lib["true_positive_rate"]
+
+# Our own model (S2 features, logistic regression) on the test split: its score y_score, binned.
+pred = fit_predict(audit, strategy="S2", model="logistic_regression")
+is_black = is_black_all[pred.rows]
+is_white = is_white_all[pred.rows]
+n_black, n_white = int(is_black.sum()), int(is_white.sum())
+N_BINS = 10
+bins = np.minimum((pred.y_score * N_BINS).astype(int), N_BINS - 1)
+model_curves = {}
+for label, in_group in (("Black", is_black), ("White", is_white)):
+    counts = np.bincount(bins[in_group], minlength=N_BINS)
+    hits = np.bincount(bins[in_group], weights=pred.y_true[in_group], minlength=N_BINS)
+    scores = np.bincount(bins[in_group], weights=pred.y_score[in_group], minlength=N_BINS)
+    kept = counts > 0
+    model_curves[label] = {"rate": hits[kept] / counts[kept], "score": scores[kept] / counts[kept],
+                           "count": counts[kept]}
+    prob_true, prob_pred = calibration_curve(pred.y_true[in_group], pred.y_score[in_group],
+                                             n_bins=N_BINS, strategy="uniform")
+    sklearn_max_difference = max(sklearn_max_difference,
+                                 float(np.abs(prob_true - model_curves[label]["rate"]).max()),
+                                 float(np.abs(prob_pred - model_curves[label]["score"]).max()))
+print(f"largest difference from sklearn's calibration_curve: {sklearn_max_difference:.2e}")
+
+# Kleinberg et al.'s balance conditions: the average score of people who did not reoffend
+# (negative class) and of people who did (positive class) should not depend on the group.
+mean_score_neg_black = float(pred.y_score[is_black & (pred.y_true == 0)].mean())
+mean_score_neg_white = float(pred.y_score[is_white & (pred.y_true == 0)].mean())
+mean_score_pos_black = float(pred.y_score[is_black & (pred.y_true == 1)].mean())
+mean_score_pos_white = float(pred.y_score[is_white & (pred.y_true == 1)].mean())
+# Calibration in the large: average score against the share who reoffended, per group.
+mean_score_black = float(pred.y_score[is_black].mean())
+mean_score_white = float(pred.y_score[is_white].mean())
+model_base_black = float(pred.y_true[is_black].mean())
+model_base_white = float(pred.y_true[is_white].mean())
+# Is the model's miscalibration different between the groups? Residual = outcome - score; a
+# calibrated score has residuals averaging zero in each group. Continuous outcomes: Monte Carlo.
+residual_black = pred.y_true[is_black] - pred.y_score[is_black]
+residual_white = pred.y_true[is_white] - pred.y_score[is_white]
+residual_gap = float(residual_black.mean() - residual_white.mean())
+p_residual_hand = shuffle_test(residual_black, residual_white, n_shuffles, rng)
+p_residual = permutation_test(residual_black, residual_white, n_permutations=n_shuffles,
+                              random_state=SEED)
+print(f"calibration-in-the-large gap {residual_gap:+.4f}: p by hand {p_residual_hand:.4f}, "
+      f"faircode Monte Carlo {p_residual:.4f}")
+print(f"model: mean score {mean_score_black:.3f}/{mean_score_white:.3f} vs base "
+      f"{model_base_black:.3f}/{model_base_white:.3f}; negatives {mean_score_neg_black:.3f}/"
+      f"{mean_score_neg_white:.3f}; positives {mean_score_pos_black:.3f}/{mean_score_pos_white:.3f}")
+
+# The model's error rates at its own threshold (0.5).
+model_rates = {}
+for name in ("precision_difference", "false_positive_rate_difference", "equal_opportunity_difference"):
+    model_rates[name] = gap(name, pred.y_true, pred.y_pred, disadvantaged=is_black, advantaged=is_white)
+m_ppv_black = model_rates["precision_difference"].disadvantaged.value
+m_ppv_white = model_rates["precision_difference"].advantaged.value
+m_fpr_black = model_rates["false_positive_rate_difference"].disadvantaged.value
+m_fpr_white = model_rates["false_positive_rate_difference"].advantaged.value
+m_fnr_black = 1 - model_rates["equal_opportunity_difference"].disadvantaged.value
+m_fnr_white = 1 - model_rates["equal_opportunity_difference"].advantaged.value
+print(f"model at 0.5: PPV {m_ppv_black:.3f}/{m_ppv_white:.3f}  FPR {m_fpr_black:.3f}/{m_fpr_white:.3f}  "
+      f"FNR {m_fnr_black:.3f}/{m_fnr_white:.3f}")
+
+COLOURS = {"Black": "#5c6bc0", "White": "#ef6c00"}
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+for label, rates, n in (("Black", calibration_black, [r["n_black"] for r in by_decile]),
+                        ("White", calibration_white, [r["n_white"] for r in by_decile])):
+    left.plot(deciles, rates, "-", color=COLOURS[label], linewidth=1.5)
+    left.scatter(deciles, rates, s=np.array(n) / 4, color=COLOURS[label], alpha=0.8,
+                 label=f"{label} ({sum(n):,} defendants)")
+left.set_xticks(deciles)
+left.set_xlabel("COMPAS decile score")
+left.set_ylabel("share charged again within two years")
+left.set_ylim(0, 1)
+left.set_title("COMPAS, all defendants (dot size = defendants)", fontsize=10)
+left.legend(fontsize=8, loc="upper left")
+right.plot([0, 1], [0, 1], ":", color="grey", label="perfect calibration")
+for label, curve in model_curves.items():
+    right.plot(curve["score"], curve["rate"], "-", color=COLOURS[label], linewidth=1.5)
+    right.scatter(curve["score"], curve["rate"], s=curve["count"] / 2, color=COLOURS[label], alpha=0.8,
+                  label=f"{label} ({curve['count'].sum():,} test rows)")
+right.set_xlabel("model score (mean within each tenth of the score range)")
+right.set_ylabel("share charged again within two years")
+right.set_xlim(0, 1)
+right.set_ylim(0, 1)
+right.set_title("Our model (S2 features), test split", fontsize=10)
+right.legend(fontsize=8, loc="upper left")
+fig.tight_layout()
+
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+names = ["reoffended among\nflagged (PPV)", "false positive\nrate", "false negative\nrate"]
+x = np.arange(len(names))
+for ax, black, white, title in (
+        (axes[0], (ppv_black, fpr_black, fnr_black), (ppv_white, fpr_white, fnr_white),
+         f"COMPAS, flagged = decile {CUT} or more"),
+        (axes[1], (m_ppv_black, m_fpr_black, m_fnr_black), (m_ppv_white, m_fpr_white, m_fnr_white),
+         "Our model, flagged = score above 0.5")):
+    ax.bar(x - 0.19, black, width=0.38, color=COLOURS["Black"], label="Black")
+    ax.bar(x + 0.19, white, width=0.38, color=COLOURS["White"], label="White")
+    for xi, (vb, vw) in enumerate(zip(black, white)):
+        ax.text(xi - 0.19, vb + 0.02, f"{vb:.0%}", ha="center", fontsize=8)
+        ax.text(xi + 0.19, vw + 0.02, f"{vw:.0%}", ha="center", fontsize=8)
+    ax.set_xticks(x, names, fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_title(title, fontsize=10)
+axes[0].set_ylabel("rate")
+axes[0].legend(fontsize=8)
+fig.tight_layout()

@@ -1,0 +1,130 @@
+# Generated from explainers/multiple-comparisons.md by `fairsite build`; edit the explainer, not this file.
+# Run it from the repository root:  python explainers/code/multiple-comparisons.py
+"""Multiple comparisons: Holm (FWER) and Benjamini-Hochberg (FDR) on the benchmark's results table."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from statsmodels.stats.multitest import multipletests
+
+from faircode.significance import adjust_p_values
+
+alpha = 0.05
+table = pd.read_csv("results/results_fairness.csv")
+tested = table[table["p_value"].notna()].reset_index(drop=True)
+p = tested["p_value"].to_numpy(dtype=float)
+m = len(p)
+n_rows = len(table)
+expected_by_chance = m * alpha                   # if no gap anywhere were real
+chance_of_none = (1 - alpha) ** m            # P(no p < alpha at all) for m independent nulls
+bonferroni_threshold = alpha / m
+
+holm = adjust_p_values(p, method="holm")
+bh = adjust_p_values(p, method="bh")
+n_raw = int(np.sum(p < alpha))
+n_holm = int(np.sum(holm < alpha))
+n_bh = int(np.sum(bh < alpha))
+print(f"{m} p-values: {n_raw} below {alpha}, {n_holm} after Holm, {n_bh} after Benjamini-Hochberg")
+print(f"chance alone: {expected_by_chance:.1f} expected; P(none) = {chance_of_none:.2e}")
+
+# Independent oracle: statsmodels' multipletests on the same p-values.
+sm_holm = multipletests(p, alpha=alpha, method="holm")[1]
+sm_bh = multipletests(p, alpha=alpha, method="fdr_bh")[1]
+max_diff_holm = float(np.max(np.abs(holm - sm_holm)))
+max_diff_bh = float(np.max(np.abs(bh - sm_bh)))
+# The table's own q-value column is the BH adjustment of the same p-values (written to 10 digits).
+q_column = tested["q_value"].to_numpy(dtype=float)
+q_column_matches = bool(np.allclose(bh, q_column, rtol=1e-8, atol=1e-12))
+print(f"vs statsmodels: Holm {max_diff_holm:.1e}, BH {max_diff_bh:.1e}; "
+      f"q column matches: {q_column_matches}")
+
+
+def holm_by_hand(p, alpha):
+    """Holm's step-down: walk up the sorted p-values, comparing the k-th smallest with alpha / (m - k)."""
+    rejected = 0
+    for k, value in enumerate(np.sort(p)):
+        if value >= alpha / (len(p) - k):
+            break  # the first failure stops the walk
+        rejected += 1
+    return rejected
+
+
+def bh_by_hand(p, alpha):
+    """Benjamini-Hochberg step-up: the largest k with p_(k) <= k alpha / m; reject the k smallest."""
+    ranked = np.sort(p)
+    k = np.arange(1, len(p) + 1)
+    passing = np.flatnonzero(ranked <= k * alpha / len(p))
+    return int(passing[-1] + 1) if passing.size else 0
+
+
+hand_holm = holm_by_hand(p, alpha)
+hand_bh = bh_by_hand(p, alpha)
+print(f"by hand: Holm {hand_holm}, BH {hand_bh}")
+
+# The ratio rows repeat the selection-rate test; counting each hypothesis once changes little.
+distinct = tested["metric"] != "disparate_impact_ratio"
+m_distinct = int(distinct.sum())
+n_raw_distinct = int(np.sum(p[distinct] < alpha))
+n_holm_distinct = int(np.sum(adjust_p_values(p[distinct], method="holm") < alpha))
+n_bh_distinct = int(np.sum(adjust_p_values(p[distinct], method="bh") < alpha))
+
+# Per audit: how many of its rows pass each rule (adjusted over the whole table, as published).
+by_audit = []
+for slug, rows in tested.groupby("audit", sort=True):
+    idx = rows.index.to_numpy()
+    by_audit.append({"audit": rows["audit_name"].iloc[0], "tests": len(idx),
+                     "raw": int(np.sum(p[idx] < alpha)), "holm": int(np.sum(holm[idx] < alpha)),
+                     "bh": int(np.sum(bh[idx] < alpha))})
+    print(by_audit[-1])
+
+# The strongest finding of the smallest audit: passes on its own and after BH, but not Holm.
+strongest = tested.assign(holm=holm, bh=bh)
+strongest = strongest[strongest["audit"] == "german-credit"].sort_values("p_value").iloc[0]
+example = {key: str(strongest[key]) for key in ("audit", "strategy", "model", "attribute", "metric")}
+example.update(p=float(strongest["p_value"]), holm=float(strongest["holm"]), bh=float(strongest["bh"]))
+# Holm compares the k-th smallest p-value with alpha / (m - k + 1): the tests still standing.
+example["holm_factor"] = m - int(np.sum(p < strongest["p_value"]))
+print("German Credit's strongest gap:", example)
+
+# Chance alone: families of m p-values with no real gap anywhere (uniform p-values; the exact
+# test for 0/1 outcomes is slightly conservative, so real null p-values give even fewer).
+rng = np.random.default_rng(20240613)
+n_families = 2000
+null_raw, null_holm_any, null_bh_any = [], 0, 0
+for _ in range(n_families):
+    null_p = rng.random(m)
+    null_raw.append(int(np.sum(null_p < alpha)))
+    null_holm_any += bool(np.any(adjust_p_values(null_p, method="holm") < alpha))
+    null_bh_any += bool(np.any(adjust_p_values(null_p, method="bh") < alpha))
+null_raw = np.array(null_raw)
+null_mean = float(null_raw.mean())
+null_max = int(null_raw.max())
+middle = 0.95                                    # the middle share of tables reported
+null_low, null_high = (int(v) for v in np.quantile(null_raw, [(1 - middle) / 2, (1 + middle) / 2]))
+null_share_raw = null_mean / m                   # share of null tests with p < alpha
+null_fwer_holm = null_holm_any / n_families      # families with any false positive after Holm
+null_fwer_bh = null_bh_any / n_families          # ... after BH (with every null true, FDR = FWER)
+print(f"null families: mean {null_mean:.1f} raw positives ({middle:.0%} of families {null_low}-{null_high}, "
+      f"max {null_max}); any false positive after Holm {null_fwer_holm:.3f}, after BH {null_fwer_bh:.3f}")
+
+# Figure: the sorted p-values against the thresholds each rule compares them with.
+fig, axes = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 2]})
+rank = np.arange(1, m + 1)
+ax = axes[0]
+ax.plot(rank, np.sort(p), ".", color="#3949ab", markersize=3, label="p-values of the table, sorted")
+ax.axhline(alpha, color="#9e9e9e", linestyle="--", label=f"raw: p < {alpha}")
+ax.plot(rank, rank * alpha / m, color="#ff8f00", label="Benjamini-Hochberg: k alpha / m")
+ax.plot(rank, alpha / (m - rank + 1), color="#d84315", label="Holm: alpha / (m - k + 1)")
+ax.set_yscale("log")
+ax.set_ylim(1e-12, 1.5)
+ax.set_xlabel("rank k of the p-value")
+ax.set_ylabel("p-value (log scale)")
+ax.set_title(f"{m} gaps: {n_raw} raw, {n_bh} BH, {n_holm} Holm")
+ax.legend(fontsize=7, loc="lower right")
+ax = axes[1]
+ax.hist(null_raw, bins=np.arange(null_raw.min(), null_raw.max() + 2) - 0.5, color="#9fa8da")
+ax.axvline(expected_by_chance, color="black", linewidth=1, label=f"m x alpha = {expected_by_chance:.1f}")
+ax.set_xlabel(f"p < {alpha} among {m} tests with no real gap")
+ax.set_ylabel("simulated tables")
+ax.set_title(f"Chance alone ({n_families:,} tables)")
+ax.legend(fontsize=7)
+fig.tight_layout()
