@@ -6,7 +6,9 @@ pages and site go to a staging folder and replace ``docs/`` and ``site/`` only a
 
 from __future__ import annotations
 
+import hashlib
 import time
+from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from site_src.execute import RunResult, execute
 from site_src.extract import extract, stale_code_files
 from site_src.render import render
 from site_src.results import ResultsTable
-from site_src.site import build_lock, build_site, staging, swap_in
+from site_src.site import build_lock, build_site, outputs_current, record_outputs, staging, swap_in
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class BuildOptions:
     force: frozenset[str] | None = None  # re-run these slugs (empty: all) even if cached
     strict: bool = True  # mkdocs --strict: its warnings fail the build
     verify_generated: bool = False  # `check`: committed explainers/code/*.py must match the sources
+    link_check: bool = False  # `check`: no broken link or anchor, nothing loaded from outside the site
     # Cited numbers against explainers/<slug>.numbers.json: "warn" (build), "fail" (check) or
     # "accept" (record this run's numbers for the slugs in `accept`; empty: all).
     numbers: str = "warn"
@@ -43,6 +46,7 @@ class BuildReport:
     warnings: list[str] = field(default_factory=list)  # MkDocs' warnings
     notes: list[str] = field(default_factory=list)  # drifted or unaccepted numbers (build mode)
     accepted: list[str] = field(default_factory=list)  # snapshot files written by `accept`
+    skipped: bool = False  # nothing changed: docs/ and site/ were already up to date
     wall_s: float = 0.0
 
 
@@ -75,19 +79,29 @@ def build(options: BuildOptions) -> BuildReport:
                     errors.append(CheckError(problem, explainer=e.display_path))
                 elif problem:
                     notes.append(f"{e.display_path}: {problem}")
+        fingerprint = _fingerprint(root, explainers, runs)
+        if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
+            # Nothing the pages are made of changed since the last build, and docs/ and site/ are
+            # as it left them: rendering and MkDocs would write the same bytes again.
+            accepted = [str(snapshot.save(e, run)) for e, run in accepted]
+            return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True,
+                               wall_s=time.perf_counter() - started)
         with staging(root) as stage:
             errors += render(explainers, by_slug, ResultsTable(root / "results" / "results_fairness.csv"),
                              stage / "docs", root=root)
             if errors:
                 raise BuildFailed(errors)
             warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
-            # A broken link or anchor, or anything fetched from outside the site, fails the build:
+            # In `check`, a broken link or anchor, or anything fetched from outside the site, fails:
             # the site must work opened from a local server with no network.
-            site_problems = linkcheck.broken_links(stage / "site") + [
-                f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
+            site_problems = []
+            if options.link_check:
+                site_problems = linkcheck.broken_links(stage / "site") + [
+                    f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
             if site_problems:
                 raise BuildFailed([SiteError(p) for p in site_problems])
             swap_in(stage, root)
+            record_outputs(root, fingerprint)
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
     return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted,
                        wall_s=time.perf_counter() - started)
@@ -106,3 +120,35 @@ def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> str | 
     width = max(len(d.value) for d in drifts)
     rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}" for d in drifts)
     return f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{rows}"
+
+
+def _fingerprint(root: Path, explainers, runs: list[RunResult]) -> str:
+    """A digest of everything the pages are made of: sources, accepted numbers, the runs (their
+    inputs' digest and the facts the footer shows), results, templates, the build's own code,
+    the MkDocs config, and the versions of the packages that render."""
+    h = hashlib.sha256()
+
+    def add(data: bytes | str) -> None:
+        h.update(data.encode() if isinstance(data, str) else data)
+        h.update(b"\0")
+
+    for e in explainers:
+        add(e.path.read_bytes())
+        numbers = snapshot.snapshot_path(e)
+        add(numbers.read_bytes() if numbers.exists() else b"")
+    for r in sorted(runs, key=lambda r: r.slug):
+        add(f"{r.slug} {r.run_id} {r.run_at} {r.duration_s} {r.peak_memory_mb}")
+    site_src = Path(__file__).parent
+    for path in sorted(site_src.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            add(str(path.relative_to(site_src)))
+            add(path.read_bytes())
+    for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv"):
+        add(path.read_bytes() if path.exists() else b"")
+    for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
+                 "pandas", "jupytext"):
+        try:
+            add(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            add(dist)
+    return h.hexdigest()

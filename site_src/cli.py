@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     _summary(report, explain=args.command == "check" or getattr(args, "explain", False))
     for path in report.accepted:
         console.print(f"accepted numbers: {Path(path).relative_to(root)}")
-    console.print(f"[green]{args.command} ok[/]: site/ written in {report.wall_s:.1f} s")
+    done = "nothing changed, site/ is up to date" if report.skipped else "site/ written"
+    console.print(f"[green]{args.command} ok[/]: {done} ({report.wall_s:.1f} s)")
     return 0
 
 
@@ -84,7 +85,7 @@ def _positive_int(text: str) -> int:
 def _options(root: Path, args) -> BuildOptions:
     common = dict(root=root, jobs=args.jobs, on_run_done=_progress)
     if args.command == "check":
-        return BuildOptions(**common, use_cache=False, verify_generated=True, numbers="fail")
+        return BuildOptions(**common, use_cache=False, verify_generated=True, numbers="fail", link_check=True)
     if args.command == "accept":
         return BuildOptions(**common, numbers="accept", accept=frozenset(args.slugs))
     force = getattr(args, "force", None)

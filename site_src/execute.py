@@ -10,6 +10,7 @@ that read it, and only those.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -275,9 +276,19 @@ def _static_key(code: CodeFile, root: Path) -> str:
 
 def _hash_file(path: Path) -> str | None:
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        st = Path(path).stat()
     except OSError:
         return None  # a dependency that disappeared: differs from any recorded digest
+    return _hash_bytes(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _hash_bytes(path: str, mtime_ns: int, size: int) -> str | None:
+    # Several explainers read the same data file: hash it once per version of the file.
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _prune(cache_dir: Path, slugs: set[str]) -> None:

@@ -6,6 +6,8 @@ theme's links, raw HTML in the pages and the ``#anchors`` they point at.
 
 from __future__ import annotations
 
+import functools
+
 import posixpath
 import re
 from html.parser import HTMLParser
@@ -51,8 +53,16 @@ class _Page(HTMLParser):
 
 
 def _parse(path: Path) -> _Page:
+    st = path.stat()
+    return _parse_file(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_file(path: str, mtime_ns: int, size: int) -> _Page:
+    # Keyed on modification time and size too: `broken_links` and `external_loads` read the
+    # same pages once between them, and a long-running `serve` never sees a stale parse.
     page = _Page()
-    page.feed(path.read_text(encoding="utf-8", errors="replace"))
+    page.feed(Path(path).read_text(encoding="utf-8", errors="replace"))
     return page
 
 

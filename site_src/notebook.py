@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-import jupytext
 
 __all__ = ["notebook_json", "split_cells"]
 
@@ -70,6 +69,7 @@ def notebook_json(code: str, *, title: str, subtitle: str, summary: str, code_re
     str
         The notebook as JSON; identical for identical arguments.
     """
+    import jupytext  # imported on use: the build caches notebooks, most builds never convert
     intro = [
         f"# {title}", "", f"*{subtitle}*", "", summary, "",
         f"The code of this explainer (the same as `{code_rel}`), one step per cell. Start Jupyter "

@@ -7,11 +7,15 @@ empty string). The page furniture lives in ``site_src/templates/*.j2``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import jinja2
@@ -24,7 +28,8 @@ from site_src.execute import RunResult
 from site_src.filters import FILTERS
 from site_src.notebook import notebook_json
 from site_src.results import ResultsTable
-from site_src.results_page import draw_audit_figures, filter_options, label, table_html
+from site_src import notebook, results_page
+from site_src.results_page import AuditFigure, draw_audit_figures, filter_options, label, table_html
 
 TEMPLATES = Path(__file__).parent / "templates"
 KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
@@ -129,9 +134,7 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
 
     code_rel = f"explainers/code/{e.slug}.py"
     shutil.copyfile(root / code_rel, out / f"{e.slug}.py")
-    (out / f"{e.slug}.ipynb").write_text(
-        notebook_json(e.code, title=e.meta.title, subtitle=e.meta.subtitle, summary=e.meta.summary, code_rel=code_rel),
-        encoding="utf-8")
+    (out / f"{e.slug}.ipynb").write_text(_notebook(e, code_rel, root), encoding="utf-8")
     code_section = env.get_template("code.md.j2").render(
         code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code), out_fence=_fence(run.stdout),
     )
@@ -155,10 +158,50 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path)
     df = results.df
     page = env.get_template("results.md.j2").render(
         csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df),
-        figures=draw_audit_figures(df, out), label=label,
+        figures=_audit_figures(df, results.path, out, root), label=label,
         has_kind="kind" in df.columns, has_q="q_value" in df.columns,
     )
     (out / "index.md").write_text(page, encoding="utf-8")
+
+
+def _notebook(e: Explainer, code_rel: str, root: Path) -> str:
+    """The explainer's notebook, converted once per version of its code and header (jupytext is
+    slow to import and run; a prose edit should not pay for it)."""
+    parts = (e.code, e.meta.title, e.meta.subtitle, e.meta.summary, code_rel,
+             Path(notebook.__file__).read_text(), metadata.version("jupytext"))
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+    cached = root / ".cache" / "fairsite-notebooks" / f"{e.slug}-{key}.ipynb"
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        for old in cached.parent.glob(f"{e.slug}-*.ipynb"):
+            old.unlink()
+        text = notebook_json(e.code, title=e.meta.title, subtitle=e.meta.subtitle, summary=e.meta.summary,
+                             code_rel=code_rel)
+        tmp = cached.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.rename(cached)
+    return cached.read_text(encoding="utf-8")
+
+
+def _audit_figures(df, csv_path: Path, out: Path, root: Path) -> list[AuditFigure]:
+    """The results page's figures, drawn once per version of the results file and of the code
+    that draws them (drawing them is most of a re-render's time), then copied from the cache."""
+    h = hashlib.sha256(csv_path.read_bytes())
+    h.update(Path(results_page.__file__).read_bytes())
+    h.update(metadata.version("matplotlib").encode())
+    cache = root / ".cache" / "fairsite-results" / h.hexdigest()[:20]
+    if not (cache / "figures.json").exists():
+        shutil.rmtree(cache.parent, ignore_errors=True)  # older versions are never used again
+        cache.parent.mkdir(parents=True)
+        tmp = Path(tempfile.mkdtemp(dir=cache.parent))
+        figures = draw_audit_figures(df, tmp)
+        (tmp / "figures.json").write_text(json.dumps([dataclasses.asdict(f) for f in figures]))
+        tmp.rename(cache)
+    figures = [AuditFigure(**d) for d in json.loads((cache / "figures.json").read_text())]
+    for f in figures:
+        for ext in (".svg", ".png"):
+            shutil.copyfile(cache / (f.name + ext), out / (f.name + ext))
+    return figures
 
 
 def _reproducibility(run: RunResult, root: Path) -> dict:

@@ -13,8 +13,6 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-import matplotlib.lines
 import pandas as pd
 from markupsafe import Markup
 from markupsafe import escape as _escape
@@ -127,6 +125,9 @@ def draw_audit_figures(df: pd.DataFrame, out_dir: Path) -> list[AuditFigure]:
     if not metrics:
         return []
     _require(df, ("audit", "strategy", "model", "attribute", "gap", "ci_low", "ci_high"))
+    # Imported here: the figures are cached (see render._audit_figures), so most builds never draw.
+    import matplotlib
+    import matplotlib.lines
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
 import logging
 import os
 import shutil
@@ -19,6 +21,7 @@ from site_src.errors import SiteError
 
 STAGE = ".fairsite-stage"
 LOCK = ".fairsite.lock"
+LAST_BUILD = Path(".cache") / "fairsite-last-build.json"
 
 
 @contextlib.contextmanager
@@ -83,3 +86,31 @@ def swap_in(stage: Path, root: Path, names=("docs", "site")) -> None:
         if cur.exists():
             cur.rename(old)
         new.rename(cur)
+
+
+def _tree_state(folder: Path) -> str:
+    """A cheap digest of a folder as it stands: every file's path, size and modification time."""
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            st = path.stat()
+            h.update(f"{path.relative_to(folder)} {st.st_size} {st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def record_outputs(root: Path, fingerprint: str) -> None:
+    """Remember what the last successful build was made of and what it wrote."""
+    state = {"fingerprint": fingerprint, "docs": _tree_state(root / "docs"), "site": _tree_state(root / "site")}
+    path = root / LAST_BUILD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state))
+
+
+def outputs_current(root: Path, fingerprint: str) -> bool:
+    """True when the last build had the same inputs and nobody has touched docs/ or site/ since."""
+    try:
+        state = json.loads((root / LAST_BUILD).read_text())
+    except (OSError, ValueError):
+        return False
+    return (state.get("fingerprint") == fingerprint and (root / "site").is_dir()
+            and state.get("docs") == _tree_state(root / "docs") and state.get("site") == _tree_state(root / "site"))

@@ -155,3 +155,24 @@ def test_a_second_build_at_once_is_refused(root):
         fh.flush()
         with pytest.raises(Exception, match="another build holds"):
             build(BuildOptions(root=root))
+
+
+def test_a_no_change_rebuild_skips_work_but_not_when_outputs_were_touched(root):
+    build(BuildOptions(root=root))
+    assert build(BuildOptions(root=root)).skipped
+    (root / "site" / "index.html").unlink()  # someone removed part of the site
+    report = build(BuildOptions(root=root))
+    assert not report.skipped and (root / "site" / "index.html").exists()
+    source = root / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text().replace("None worth a number.", "Nothing to add."))
+    report = build(BuildOptions(root=root))
+    assert not report.skipped and report.runs[0].cached  # re-rendered, not re-run
+    assert "Nothing to add." in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+
+
+def test_check_mode_finds_a_broken_link(root):
+    source = root / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text().replace("None worth a number.", "See [the missing page](../nowhere/index.md#top)."))
+    build(BuildOptions(root=root, strict=False))  # a plain build does not crawl the links
+    with pytest.raises(BuildFailed, match="nowhere"):
+        build(BuildOptions(root=root, strict=False, link_check=True))
