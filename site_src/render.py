@@ -75,6 +75,7 @@ def render(
     errors: list[SiteError] = []
     docs_dir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
+    shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
     pages = {}
     for e in explainers:
         run = runs.get(e.slug)
