@@ -44,6 +44,7 @@ __all__ = [
     "evaluate",
     "run_benchmark",
     "write_results",
+    "merge_results",
     "compare_results",
 ]
 
@@ -615,6 +616,44 @@ def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir=
     for path, df, columns in ((paths[0], fairness, FAIRNESS_COLUMNS), (paths[1], performance, PERFORMANCE_COLUMNS)):
         path.write_text(_csv_text(df[columns]), encoding="utf-8")
     return paths
+
+
+def merge_results(fairness: pd.DataFrame, performance: pd.DataFrame,
+                  output_dir="results") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A partial run merged into the committed tables.
+
+    The run's (audit, strategy, model) tasks replace the committed rows of the same tasks; every
+    other committed row stays; q-values are recomputed over the whole merged table (BH depends
+    on every p-value in it). Without committed files, the run is returned as it is.
+
+    Parameters
+    ----------
+    fairness, performance : DataFrame
+        A (partial) run, as returned by `run_benchmark`.
+    output_dir : str or Path, default "results"
+        Where the committed files are.
+
+    Returns
+    -------
+    (DataFrame, DataFrame)
+        The merged fairness and performance tables, ready for `write_results`.
+    """
+    out = Path(output_dir)
+    paths = (out / FAIRNESS_FILE, out / PERFORMANCE_FILE)
+    if not all(p.exists() for p in paths):
+        return fairness, performance
+    task = ["audit", "strategy", "model"]
+
+    def replace(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+        ran = pd.MultiIndex.from_frame(new[task].astype(str))
+        keep = ~pd.MultiIndex.from_frame(old[task].astype(str)).isin(ran)
+        return pd.concat([old[keep], new], ignore_index=True)
+
+    merged = replace(pd.read_csv(paths[0]), fairness)
+    fairness = _add_q_values(_sorted_fairness(merged.to_dict("records")))
+    performance = (replace(pd.read_csv(paths[1]), performance)[PERFORMANCE_COLUMNS]
+                   .sort_values(PERFORMANCE_KEY, kind="stable").reset_index(drop=True))
+    return fairness, performance
 
 
 def _read_as_text(text_or_path) -> pd.DataFrame:

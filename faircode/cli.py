@@ -46,7 +46,7 @@ def _benchmark(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from faircode.benchmark import compare_results, run_benchmark, write_results
+    from faircode.benchmark import compare_results, merge_results, run_benchmark, write_results
 
     console = Console()
     if args.backend == "dask" and not args.scheduler:
@@ -68,10 +68,14 @@ def _benchmark(args: argparse.Namespace) -> int:
         return 2
     elapsed = time.perf_counter() - start
     if not args.check:
+        ran = len(fairness)
+        if args.audit or args.strategy or args.model:
+            # A partial run updates its own rows of the committed tables, never truncates them.
+            fairness, performance = merge_results(fairness, performance, args.output)
         paths = write_results(fairness, performance, args.output)
         console.print(
-            f"wrote {len(fairness)} fairness rows and {len(performance)} performance rows "
-            f"to {paths[0].parent} in {elapsed:.1f} s"
+            f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows and {len(performance)} "
+            f"performance rows to {paths[0].parent} in {elapsed:.1f} s"
         )
         return 0
     try:

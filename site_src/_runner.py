@@ -8,6 +8,7 @@ library so the run's recorded dependencies are the explainer's own.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import math
 import os
@@ -36,9 +37,13 @@ def main(spec_path: str) -> int:
                 p = Path(os.fsdecode(args[0])).resolve()
             except (OSError, ValueError):
                 return
-            if (p.is_relative_to(root) and not p.is_relative_to(out_dir) and p.suffix not in {".py", ".pyc"}
-                    and not any(part.endswith(".egg-info") or part.startswith("__editable__") for part in p.parts)):
-                opened.add(str(p.relative_to(root)))
+            if p.is_relative_to(root) and not p.is_relative_to(out_dir) and p.suffix not in {".py", ".pyc"}:
+                rel = p.relative_to(root)
+                # Installed packages (a .venv inside the repo), caches and build metadata are not
+                # the run's data; their versions are recorded separately.
+                if not any(part.startswith((".", "__")) or part.endswith(".egg-info")
+                           or part in ("site-packages", "dist-packages") for part in rel.parts):
+                    opened.add(str(rel))
 
     import matplotlib
 
@@ -56,6 +61,9 @@ def main(spec_path: str) -> int:
     except ImportError:  # pragma: no cover - numpy is a dependency
         pass
 
+    # The run stops itself at its timeout, printing where it was, even if the build that started
+    # it has died; the build kills it a little later as a backstop.
+    faulthandler.dump_traceback_later(spec["timeout"], exit=True)
     code = code_path.read_text(encoding="utf-8")
     namespace = {"__name__": "__main__", "__file__": str(code_path)}
     sys.argv = [str(code_path)]
@@ -67,6 +75,7 @@ def main(spec_path: str) -> int:
         exec(compile(code, str(code_path), "exec"), namespace)
     except BaseException as exc:  # noqa: BLE001 - everything the explainer raises is reported
         result = {"status": "error", **_describe_error(exc, code_path, spec)}
+    faulthandler.cancel_dump_traceback_later()
     result["duration_s"] = time.perf_counter() - started
     sys.stdout.flush()
 

@@ -6,6 +6,7 @@ pages and site go to a staging folder and replace ``docs/`` and ``site/`` only a
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import time
 from importlib import metadata
@@ -16,7 +17,7 @@ from site_src import check as check_stage
 from site_src import linkcheck
 from site_src import snapshot
 from site_src.collect import collect
-from site_src.errors import BuildFailed, CheckError, SiteError
+from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
 from site_src.execute import RunResult, execute
 from site_src.extract import extract, stale_code_files
 from site_src.render import render
@@ -57,6 +58,7 @@ def build(options: BuildOptions) -> BuildReport:
     errors: list[SiteError] = []
     with build_lock(root):
         explainers = collect(root / "explainers")
+        _check_slugs(explainers, options)
         if options.verify_generated:
             # Reported, then regenerated so the runs below use what the sources say.
             errors += [SiteError(p) for p in stale_code_files(explainers, root / "explainers" / "code")]
@@ -152,3 +154,18 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult]) -> str:
         except metadata.PackageNotFoundError:
             add(dist)
     return h.hexdigest()
+
+
+def _check_slugs(explainers, options: BuildOptions) -> None:
+    """`--force` and `accept` name explainers: each name must be one."""
+    slugs = {e.slug for e in explainers}
+    named = set(options.force or ()) | set(options.accept)
+    unknown = sorted(named - slugs)
+    if unknown:
+        hints = "; ".join(f"'{s}'{_did_you_mean(s, slugs)}" for s in unknown)
+        raise ConfigError(f"no explainer named {hints}; the explainers are {sorted(slugs)}")
+
+
+def _did_you_mean(word: str, options) -> str:
+    close = difflib.get_close_matches(word, sorted(options), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""

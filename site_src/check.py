@@ -61,44 +61,72 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
     return errors
 
 
-# A number typed into prose: digits with optional thousands separators, decimals, percent.
-_NUMBER = re.compile(r"(?<![\w.\-/])[-−]?\d[\d,]*(?:\.\d+)?%?(?![\w/])")
-_YEAR = re.compile(r"^(1[89]|20)\d\d$")
+# A number typed into prose: digits with optional thousands separators, decimals (".05" too),
+# an exponent, a percent sign.
+_NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?(?!\w)")
+_YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
 _SKIP = [
     re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S),  # Jinja: values come from the run
     re.compile(r"`[^`\n]*`"),  # inline code
     re.compile(r"\]\([^)]*\)"),  # link targets
     re.compile(r"<[^>\n]+>"),  # HTML tags and their attributes
     re.compile(r"^\s*\d+\.\s", re.M),  # ordered-list markers
-    re.compile(r"^#+ .*$", re.M),  # headings name things ("Step 2"), they don't report numbers
 ]
+# "In 2016 ProPublica reported", "data from 1994": a year in prose is a fact, not a result. "We
+# ran 2000 shuffles" is not a year.
+_YEAR_CONTEXT = re.compile(r"\b(in|from|since|of|by|until|to|during|before|after|around|circa|year)\s+$", re.I)
+_CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", re.I)
 
 
 def bare_numbers(explainer: Explainer) -> list[CheckError]:
-    """Numbers typed into the prose where a run value belongs.
+    """Numbers typed into the prose (or the title, subtitle, summary) where a run value belongs.
 
-    Single digits ("two steps", "step 3"), years (citations), list markers, headings, inline
-    code, link targets and Jinja expressions are allowed; any other number must come from the run.
+    Allowed: single digits ("two steps", "step 3"), ordered-list markers, inline code, link
+    targets, Jinja expressions, and years: in parentheses, after a word such as "in" or "from", or
+    anywhere under a "Further reading" or "References" heading. Any other number must come from
+    the run.
     """
     errors = []
+    for field in ("title", "subtitle", "summary"):
+        for token in _bare_tokens(getattr(explainer.meta, field), years_ok=False):
+            errors.append(CheckError(f"bare number '{token}' in the front matter's {field}; it cannot cite the "
+                                     "run, so say it without the number", explainer=explainer.display_path))
     lines = explainer.prose.split("\n")
-    text = explainer.prose
-    masked = text
+    masked = explainer.prose
     for pattern in _SKIP:
         masked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked)
+    in_citations = False
     for i, line in enumerate(masked.split("\n"), start=1):
         if lines[i - 1].strip() == CODE_PLACEHOLDER:
             continue
-        for m in _NUMBER.finditer(line):
-            token = m.group(0)
-            digits = token.lstrip("-−").rstrip("%").replace(",", "")
-            if re.fullmatch(r"\d", digits) or _YEAR.match(digits):
-                continue
+        if line.lstrip().startswith("#"):
+            in_citations = bool(_CITATION_SECTION.match(line.strip()))
+        for token in _bare_tokens(line, years_ok=in_citations):
             errors.append(CheckError(
                 f"bare number '{token}' in the prose; cite the run's value instead, e.g. "
                 f"{{{{ name | percent }}}} (numbers in prose must come from the run or the results file)",
                 explainer=explainer.display_path, line=i))
     return errors
+
+
+def _bare_tokens(text: str, *, years_ok: bool) -> list[str]:
+    found = []
+    for m in _NUMBER.finditer(text):
+        token = m.group(0)
+        digits = token.lstrip("-−").rstrip("%").replace(",", "")
+        if re.fullmatch(r"\d", digits):
+            continue
+        if _YEAR.match(digits) and (years_ok or _in_parentheses(text, m.start(), m.end())
+                                    or _YEAR_CONTEXT.search(text[:m.start()])):
+            continue
+        found.append(token)
+    return found
+
+
+def _in_parentheses(text: str, start: int, end: int) -> bool:
+    """"(2010)", "(Fisher, 1935)", "(1935, chapter 2)": the year sits inside a parenthesis."""
+    opened = text.rfind("(", 0, start)
+    return opened != -1 and text.rfind(")", opened, start) == -1 and text.find(")", end) != -1
 
 
 def _hint(name: str, values: dict) -> str:

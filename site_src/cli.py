@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -20,13 +21,19 @@ from rich.table import Table
 from site_src.build import BuildOptions, build
 from site_src.errors import SiteError
 
-console = Console(stderr=True, highlight=False)
+# Wide when not on a terminal, so CI logs keep whole explainer names and reasons.
+console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 _JOBS = min(2, os.cpu_count() or 1)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     root = args.root.resolve()
+    if not root.is_dir():
+        console.print(f"[bold red]{args.command} failed:[/] no repository at {root} (--root must be a folder)")
+        return 2
+    # CI cancels a job with SIGTERM: treat it like Ctrl-C, so the runs are killed and nothing is lost.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         if args.command == "new":
             from site_src.scaffold import new_explainer
@@ -50,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     done = "nothing changed, site/ is up to date" if report.skipped else "site/ written"
     console.print(f"[green]{args.command} ok[/]: {done} ({report.wall_s:.1f} s)")
     return 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def _parser() -> argparse.ArgumentParser:

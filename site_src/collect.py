@@ -93,7 +93,9 @@ def collect(explainers_dir: Path) -> list[Explainer]:
             explainers.append(parse_explainer(path))
         except ConfigError as err:
             problems.append(str(err))
-    slugs = {e.slug for e in explainers}
+    # Every source counts as an explainer for `related:`, even one with problems of its own, so
+    # one broken file is reported once, not once per explainer that links to it.
+    slugs = {p.stem for p in paths}
     for e in explainers:
         for rel in e.meta.related:
             if rel not in slugs:

@@ -58,5 +58,15 @@ class BuildFailed(SiteError):
     def __init__(self, errors: list[SiteError]):
         self.errors = errors
         lines = [f"{len(errors)} problem(s); the previous site was left as it was:"]
-        lines += [f"  [{e.kind}] {e}" for e in errors]
+        # Several explainers failing the same way (a broken manifest they all load) are one
+        # problem: show its message once, with the explainers it stopped.
+        groups: dict[tuple[str, str], list[SiteError]] = {}
+        for e in errors:
+            groups.setdefault((e.kind, e.message), []).append(e)
+        for (kind, message), same in groups.items():
+            if len(same) == 1:
+                lines.append(f"  [{kind}] {same[0]}")
+            else:
+                where = ", ".join(e.location().rstrip(": ") for e in same)
+                lines.append(f"  [{kind}] {len(same)} explainers ({where}): {message}")
         super().__init__("\n".join(lines))

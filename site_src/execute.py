@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -141,6 +142,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         "source": source,
         "header_lines": code.header_lines,
         "code_line": code.code_line,
+        "timeout": timeout,
     }
     (work / "spec.json").write_text(json.dumps(spec))
     env = dict(os.environ)
@@ -155,15 +157,12 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
     )
     _RUNNING.add(proc)
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
+        stdout, stderr = proc.communicate(timeout=timeout + _GRACE_S)
     except subprocess.TimeoutExpired:
         _kill(proc)
-        proc.communicate()
+        _, stderr = proc.communicate()
         shutil.rmtree(work, ignore_errors=True)
-        raise ExecutionError(
-            f"timed out after {timeout} s and was killed (raise `timeout:` in the front matter if it needs longer)",
-            explainer=source,
-        ) from None
+        raise _timed_out(code, source, timeout, stderr) from None
     except BaseException:
         # Ctrl-C: take the child down with us and leave nothing half-written behind.
         _kill(proc)
@@ -172,6 +171,9 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
     finally:
         _RUNNING.discard(proc)
     result_file = work / "result.json"
+    if not result_file.exists() and stderr.lstrip().startswith("Timeout ("):  # faulthandler's own stop
+        shutil.rmtree(work, ignore_errors=True)
+        raise _timed_out(code, source, timeout, stderr)
     if not result_file.exists():
         shutil.rmtree(work, ignore_errors=True)
         raise ExecutionError(
@@ -212,6 +214,21 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
     work.rename(final)
     shutil.rmtree(old, ignore_errors=True)
     return _result(code.slug, final, entry, cached=False, reason=reason)
+
+
+_GRACE_S = 10  # the run stops itself at its timeout; the build kills it this much later
+
+
+def _timed_out(code: CodeFile, source: str, timeout: int, stderr: str) -> ExecutionError:
+    """A timeout error naming the explainer line the run was on (from faulthandler's dump)."""
+    line = None
+    for m in re.finditer(r'File "([^"]+)", line (\d+)', stderr):
+        if Path(m.group(1)).resolve() == Path(code.path).resolve():
+            line = code.source_line(int(m.group(2)))
+            break  # faulthandler lists the innermost frame first
+    where = " on this line" if line else ""
+    return ExecutionError(f"timed out after {timeout} s{where} and was stopped "
+                          "(raise `timeout:` in the front matter if it needs longer)", explainer=source, line=line)
 
 
 _RUNNING: set[subprocess.Popen] = set()  # children of this build, killed on interrupt

@@ -95,10 +95,10 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     out.mkdir(parents=True, exist_ok=True)
     placed: dict[int, str] = {}
 
-    def figure(n: int, alt: str) -> Markup:
+    def figure(n: int, alt: str | None = None) -> Markup:
         if not 1 <= n <= len(run.figures):
             raise CheckError(f"figure({n}): the run drew {len(run.figures)} figure(s)", explainer=e.display_path)
-        if not str(alt).strip():
+        if alt is None or not str(alt).strip():
             raise CheckError(f"figure({n}): alt text must say what the figure shows", explainer=e.display_path)
         placed[n] = alt
         svg, png = run.figures[n - 1], run.pngs[n - 1]
@@ -112,16 +112,14 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
         )
 
     def result(**key) -> dict:
-        try:
-            return results.lookup(**key)
-        except CheckError as err:
-            raise CheckError(err.message, explainer=e.display_path) from None
+        return results.lookup(**key)
 
     template = env.get_template(e.display_path)
     try:
         prose = template.render(**run.values, figure=figure, result=result)
-    except SiteError:
-        raise
+    except SiteError as err:
+        # Raised from inside the template (a citation, a figure): add the explainer and its line.
+        raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
         raise ConfigError(f"template: {err.message} (not a value the run defined)", explainer=e.display_path,
                           line=_template_line(e.display_path)) from None

@@ -42,7 +42,19 @@ class ResultsTable:
         if len(rows) != 1:
             raise CheckError(f"result({_fmt(key)}): {len(rows)} rows match; name more columns so that exactly one does")
         row = rows.iloc[0].to_dict()
-        return {k: (None if isinstance(v, float) and math.isnan(v) else _plain(v)) for k, v in row.items()}
+        return ResultRow(key, {k: (None if isinstance(v, float) and math.isnan(v) else _plain(v)) for k, v in row.items()})
+
+
+class ResultRow(dict):
+    """One results row; a misspelt column is an error that names it, not an empty value."""
+
+    def __init__(self, key: dict, values: dict):
+        super().__init__(values)
+        self.key = key
+
+    def __missing__(self, column):
+        raise CheckError(f"result({_fmt(self.key)}).{column}: no such column{_hint(str(column), self)}; "
+                         f"the columns are {list(self)}")
 
 
 def _plain(v):

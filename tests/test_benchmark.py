@@ -235,3 +235,21 @@ def test_cli_dask_without_scheduler_is_a_usage_error(capsys):
 def test_cli_unknown_audit_is_a_usage_error(capsys):
     assert main(["benchmark", "--audit", "no-such-audit", "--no-progress"]) == 2
     assert "no audit 'no-such-audit'" in capsys.readouterr().out
+
+
+def test_a_partial_run_updates_its_rows_and_keeps_the_rest(tmp_path):
+    # Regression: `faircode benchmark --audit A` used to overwrite the whole committed table with
+    # the subset. Re-running a subset of the committed benchmark must leave both files byte for byte.
+    import shutil
+    from pathlib import Path
+
+    from faircode.cli import main
+
+    committed = Path(__file__).resolve().parents[1] / "results"
+    for name in ("results_fairness.csv", "results_performance.csv"):
+        shutil.copyfile(committed / name, tmp_path / name)
+    code = main(["benchmark", "--audit", "german-credit", "--model", "logistic_regression",
+                 "--output", str(tmp_path), "--no-progress"])
+    assert code == 0
+    for name in ("results_fairness.csv", "results_performance.csv"):
+        assert (tmp_path / name).read_bytes() == (committed / name).read_bytes()

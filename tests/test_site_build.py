@@ -257,7 +257,7 @@ def test_a_hanging_explainer_is_killed_at_its_timeout(tmp_path):
         done = True
         ```
         """)
-    with pytest.raises(BuildFailed, match=r"explainers/hangs.md: timed out after 2 s and was killed"):
+    with pytest.raises(BuildFailed, match=r"explainers/hangs.md:14: timed out after 2 s on this line and was stopped"):
         build(BuildOptions(root=root))
 
 

@@ -1,0 +1,69 @@
+"""The prose rules of the check stage and the filters that format cited numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from site_src.check import _bare_tokens, mc_error
+from site_src.filters import gap, interval, number, percent, pvalue
+
+
+@pytest.mark.parametrize("text, bare", [
+    ("We used 100 rows", ["100"]),
+    ("p = .05 is common", [".05"]),
+    ("a gap of 9.9e-2", ["9.9e-2"]),
+    ("We ran 2000 shuffles", ["2000"]),
+    ("a gap of 1/10 of the rate", ["10"]),
+    ("### Women were flagged 9.9 points less", ["9.9"]),
+    ("flagged 12% of women and 1,000 men", ["12%", "1,000"]),
+    ("a gap of −9.9 points", ["−9.9"]),
+    ("In 2016 ProPublica reported", []),
+    ("census data from 1994", []),
+    ("Fisher (1935) and Good (2005, chapter 3)", []),
+    ("step 3 of two", []),
+    ('the site writes "p < 1/n"', []),
+    ("strategy S2 and model M1", []),
+])
+def test_bare_numbers_in_a_line(text, bare):
+    assert _bare_tokens(text, years_ok=False) == bare
+
+
+def test_years_are_fine_in_a_reading_list():
+    assert _bare_tokens("Phipson and Smyth, SAGMB, 2010.", years_ok=True) == []
+    assert _bare_tokens("Phipson and Smyth, SAGMB, 2010.", years_ok=False) == ["2010"]
+
+
+def test_mc_error_is_the_binomial_standard_error_floored_at_one_resample():
+    assert mc_error(0.5, 10_000) == pytest.approx(math.sqrt(0.25 / 10_000))
+    assert mc_error(0.0, 2_000) == pytest.approx(1 / 2_000)
+    with pytest.raises(ValueError, match="n must be a positive number of resamples"):
+        mc_error(0.5, 0)
+
+
+def test_filters_format_rates_gaps_and_intervals():
+    assert percent(0.243) == "24.3%"
+    assert gap(-0.1963) == "\u221219.6 percentage points"
+    assert gap(0.0004) == "0.0 percentage points"  # no sign on a rounded zero
+    assert interval((-0.22, 0.011)) == "[\u221222.0, +1.1] percentage points"
+    assert number(6513) == "6,513"
+
+
+@pytest.mark.parametrize("p, n, shown", [
+    (1 / 2001, 2000, "p < 1/2,000"),  # a Monte Carlo p at its floor (b + 1) / (m + 1)
+    (0.2, None, "p = 0.200"),
+    (0.0342, None, "p = 0.034"),
+    (0.0012, None, "p = 0.0012"),
+    (9.085e-26, None, "p = 9.1 × 10⁻²⁶"),
+    (1.0, None, "p = 1"),
+])
+def test_pvalue_never_prints_zero(p, n, shown):
+    assert pvalue(p, n) == shown
+
+
+def test_filters_name_what_they_expected():
+    with pytest.raises(TypeError, match="percent filter expects a number"):
+        percent("high")
+    with pytest.raises(ValueError, match="p-value in \\[0, 1\\]"):
+        pvalue(1.5)
