@@ -28,6 +28,7 @@ from site_src.execute import RunResult
 from site_src.filters import FILTERS
 from site_src.notebook import notebook_json
 from site_src.results import ResultsTable
+from faircode.benchmark import ALPHA
 from site_src import notebook, results_page
 from site_src.results_page import AuditFigure, draw_audit_figures, filter_options, label, table_html
 
@@ -158,7 +159,7 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path)
     page = env.get_template("results.md.j2").render(
         csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df),
         figures=_audit_figures(df, results.path, out, root), label=label,
-        has_kind="kind" in df.columns, has_q="q_value" in df.columns,
+        has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA,
     )
     (out / "index.md").write_text(page, encoding="utf-8")
 
