@@ -88,7 +88,7 @@ def render(
             errors.append(err)
     index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.df is not None)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
-    _render_results_page(env, results, docs_dir, root)
+    _render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
     return errors
 
 
@@ -148,7 +148,7 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
         env.parse(e.prose)) & set(run.values))))
 
 
-def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path) -> None:
+def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path, *, slugs: set[str]) -> None:
     """The results explorer (see ``results_page``): table, per-audit figures, the CSV itself."""
     if results.df is None:
         return
@@ -159,7 +159,7 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path)
     page = env.get_template("results.md.j2").render(
         csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df),
         figures=_audit_figures(df, results.path, out, root), label=label,
-        has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA,
+        has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
     )
     (out / "index.md").write_text(page, encoding="utf-8")
 
