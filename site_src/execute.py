@@ -258,13 +258,19 @@ def _lookup(entry_dir: Path, code: CodeFile, root: Path) -> tuple[RunResult | No
         if _hash_file(root / path) != digest:
             return None, f"{path} changed"
     for dist, version in entry["packages"].items():
-        try:
-            now = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            now = None
+        now = _installed_version(dist)
         if now != version:
             return None, f"package {dist} {version} -> {now}"
     return _result(code.slug, entry_dir, entry, cached=True, reason="unchanged"), "unchanged"
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_version(dist: str) -> str | None:
+    # Every explainer imports much the same packages: look each version up once per process.
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _result(slug: str, out_dir: Path, entry: dict, *, cached: bool, reason: str) -> RunResult:

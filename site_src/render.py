@@ -7,9 +7,7 @@ empty string). The page furniture lives in ``site_src/templates/*.j2``.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 import re
 import shutil
 import sys
@@ -28,9 +26,8 @@ from site_src.execute import RunResult
 from site_src.filters import FILTERS
 from site_src.notebook import notebook_json
 from site_src.results import ResultsTable
-from faircode.benchmark import ALPHA
 from site_src import notebook, results_page
-from site_src.results_page import AuditFigure, draw_audit_figures, filter_options, label, table_html
+from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
 TEMPLATES = Path(__file__).parent / "templates"
 KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
@@ -86,7 +83,7 @@ def render(
             pages[e.slug] = _render_explainer(env, e, run, results, docs_dir / "explainers" / e.slug, root)
         except SiteError as err:
             errors.append(err)
-    index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.df is not None)
+    index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.exists)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
     _render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
     return errors
@@ -149,16 +146,38 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
 
 
 def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path, *, slugs: set[str]) -> None:
-    """The results explorer (see ``results_page``): table, per-audit figures, the CSV itself."""
-    if results.df is None:
+    """The results explorer (see ``results_page``): table, per-audit figures, the CSV itself.
+
+    Made once per version of the results file and of the code and template that make it, then
+    copied from ``.cache/fairsite-results``: drawing the figures and tabulating every row is most
+    of a re-render's time, and a prose edit should not pay for it.
+    """
+    if not results.exists:
         return
-    out = docs_dir / "results"
-    out.mkdir(exist_ok=True)
+    h = hashlib.sha256()
+    for part in (results.path.read_bytes(), (TEMPLATES / "results.md.j2").read_bytes(),
+                 Path(results_page.__file__).read_bytes(), Path(__file__).read_bytes(),
+                 " ".join(sorted(slugs)).encode(), metadata.version("matplotlib").encode()):
+        h.update(part)
+        h.update(b"\0")
+    cache = root / ".cache" / "fairsite-results" / h.hexdigest()[:20]
+    if not cache.is_dir():
+        shutil.rmtree(cache.parent, ignore_errors=True)  # older versions are never used again
+        cache.parent.mkdir(parents=True)
+        tmp = Path(tempfile.mkdtemp(dir=cache.parent))
+        _write_results_page(env, results, tmp, slugs)
+        tmp.rename(cache)
+    shutil.copytree(cache, docs_dir / "results", dirs_exist_ok=True)
+
+
+def _write_results_page(env, results: ResultsTable, out: Path, slugs: set[str]) -> None:
+    from faircode.benchmark import ALPHA  # the level `significant` uses; imported only on a miss
+
     shutil.copyfile(results.path, out / results.path.name)
     df = results.df
     page = env.get_template("results.md.j2").render(
         csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df),
-        figures=_audit_figures(df, results.path, out, root), label=label,
+        figures=draw_audit_figures(df, out), label=label,
         has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
     )
     (out / "index.md").write_text(page, encoding="utf-8")
@@ -181,27 +200,6 @@ def _notebook(e: Explainer, code_rel: str, root: Path) -> str:
         tmp.write_text(text, encoding="utf-8")
         tmp.rename(cached)
     return cached.read_text(encoding="utf-8")
-
-
-def _audit_figures(df, csv_path: Path, out: Path, root: Path) -> list[AuditFigure]:
-    """The results page's figures, drawn once per version of the results file and of the code
-    that draws them (drawing them is most of a re-render's time), then copied from the cache."""
-    h = hashlib.sha256(csv_path.read_bytes())
-    h.update(Path(results_page.__file__).read_bytes())
-    h.update(metadata.version("matplotlib").encode())
-    cache = root / ".cache" / "fairsite-results" / h.hexdigest()[:20]
-    if not (cache / "figures.json").exists():
-        shutil.rmtree(cache.parent, ignore_errors=True)  # older versions are never used again
-        cache.parent.mkdir(parents=True)
-        tmp = Path(tempfile.mkdtemp(dir=cache.parent))
-        figures = draw_audit_figures(df, tmp)
-        (tmp / "figures.json").write_text(json.dumps([dataclasses.asdict(f) for f in figures]))
-        tmp.rename(cache)
-    figures = [AuditFigure(**d) for d in json.loads((cache / "figures.json").read_text())]
-    for f in figures:
-        for ext in (".svg", ".png"):
-            shutil.copyfile(cache / (f.name + ext), out / (f.name + ext))
-    return figures
 
 
 def _reproducibility(run: RunResult, root: Path) -> dict:

@@ -2,47 +2,82 @@
 
 from __future__ import annotations
 
+import csv
 import difflib
+import functools
 import math
 from pathlib import Path
-
-import pandas as pd
 
 from site_src.errors import CheckError
 
 
 class ResultsTable:
-    """``results/results_fairness.csv``, read once per build.
+    """``results/results_fairness.csv``, read once per build, and only when something needs it.
 
-    ``lookup(**key)`` returns exactly one row as a dict (NaN as None) or raises ``CheckError``
-    saying how many rows matched and which values the key column does hold.
+    ``lookup(**key)`` returns exactly one row (empty cells as None, numbers and booleans typed)
+    or raises ``CheckError`` saying how many rows matched and which values the key column holds.
+    Read with the standard library: most builds only look rows up, and pandas is slow to import.
     """
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.df = pd.read_csv(self.path) if self.path.exists() else None
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    @functools.cached_property
+    def rows(self) -> list[dict]:
+        with open(self.path, newline="", encoding="utf-8") as fh:
+            return [{k: _typed(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+    @functools.cached_property
+    def df(self):
+        """The table as a DataFrame (for the results page)."""
+        import pandas as pd
+
+        return pd.read_csv(self.path)
 
     def lookup(self, **key) -> dict:
-        if self.df is None:
+        if not self.exists:
             raise CheckError(f"result({_fmt(key)}): {self.path} does not exist; run `faircode benchmark`")
-        unknown = [k for k in key if k not in self.df.columns]
+        columns = list(self.rows[0]) if self.rows else []
+        unknown = [k for k in key if k not in columns]
         if unknown:
-            hints = "; ".join(f"'{k}'{_hint(k, self.df.columns)}" for k in unknown)
+            hints = "; ".join(f"'{k}'{_hint(k, columns)}" for k in unknown)
             raise CheckError(f"result({_fmt(key)}): no such column in {self.path.name}: {hints}")
-        rows = self.df
+        rows = self.rows
         for col, want in key.items():
-            narrowed = rows[rows[col].astype(str) == str(want)]
-            if narrowed.empty:
-                held = sorted(rows[col].astype(str).unique())
+            narrowed = [r for r in rows if _text(r[col]) == _text(want)]
+            if not narrowed:
+                held = sorted({_text(r[col]) for r in rows})
                 raise CheckError(
-                    f"result({_fmt(key)}): no row with {col} = {want!r}{_hint(str(want), held)}; "
+                    f"result({_fmt(key)}): no row with {col} = {want!r}{_hint(_text(want), held)}; "
                     f"among the rows matching so far, {col} is one of {held[:12]}"
                 )
             rows = narrowed
         if len(rows) != 1:
             raise CheckError(f"result({_fmt(key)}): {len(rows)} rows match; name more columns so that exactly one does")
-        row = rows.iloc[0].to_dict()
-        return ResultRow(key, {k: (None if isinstance(v, float) and math.isnan(v) else _plain(v)) for k, v in row.items()})
+        return ResultRow(key, rows[0])
+
+
+def _typed(text: str):
+    """A CSV cell as the value it writes: empty -> None, True/False, int, float, or the text."""
+    if text == "":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        return None if isinstance(value, float) and math.isnan(value) else value
+    return text
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value)
 
 
 class ResultRow(dict):
@@ -55,10 +90,6 @@ class ResultRow(dict):
     def __missing__(self, column):
         raise CheckError(f"result({_fmt(self.key)}).{column}: no such column{_hint(str(column), self)}; "
                          f"the columns are {list(self)}")
-
-
-def _plain(v):
-    return v.item() if hasattr(v, "item") else v
 
 
 def _fmt(key: dict) -> str:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from markupsafe import Markup
 from markupsafe import escape as _escape
+
+if TYPE_CHECKING:  # the build imports this module on every run; pandas only when the page is made
+    import pandas as pd
 
 from site_src.filters import gap as gap_pp
 from site_src.filters import pvalue as pvalue_text
@@ -283,7 +286,7 @@ def _flag(value) -> bool:
 
 
 def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+    return value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType"
 
 
 def _require(df: pd.DataFrame, columns) -> None:
