@@ -299,3 +299,21 @@ def test_check_mode_reports_stale_generated_code(tmp_path):
     (root / "explainers" / "code" / "coin-flips.py").write_text("print('edited by hand')\n")
     with pytest.raises(BuildFailed, match="coin-flips.py: differs from its explainer source"):
         build(BuildOptions(root=root, use_cache=False, verify_generated=True))
+
+
+def test_template_mistakes_name_the_line_and_what_was_meant(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    source = page.read_text()
+    page.write_text(source.replace('metric="selection_rate").gap', 'metric="selection_rate").gapp'))
+    with pytest.raises(BuildFailed, match=r"coin-flips.md:16: result\(.*\)\.gapp: no such column \(did you mean 'gap'\?\)"):
+        build(BuildOptions(root=root))
+    page.write_text(source.replace('figure(1, alt="Histogram of the flips: about as many heads as tails.")', "figure(1)"))
+    with pytest.raises(BuildFailed, match=r"coin-flips.md:18: figure\(1\): alt text must say what the figure shows"):
+        build(BuildOptions(root=root))
+
+
+def test_unknown_explainer_names_are_refused(tmp_path):
+    root = _copy_fixture(tmp_path)
+    with pytest.raises(ConfigError, match=r"no explainer named 'coin-flip' \(did you mean 'coin-flips'\?\)"):
+        build(BuildOptions(root=root, numbers="accept", accept=frozenset({"coin-flip"})))
