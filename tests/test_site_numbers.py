@@ -176,3 +176,41 @@ def test_check_mode_finds_a_broken_link(root):
     build(BuildOptions(root=root, strict=False))  # a plain build does not crawl the links
     with pytest.raises(BuildFailed, match="nowhere"):
         build(BuildOptions(root=root, strict=False, link_check=True))
+
+
+def test_serve_rebuilds_when_an_explainer_changes(root):
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "site_src.cli", "--root", str(root), "serve", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/explainers/coin-flips/"
+
+    def page_when(text: str, seconds: float) -> str:
+        deadline, body = time.time() + seconds, ""
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    body = response.read().decode()
+                if text in body:
+                    return body
+            except OSError:
+                pass
+            time.sleep(0.3)
+        return body
+
+    try:
+        assert "We flipped the coin" in page_when("We flipped the coin", 60)
+        source = root / "explainers" / "coin-flips.md"
+        source.write_text(source.read_text().replace("We flipped the coin", "We tossed the coin"))
+        assert "We tossed the coin" in page_when("We tossed the coin", 60)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
