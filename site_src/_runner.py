@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import faulthandler
 import json
-import math
 import os
 import random
 import resource
@@ -101,6 +100,9 @@ def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:
     """The traceback without the runner's frames, with the explainer source line of the fault."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
     source_line = None
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == code_path and exc.lineno:
+        # The code never ran: the line is the parser's, not a frame's.
+        source_line = exc.lineno - spec["header_lines"] - 1 + spec["code_line"]
     lines = []
     for f in frames:
         if Path(f.filename).resolve() == code_path:
@@ -125,8 +127,7 @@ def _plain(value, depth=0):
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        v = float(value)
-        return v if math.isfinite(v) else repr(v)  # JSON has no NaN; keep it visible
+        return float(value)  # NaN and inf too: Python's json writes and reads them
     if isinstance(value, str):
         if len(value) > 2000:
             raise TypeError("string too long")

@@ -114,7 +114,10 @@ def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> str | 
     if options.numbers == "accept" and (not options.accept or e.slug in options.accept):
         accepted.append((e, run))  # written only once the whole build has succeeded
         return None
-    drifts = snapshot.compare(e, run)
+    try:
+        drifts = snapshot.compare(e, run)
+    except CheckError as err:
+        return err.message
     if drifts is None:
         return f"no accepted numbers yet ({snapshot.snapshot_path(e).name}); run `fairsite accept {e.slug}`"
     if not drifts:

@@ -13,6 +13,9 @@ import difflib
 import math
 import re
 
+import jinja2
+from jinja2 import nodes
+
 from site_src.collect import CODE_PLACEHOLDER, Explainer
 from site_src.errors import CheckError
 from site_src.execute import RunResult
@@ -40,7 +43,13 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
     """Evaluate each ``checks:`` expression over the run's values; one error per failure."""
     errors = []
     for check in explainer.meta.checks:
-        names = {n.id for n in ast.walk(ast.parse(check.expr, mode="eval")) if isinstance(n, ast.Name)}
+        try:
+            tree = ast.parse(check.expr, mode="eval")
+        except SyntaxError as err:
+            errors.append(CheckError(f"check '{check.name}': `assert:` is not a Python expression ({err.msg}, "
+                                     f"column {err.offset}): {check.expr}", explainer=explainer.display_path))
+            continue
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         missing = sorted(names - set(run.values) - set(_CHECK_BUILTINS))
         if missing:
             hints = "; ".join(f"'{m}'{_hint(m, run.values)}" for m in missing)
@@ -54,7 +63,10 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
             errors.append(CheckError(f"check '{check.name}' could not be evaluated: {type(exc).__name__}: {exc}",
                                      explainer=explainer.display_path))
             continue
-        if not ok:
+        if not isinstance(ok, bool):
+            errors.append(CheckError(f"check '{check.name}': `assert:` must be a true/false test, "
+                                     f"got {type(ok).__name__} {ok!r}", explainer=explainer.display_path))
+        elif not ok:
             shown = ", ".join(f"{n} = {run.values[n]!r}" for n in sorted(names & set(run.values)))
             errors.append(CheckError(f"check '{check.name}' failed: {check.expr}  [{shown}]",
                                      explainer=explainer.display_path))
@@ -74,7 +86,7 @@ _SKIP = [
 ]
 # "In 2016 ProPublica reported", "data from 1994": a year in prose is a fact, not a result. "We
 # ran 2000 shuffles" is not a year.
-_YEAR_CONTEXT = re.compile(r"\b(in|from|since|of|by|until|to|during|before|after|around|circa|year)\s+$", re.I)
+_YEAR_CONTEXT = re.compile(r"\b(in|from|since|until|during|before|after|around|circa|year)\s+$", re.I)
 _CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", re.I)
 
 
@@ -91,6 +103,7 @@ def bare_numbers(explainer: Explainer) -> list[CheckError]:
         for token in _bare_tokens(getattr(explainer.meta, field), years_ok=False):
             errors.append(CheckError(f"bare number '{token}' in the front matter's {field}; it cannot cite the "
                                      "run, so say it without the number", explainer=explainer.display_path))
+    errors += _numbers_in_template_literals(explainer)
     lines = explainer.prose.split("\n")
     masked = explainer.prose
     for pattern in _SKIP:
@@ -106,6 +119,36 @@ def bare_numbers(explainer: Explainer) -> list[CheckError]:
                 f"bare number '{token}' in the prose; cite the run's value instead, e.g. "
                 f"{{{{ name | percent }}}} (numbers in prose must come from the run or the results file)",
                 explainer=explainer.display_path, line=i))
+    return errors
+
+
+def _numbers_in_template_literals(explainer: Explainer) -> list[CheckError]:
+    """Numbers typed inside Jinja: ``{{ 2000 }}``, ``{{ 0.05 | percent }}``, or in a string such
+    as a figure's alt text. Arguments of filters and calls (``number(1)``, ``figure(2, ...)``),
+    unit conversions (``100 * gap``) and positions (``rows[0]``) are not results, and are allowed."""
+    try:
+        tree = jinja2.Environment().parse(explainer.prose)
+    except jinja2.TemplateSyntaxError:
+        return []  # the render stage reports it, with its line
+    allowed: set[int] = set()
+    for node in tree.find_all((nodes.Filter, nodes.Call)):
+        allowed.update(id(a) for a in node.args)
+    for node in tree.find_all((nodes.Mul, nodes.Div)):  # unit conversions: `100 * gap`
+        allowed.update(id(side) for side in (node.left, node.right))
+    for node in tree.find_all(nodes.Getitem):  # positions: `rows[0]`
+        allowed.add(id(node.arg))
+    errors = []
+    for const in tree.find_all(nodes.Const):
+        value = const.value
+        if isinstance(value, str):
+            tokens = _bare_tokens(value, years_ok=False)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and id(const) not in allowed:
+            tokens = [] if (isinstance(value, int) and abs(value) <= 9) else [repr(value)]
+        else:
+            tokens = []
+        for token in tokens:
+            errors.append(CheckError(f"bare number '{token}' typed into a template expression; "
+                                     "cite the run's value instead", explainer=explainer.display_path, line=const.lineno))
     return errors
 
 

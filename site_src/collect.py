@@ -98,7 +98,9 @@ def collect(explainers_dir: Path) -> list[Explainer]:
     slugs = {p.stem for p in paths}
     for e in explainers:
         for rel in e.meta.related:
-            if rel not in slugs:
+            if rel == e.slug:
+                problems.append(f"{e.display_path}: related: an explainer cannot list itself ('{rel}')")
+            elif rel not in slugs:
                 problems.append(f"{e.display_path}: related: no explainer '{rel}'{_did_you_mean(rel, slugs)}")
     if problems:
         raise ConfigError("\n".join(problems))

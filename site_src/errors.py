@@ -62,11 +62,14 @@ class BuildFailed(SiteError):
         # problem: show its message once, with the explainers it stopped.
         groups: dict[tuple[str, str], list[SiteError]] = {}
         for e in errors:
-            groups.setdefault((e.kind, e.message), []).append(e)
-        for (kind, message), same in groups.items():
+            groups.setdefault((e.kind, e.message.split("\n")[0]), []).append(e)
+        for (kind, headline), same in groups.items():
             if len(same) == 1:
                 lines.append(f"  [{kind}] {same[0]}")
             else:
                 where = ", ".join(e.location().rstrip(": ") for e in same)
-                lines.append(f"  [{kind}] {len(same)} explainers ({where}): {message}")
+                detail = same[0].message.partition("\n")[2]
+                lines.append(f"  [{kind}] {len(same)} explainers failed the same way ({where}): {headline}")
+                if detail:
+                    lines.append(f"  the first of them:\n{detail}")
         super().__init__("\n".join(lines))

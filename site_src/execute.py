@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -114,12 +115,15 @@ def execute(
             on_done(outcome)
         return outcome
 
+    _INTERRUPTED.clear()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
         outcomes = list(pool.map(one, code_files))
     except BaseException:
         # Ctrl-C lands in this thread while workers wait on their children: kill the children so
-        # the workers return at once, and start nothing new.
+        # the workers return at once, and start nothing new. A worker that starts its child just
+        # after this sees the flag and kills it itself.
+        _INTERRUPTED.set()
         pool.shutdown(wait=False, cancel_futures=True)
         for proc in list(_RUNNING):
             _kill(proc)
@@ -156,6 +160,8 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         start_new_session=True,  # its own process group, so a timeout kills its children too
     )
     _RUNNING.add(proc)
+    if _INTERRUPTED.is_set():
+        _kill(proc)
     try:
         stdout, stderr = proc.communicate(timeout=timeout + _GRACE_S)
     except subprocess.TimeoutExpired:
@@ -232,6 +238,7 @@ def _timed_out(code: CodeFile, source: str, timeout: int, stderr: str) -> Execut
 
 
 _RUNNING: set[subprocess.Popen] = set()  # children of this build, killed on interrupt
+_INTERRUPTED = threading.Event()
 
 
 def _kill(proc: subprocess.Popen) -> None:

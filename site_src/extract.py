@@ -49,6 +49,12 @@ def extract(explainers: list[Explainer], code_dir: Path, *, write: bool = True) 
     with what the sources generate.
     """
     code_dir = Path(code_dir)
+    if write and code_dir.is_dir():
+        # The folder is the build's: a file whose explainer is gone is removed with it.
+        wanted = {f"{e.slug}.py" for e in explainers}
+        for orphan in code_dir.glob("*.py"):
+            if orphan.name not in wanted:
+                orphan.unlink()
     files = []
     for e in explainers:
         text = generated_text(e)

@@ -20,6 +20,8 @@ def _num(value, name: str) -> float:
         value._fail_with_undefined_error()  # a name the run never defined: say which
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} filter expects a number, got {type(value).__name__} {value!r}")
+    if math.isnan(value):
+        raise ValueError(f"{name} filter got NaN: the run computed an undefined value (an empty group?)")
     return float(value)
 
 

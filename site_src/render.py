@@ -85,7 +85,10 @@ def render(
             errors.append(err)
     index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.exists)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
-    _render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
+    try:
+        _render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
+    except ValueError as err:  # a results file without the columns the page shows
+        errors.append(ConfigError(f"{results.path.parent.name}/{results.path.name}: {err}"))
     return errors
 
 
@@ -98,6 +101,8 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
             raise CheckError(f"figure({n}): the run drew {len(run.figures)} figure(s)", explainer=e.display_path)
         if alt is None or not str(alt).strip():
             raise CheckError(f"figure({n}): alt text must say what the figure shows", explainer=e.display_path)
+        if n in placed:
+            raise CheckError(f"figure({n}) is placed twice; place each figure once", explainer=e.display_path)
         placed[n] = alt
         svg, png = run.figures[n - 1], run.pngs[n - 1]
         shutil.copyfile(svg, out / svg.name)

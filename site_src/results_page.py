@@ -87,7 +87,10 @@ def table_html(df: pd.DataFrame) -> Markup:
     number cell carries its raw value in ``data-value`` for sorting (empty when undefined), while
     its text is formatted for reading (gaps of rates in percentage points, ratios as ratios).
     """
-    _require(df, ("audit", "strategy", "model", "attribute", "metric", "gap"))
+    # Every column the table shows or marks: a results file without one is an error, not a
+    # page that quietly drops its significance or small-sample markers.
+    _require(df, ("audit", "strategy", "model", "attribute", "metric", "value_disadvantaged", "value_advantaged",
+                  "gap", "ci_low", "ci_high", "p_value", "significant", "small_sample_warning"))
     cols = [
         ("audit", "Audit", "text"), ("strategy", "Strategy", "text"), ("model", "Model", "text"),
         ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 from site_src.errors import ConfigError
@@ -80,7 +81,9 @@ fig.tight_layout()
 
 
 def slugify(title: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    # "Über Straße" -> "uber-strasse": letters keep their base form instead of vanishing.
+    ascii_title = unicodedata.normalize("NFKD", title.replace("ß", "ss")).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
     if not slug:
         raise ConfigError(f"new: cannot make a file name from the title {title!r}; use letters or digits")
     return slug

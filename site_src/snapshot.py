@@ -21,6 +21,7 @@ from jinja2 import nodes
 
 from site_src.check import mc_error
 from site_src.collect import Explainer
+from site_src.errors import CheckError
 from site_src.execute import RunResult
 from site_src.filters import FILTERS
 
@@ -73,7 +74,12 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
     path = snapshot_path(explainer)
     if not path.exists():
         return None
-    accepted = json.loads(path.read_text(encoding="utf-8"))["values"]
+    try:
+        accepted = json.loads(path.read_text(encoding="utf-8"))["values"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise CheckError(f"{path.parent.name}/{path.name} is not an accepted-numbers file ({type(err).__name__}: "
+                         f"{err}); restore it from git or run `fairsite accept {explainer.slug}`",
+                         explainer=explainer.display_path) from None
     now = cited(explainer, run)
     mc = explainer.meta.monte_carlo
     drifts = []

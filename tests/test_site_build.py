@@ -317,3 +317,56 @@ def test_unknown_explainer_names_are_refused(tmp_path):
     root = _copy_fixture(tmp_path)
     with pytest.raises(ConfigError, match=r"no explainer named 'coin-flip' \(did you mean 'coin-flips'\?\)"):
         build(BuildOptions(root=root, numbers="accept", accept=frozenset({"coin-flip"})))
+
+
+def test_a_check_that_is_not_python_is_named(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text().replace("assert: abs(share_by_hand - share_numpy)", "assert: abs(share_by_hand - share_numpy"))
+    with pytest.raises(BuildFailed, match=r"check 'hand-written share agrees with numpy': `assert:` is not a Python expression"):
+        build(BuildOptions(root=root))
+
+
+def test_a_syntax_error_in_the_code_names_its_source_line(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text().replace("n_flips = 2000", "n_flips = (2000"))
+    # The code block opens on line 20; `n_flips = ...` is its fifth line.
+    with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:2\d: raised SyntaxError"):
+        build(BuildOptions(root=root))
+
+
+def test_a_nan_cited_in_prose_is_called_nan(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text().replace("share_numpy = float(flips.mean())",
+                                             "share_numpy = float(flips[:0].mean()) if False else float('nan')"))
+    with pytest.raises(BuildFailed, match=r"percent filter got NaN"):
+        build(BuildOptions(root=root))
+
+
+def test_the_same_failure_in_many_explainers_is_reported_once(tmp_path):
+    root = _copy_fixture(tmp_path)
+    (root / "broken.yaml").write_text("key: [unclosed\n")
+    for slug in ("one", "two"):
+        _add(root, slug, """
+            ---
+            title: Reads A Manifest
+            subtitle: Does a broken shared input show once?
+            summary: Loads a broken file.
+            checks:
+              - name: never reached
+                assert: ok
+            ---
+            Prose.
+
+            ```python explainer
+            import yaml
+            ok = yaml.safe_load(open("broken.yaml"))
+            ```
+            """)
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    msg = str(info.value)
+    assert "2 explainers failed the same way (explainers/one.md:13, explainers/two.md:13): raised" in msg
+    assert msg.count("raised ") == 1

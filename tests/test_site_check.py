@@ -67,3 +67,23 @@ def test_filters_name_what_they_expected():
         percent("high")
     with pytest.raises(ValueError, match="p-value in \\[0, 1\\]"):
         pvalue(1.5)
+
+
+def _explainer(tmp_path, prose: str):
+    from site_src.collect import parse_explainer
+
+    path = tmp_path / "explainers" / "probe.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("---\ntitle: Probe\nsubtitle: Probe?\nsummary: A probe.\nchecks:\n  - name: t\n    assert: x == 1\n"
+                    "---\n" + prose + "\n\n```python explainer\nx = 1\n```\n")
+    return parse_explainer(path)
+
+
+def test_numbers_typed_inside_template_expressions_are_bare(tmp_path):
+    from site_src.check import bare_numbers
+
+    e = _explainer(tmp_path, 'We ran {{ 2000 }} shuffles at {{ 0.05 | percent }}.\n'
+                             '{{ figure(1, alt="the 95% interval") }}\n'
+                             'Allowed: {{ (100 * x) | number(1) }}, {{ rows[0] }}, {{ x | percent(0) }}.')
+    found = sorted(str(err).split("bare number ")[1].split(" ")[0] for err in bare_numbers(e))
+    assert found == ["'0.05'", "'2000'", "'95%'"]
