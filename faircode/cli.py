@@ -64,7 +64,12 @@ def _benchmark(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
         )
     except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest
-        console.print(f"[red]error:[/red] {exc}")
+        # Name the flag the user typed, not the library's argument.
+        message = str(exc)
+        for arg, flag in (("`audits`", "--audit"), ("`strategies`", "--strategy"), ("`models`", "--model")):
+            message = message.replace(arg, flag)
+        console.print("[red]error:[/red] ", end="")
+        console.print(message, markup=False)
         return 2
     elapsed = time.perf_counter() - start
     if not args.check:

@@ -173,7 +173,10 @@ def fit_predict(audit: Audit, *, strategy: str = "S2",
     """
     name = _check_strategy(strategy)
     if model not in MODELS:
-        build_model(model, None)  # raises the ValueError listing valid names
+        try:
+            build_model(model, None)  # raises the ValueError listing valid names
+        except ValueError as err:  # ... under build_model's argument name; say ours
+            raise ValueError(str(err).replace("`name`", "`model`", 1)) from None
     columns = feature_columns(audit, name)
     X = encode_features(audit.df, columns)
     X_train, X_test = X.iloc[audit.train], X.iloc[audit.test]
