@@ -102,5 +102,5 @@ def test_fit_predict_validates_names():
     audit = load_audit("arrest-release")
     with pytest.raises(ValueError, match="`strategy` must be one of"):
         fit_predict(audit, strategy="S4")
-    with pytest.raises(ValueError, match="`name` must be one of"):
+    with pytest.raises(ValueError, match="`model` must be one of"):
         fit_predict(audit, model="svm")
