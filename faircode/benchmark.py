@@ -5,11 +5,13 @@ of `faircode.metrics.GAP_METRICS` for every protected attribute on the test spli
 the significance report of `faircode.significance`, and adjusts the p-values of the whole
 table for the false discovery rate (Benjamini-Hochberg). `write_results` writes
 ``results/results_fairness.csv`` and ``results/results_performance.csv`` byte-for-byte
-reproducibly; `compare_results` lists every row that differs from committed files.
+reproducibly; `compare_results` lists every cell that differs from the committed files beyond
+the tolerance `faircode.tolerances` declares for its kind of quantity (`COLUMN_KINDS`).
 
 Determinism: each row's random state is derived from the manifest's ``random_state`` and the
 row's key with ``zlib.crc32`` (not Python's salted ``hash``), so results do not depend on task
-order, ``n_jobs`` or the backend. Rows are sorted, columns fixed and floats written with
+order, ``n_jobs`` or the backend, and models fit with one BLAS/OpenMP thread
+(`faircode.models.fit_predict`), so the job count never changes a number. Rows are sorted, columns fixed and floats written with
 ``%.10g``.
 """
 
@@ -26,6 +28,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
 
+from faircode import tolerances
 from faircode.metrics import GAP_KIND, GAP_METRICS, GAP_RATE, gap, group_outcomes
 
 __all__ = [
@@ -46,6 +49,8 @@ __all__ = [
     "write_results",
     "merge_results",
     "compare_results",
+    "COLUMN_KINDS",
+    "column_tolerance",
 ]
 
 #: Significance level for ``significant`` (applied to the q-value) and 1 - confidence level.
@@ -660,6 +665,75 @@ def _read_as_text(text_or_path) -> pd.DataFrame:
     return pd.read_csv(text_or_path, dtype=str, keep_default_na=False)
 
 
+#: How each results column is compared with its committed value (see `faircode.tolerances`):
+#: every column of both files is classified; a column not listed is compared exactly.
+COLUMN_KINDS: dict[str, str] = {
+    **dict.fromkeys(["audit", "audit_name", "strategy", "model", "attribute", "disadvantaged_group",
+                     "advantaged_group", "metric", "kind", "significant", "n_disadvantaged", "n_advantaged",
+                     "small_sample_warning", "reason", "method", "n_permutations", "n_resamples",
+                     "random_state", "n_test", "n_positive"], "exact"),
+    **dict.fromkeys(["value_disadvantaged", "value_advantaged", "accuracy", "balanced_accuracy", "roc_auc"],
+                    "fitted"),
+    "gap": "gap",  # fitted; for a ratio, the fitted bound propagated through a / b
+    "ci_low": "interval",
+    "ci_high": "interval",
+    "p_value": "p_value",  # log scale, or Monte Carlo when n_permutations is set
+    "q_value": "p_value",
+}
+
+
+def _cell(text: str):
+    # A CSV cell as a number where it is one: "" is NaN (undefined), text stays text.
+    if text == "":
+        return float("nan")
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _count(text: str) -> int | None:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
+    """The rule a results cell is compared by, given the committed row it belongs to.
+
+    Parameters
+    ----------
+    column : str
+        A column of `FAIRNESS_COLUMNS` or `PERFORMANCE_COLUMNS` (see `COLUMN_KINDS`).
+    committed_row : mapping of str to str
+        The committed row, as the CSV holds it (the row's rates, interval and resample counts
+        size the band).
+
+    Returns
+    -------
+    faircode.tolerances.Tolerance
+    """
+    kind = COLUMN_KINDS.get(column, "exact")
+    get = committed_row.get
+    if kind == "fitted":
+        return tolerances.fitted()
+    rates = (_cell(get("value_disadvantaged", "")), _cell(get("value_advantaged", "")))
+    is_ratio = get("kind") == "ratio"
+    if kind == "gap":
+        return tolerances.fitted_ratio(*rates) if is_ratio else tolerances.fitted()
+    if kind == "interval":
+        return tolerances.bootstrap_endpoint(_cell(get("ci_low", "")), _cell(get("ci_high", "")),
+                                             _count(get("n_resamples")), confidence_level=CONFIDENCE_LEVEL,
+                                             ratio_rates=rates if is_ratio else None)
+    if kind == "p_value":
+        n = _count(get("n_permutations"))
+        if column == "p_value" and n is not None:
+            return tolerances.monte_carlo(_cell(get("p_value", "")), n)
+        return tolerances.p_value()
+    return tolerances.exact()
+
+
 def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], file: str) -> list[dict]:
     committed = committed.set_index(key)
     current = current.set_index(key)
@@ -667,16 +741,21 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
     for idx in committed.index.union(current.index, sort=True):
         ident = dict(zip(key, idx if isinstance(idx, tuple) else (idx,)))
         base = {"file": file, **{k: ident.get(k, "") for k in FAIRNESS_KEY}}
+        row = {"tolerance": "exact", "difference": "", "within_tolerance": False}
         if idx not in current.index:
-            diffs.append({**base, "column": "(row)", "committed": "present", "current": "missing"})
+            diffs.append({**base, "column": "(row)", "committed": "present", "current": "missing", **row})
         elif idx not in committed.index:
-            diffs.append({**base, "column": "(row)", "committed": "missing", "current": "present"})
+            diffs.append({**base, "column": "(row)", "committed": "missing", "current": "present", **row})
         else:
             old, new = committed.loc[idx], current.loc[idx]
             for col in current.columns.union(committed.columns, sort=False):
                 o, n = old.get(col, "(no column)"), new.get(col, "(no column)")
-                if o != n:
-                    diffs.append({**base, "column": col, "committed": o, "current": n})
+                if o == n:
+                    continue
+                rule = column_tolerance(col, old)
+                diffs.append({**base, "column": col, "committed": o, "current": n, "tolerance": rule.description,
+                              "difference": rule.excess(_cell(o), _cell(n)),
+                              "within_tolerance": rule.matches(_cell(o), _cell(n))})
     return diffs
 
 
@@ -703,8 +782,9 @@ def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.Data
     return fairness
 
 
-def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results") -> pd.DataFrame:
-    """List every cell where a fresh run differs from the committed results files.
+def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results", *,
+                    include_within: bool = False) -> pd.DataFrame:
+    """List every cell where a fresh run differs from the committed results files beyond tolerance.
 
     Only rows whose (audit, strategy, model) the fresh run covers are compared, so a check of
     a subset ignores the rest of the committed table.
@@ -715,13 +795,19 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         A fresh run, as returned by `run_benchmark`.
     output_dir : str or Path, default "results"
         Where the committed files are.
+    include_within : bool, default False
+        Also list the cells whose text differs but whose value is within its tolerance.
 
     Returns
     -------
     DataFrame
-        Columns file, audit, strategy, model, attribute, metric, column, committed, current;
-        empty when the files would be written byte-identical. Cells are compared as the text
-        the CSV holds.
+        Columns file, audit, strategy, model, attribute, metric, column, committed, current,
+        tolerance (the rule, e.g. ``"fitted model: |Δ| ≤ 0.0001"``), difference (on the rule's
+        scale) and within_tolerance; empty when every cell matches. Cells are compared as the
+        CSV holds them: identical text matches; otherwise by the rule of `column_tolerance`
+        (``faircode.tolerances``: counts and labels exact, fitted-model quantities, Monte Carlo
+        quantities, bootstrap endpoints and p-values each within their own tolerance). A
+        missing or extra row is always listed.
 
     Raises
     ------
@@ -747,4 +833,7 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         committed = committed[in_run] if len(committed) else committed
         current = _read_as_text(StringIO(_csv_text(df[columns])))
         diffs.extend(_diff_table(committed, current, key, name))
-    return pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "column", "committed", "current"])
+    table = pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "column", "committed", "current", "tolerance",
+                                         "difference", "within_tolerance"])
+    table["within_tolerance"] = table["within_tolerance"].astype(bool)
+    return table if include_within else table[~table["within_tolerance"]].reset_index(drop=True)

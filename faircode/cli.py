@@ -52,6 +52,7 @@ def _benchmark(args: argparse.Namespace) -> int:
     if args.backend == "dask" and not args.scheduler:
         console.print("[red]error:[/red] --backend dask needs --scheduler ADDRESS")
         return 2
+    _warn_if_not_locked(console)
     start = time.perf_counter()
     try:
         fairness, performance = run_benchmark(
@@ -84,22 +85,48 @@ def _benchmark(args: argparse.Namespace) -> int:
         )
         return 0
     try:
-        diffs = compare_results(fairness, performance, args.output)
+        diffs = compare_results(fairness, performance, args.output, include_within=True)
     except FileNotFoundError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
-    if diffs.empty:
-        console.print(f"results reproduce: {len(fairness)} fairness rows identical ({elapsed:.1f} s)")
+    within = diffs[diffs["within_tolerance"]]
+    beyond = diffs[~diffs["within_tolerance"]]
+    noise = (f"; {len(within)} cells differ within their tolerance (e.g. "
+             f"{_example(within)})" if len(within) else "")
+    if beyond.empty:
+        console.print(f"results reproduce: {len(fairness)} fairness rows match the committed ones{noise} "
+                      f"({elapsed:.1f} s)", markup=False)
         return 0
-    table = Table(title=f"{len(diffs)} cells differ from the committed results in {args.output}")
-    for col in ("file", "row", "column", "committed", "current"):
+    table = Table(title=f"{len(beyond)} cells differ from the committed results in {args.output} beyond tolerance")
+    for col in ("file", "row", "column", "committed", "current", "difference", "tolerance"):
         table.add_column(col, overflow="fold")
     key = ["audit", "strategy", "model", "attribute", "metric"]
-    for row in diffs.to_dict("records"):
+    for row in beyond.to_dict("records"):
         ident = " ".join(str(row[k]) for k in key if row[k])
-        table.add_row(row["file"], ident, row["column"], str(row["committed"]), str(row["current"]))
+        table.add_row(row["file"], ident, row["column"], str(row["committed"]), str(row["current"]),
+                      row["difference"], row["tolerance"])
     console.print(table)
+    if noise:
+        console.print(noise.removeprefix("; "), markup=False)
+    console.print("tolerances: faircode/tolerances.py (results/README.md); if the change is intended, "
+                  "re-run `faircode benchmark` and commit results/", markup=False)
     return 1
+
+
+def _example(within) -> str:
+    row = within.iloc[0]
+    return f"{row['column']} of {row['audit']}/{row['strategy']}/{row['model']}: {row['difference']}, {row['tolerance']}"
+
+
+def _warn_if_not_locked(console) -> None:
+    # Before anything else: a package that differs from the lock explains a number that moved.
+    from faircode.environment import lock_warning
+    from faircode.manifest import project_root
+
+    warning = lock_warning(project_root())
+    if warning:
+        console.print("[yellow]warning:[/yellow] ", end="")
+        console.print(warning, markup=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

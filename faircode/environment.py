@@ -25,7 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["LOCK_FILES", "Mismatch", "read_lock", "installed_versions", "lock_mismatches", "describe_mismatches"]
+__all__ = ["LOCK_FILES", "Mismatch", "read_lock", "installed_versions", "lock_mismatches", "describe_mismatches", "lock_warning"]
 
 #: The lock files, relative to the repository root: runtime first, then runtime + test tools.
 LOCK_FILES = ("requirements/site.txt", "requirements/test.txt")
@@ -187,3 +187,25 @@ def describe_mismatches(mismatches: list[Mismatch]) -> str:
              "install the locked versions: .venv/bin/pip install --require-hashes -r requirements/test.txt "
              "(or site.txt), or refresh the lock on purpose (requirements/README.md)"]
     return "\n".join(lines)
+
+
+def lock_warning(root: str | Path) -> str | None:
+    """What ``check`` commands print first: the packages that differ from the lock, or None.
+
+    Parameters
+    ----------
+    root : str or Path
+        The repository root.
+
+    Returns
+    -------
+    str or None
+        `describe_mismatches`'s table; a line saying the lock cannot be read if it is
+        malformed (the check itself goes on); None when the environment is the locked one or
+        the repository has no lock file.
+    """
+    try:
+        mismatches = lock_mismatches(root)
+    except ValueError as err:
+        return f"cannot compare the environment with the lock: {err}"
+    return describe_mismatches(mismatches) if mismatches else None

@@ -16,21 +16,10 @@ import re
 import jinja2
 from jinja2 import nodes
 
+from faircode.tolerances import mc_error  # the checks' Monte Carlo band; its one home
 from site_src.collect import CODE_PLACEHOLDER, Explainer
 from site_src.errors import CheckError
 from site_src.execute import RunResult
-
-
-def mc_error(p: float, n: int) -> float:
-    """Standard error of a Monte Carlo proportion ``p`` estimated from ``n`` resamples.
-
-    ``sqrt(p (1 - p) / n)``, floored at ``1 / n`` so that a p near 0 or 1 still allows the
-    one-resample granularity of the estimate. Use it as ``abs(x - p) <= 4 * mc_error(p, n)``:
-    a four-sigma band fails by chance about once in 16,000 builds.
-    """
-    if n <= 0:
-        raise ValueError(f"mc_error: n must be a positive number of resamples, got {n}")
-    return max(math.sqrt(p * (1 - p) / n), 1 / n)
 
 
 _CHECK_BUILTINS = {

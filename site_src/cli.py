@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "serve":
             return _serve(root, args)
+        if args.command in ("check", "accept"):
+            _warn_if_not_locked(root)
         report = build(_options(root, args))
     except SiteError as err:
         console.print(f"[bold red]{args.command} failed:[/]")
@@ -57,6 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     done = "nothing changed, site/ is up to date" if report.skipped else "site/ written"
     console.print(f"[green]{args.command} ok[/]: {done} ({report.wall_s:.1f} s)")
     return 0
+
+
+def _warn_if_not_locked(root: Path) -> None:
+    # Before anything else: a package that differs from the lock is a likely cause of drift.
+    from faircode.environment import lock_warning
+
+    warning = lock_warning(root)
+    if warning:
+        console.print("[yellow]warning:[/] ", end="")
+        console.print(warning, markup=False)
 
 
 def _interrupt(signum, frame):

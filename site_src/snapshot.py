@@ -2,11 +2,25 @@
 
 ``explainers/<slug>.numbers.json`` is committed next to the source. ``fairsite check`` compares
 a fresh run with it and fails on drift with a table (explainer / value / accepted / now);
-``fairsite accept`` records new numbers on purpose. A value is compared as displayed: if the
-prose shows ``rate | percent`` then 0.24312 and 0.24318 are the same number ("24.3%"). A value
-declared Monte Carlo in the front matter (``monte_carlo: {p_by_hand: n_shuffles}``) may move by
-four standard errors of its resample count instead. Values the prose uses only inside loops or
-through attributes are compared as numbers, to a relative 1e-9.
+``fairsite accept`` records new numbers on purpose.
+
+A value matches its accepted one by the tolerance ``faircode.tolerances`` declares for its kind,
+where the kind is known:
+
+- a value declared Monte Carlo in the front matter (``monte_carlo: {p_by_hand: n_shuffles}``):
+  within four standard errors of its resample count (``tolerances.monte_carlo``), each element
+  of a list or dict alike;
+- a value the prose shows through the ``pvalue`` filter: on the log scale
+  (``tolerances.p_value``);
+- an integer (a count, a group size, a seed): exact; booleans and text: exact.
+
+Any other number is taken for what most explainer numbers are, a quantity computed from data
+and fitted models: it matches if the prose shows it exactly as accepted (readers see the same
+page; ``0.24312`` and ``0.24318`` are both "24.3%"), or, when the display changed, if the value
+is within the fitted-model tolerance (``tolerances.fitted``, 1e-4): a value sitting on a
+rounding boundary may flip its last shown digit on another machine, which is not a change.
+Values the prose uses only inside loops or through attributes (lists, dicts) get the same
+fitted-model tolerance element by element.
 """
 
 from __future__ import annotations
@@ -19,7 +33,7 @@ from pathlib import Path
 import jinja2
 from jinja2 import nodes
 
-from site_src.check import mc_error
+from faircode import tolerances
 from site_src.collect import Explainer
 from site_src.errors import CheckError
 from site_src.execute import RunResult
@@ -42,17 +56,26 @@ def snapshot_path(explainer: Explainer) -> Path:
 
 def cited(explainer: Explainer, run: RunResult) -> dict:
     """``{name: {"value": raw, "shown": [displayed strings]}}`` for each run value the prose cites."""
+    names, filters = _citations(explainer, run)
+    shown: dict[str, set[str]] = {name: set() for name in names}
+    for name, filter_name, args in filters:
+        shown[name].add(_shown(filter_name, run.values[name], args))
+    return {name: {"value": run.values[name], "shown": sorted(shown[name])} for name in sorted(names)}
+
+
+def _citations(explainer: Explainer, run: RunResult) -> tuple[set[str], list[tuple[str, str, list]]]:
+    """The run values the prose cites, and each (name, filter, constant arguments) it shows them by."""
     tree = jinja2.Environment().parse(explainer.prose)
     names = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load" and n.name in run.values}
-    shown: dict[str, set[str]] = {name: set() for name in names}
+    filters = []
     for f in tree.find_all(nodes.Filter):
         if isinstance(f.node, nodes.Name) and f.node.name in names and f.name in FILTERS:
             try:
                 args = [a.as_const() for a in f.args]
             except nodes.Impossible:
                 continue  # an argument that is itself a run value: the raw comparison covers it
-            shown[f.node.name].add(_shown(f.name, run.values[f.node.name], args))
-    return {name: {"value": run.values[name], "shown": sorted(shown[name])} for name in sorted(names)}
+            filters.append((f.node.name, f.name, args))
+    return names, filters
 
 
 def _shown(filter_name: str, value, args) -> str:
@@ -81,6 +104,7 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
                          f"{err}); restore it from git or run `fairsite accept {explainer.slug}`",
                          explainer=explainer.display_path) from None
     now = cited(explainer, run)
+    p_values = {name for name, filter_name, _ in _citations(explainer, run)[1] if filter_name == "pvalue"}
     mc = explainer.meta.monte_carlo
     drifts = []
     for name in sorted(set(accepted) | set(now)):
@@ -93,11 +117,13 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
         old, new = accepted[name], now[name]
         if name in mc:
             n = run.values.get(mc[name])
-            ok = _within_mc(old["value"], new["value"], n)
-        elif old["shown"] or new["shown"]:
-            ok = old["shown"] == new["shown"] and _close(old["value"], new["value"], rel=None)
+            ok = _matches(old["value"], new["value"], lambda v, n=n: tolerances.monte_carlo(v, n))
+        elif name in p_values:
+            ok = _matches(old["value"], new["value"], lambda v: tolerances.p_value())
         else:
-            ok = _close(old["value"], new["value"], rel=1e-9)
+            same_display = bool(old["shown"]) and old["shown"] == new["shown"]
+            ok = (same_display and _same_shape(old["value"], new["value"])) or _matches(
+                old["value"], new["value"], lambda v: tolerances.fitted())
         if not ok:
             drifts.append(Drift(explainer.display_path, name,
                                 ", ".join(old["shown"]) or _brief(old["value"]),
@@ -105,23 +131,27 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
     return drifts
 
 
-def _within_mc(old, new, n) -> bool:
-    if not isinstance(n, int) or n <= 0 or not all(isinstance(v, (int, float)) for v in (old, new)):
-        return old == new
-    return abs(new - old) <= 4 * mc_error(min(max(old, 0.0), 1.0), n) * math.sqrt(2)
-
-
-def _close(old, new, *, rel: float | None) -> bool:
-    """Structural equality; numbers within ``rel`` (``None``: any number, its display decides)."""
+def _matches(old, new, rule) -> bool:
+    """Structural equality, numbers by ``rule(accepted number)``; integers (counts) and booleans exact."""
     if isinstance(old, bool) or isinstance(new, bool):
         return old == new
+    if isinstance(old, int) and isinstance(new, int):
+        return old == new
     if isinstance(old, (int, float)) and isinstance(new, (int, float)):
-        return rel is None or math.isclose(old, new, rel_tol=rel, abs_tol=1e-12)
+        return rule(old).matches(float(old), float(new))
     if isinstance(old, list) and isinstance(new, list):
-        return len(old) == len(new) and all(_close(a, b, rel=rel or 1e-9) for a, b in zip(old, new))
+        return len(old) == len(new) and all(_matches(a, b, rule) for a, b in zip(old, new))
     if isinstance(old, dict) and isinstance(new, dict):
-        return old.keys() == new.keys() and all(_close(old[k], new[k], rel=rel or 1e-9) for k in old)
+        return old.keys() == new.keys() and all(_matches(old[k], new[k], rule) for k in old)
     return old == new
+
+
+def _same_shape(old, new) -> bool:
+    """Same structure and the same non-numbers: what is left to compare once the display matched."""
+    return _matches(old, new, lambda v: _ANY_NUMBER)
+
+
+_ANY_NUMBER = tolerances.Tolerance("fitted", math.inf, "as displayed")
 
 
 def _brief(value) -> str:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from site_src.check import _bare_tokens, mc_error
+from site_src.check import _bare_tokens
 from site_src.filters import gap, interval, number, percent, pvalue
 
 
@@ -33,13 +31,6 @@ def test_bare_numbers_in_a_line(text, bare):
 def test_years_are_fine_in_a_reading_list():
     assert _bare_tokens("Phipson and Smyth, SAGMB, 2010.", years_ok=True) == []
     assert _bare_tokens("Phipson and Smyth, SAGMB, 2010.", years_ok=False) == ["2010"]
-
-
-def test_mc_error_is_the_binomial_standard_error_floored_at_one_resample():
-    assert mc_error(0.5, 10_000) == pytest.approx(math.sqrt(0.25 / 10_000))
-    assert mc_error(0.0, 2_000) == pytest.approx(1 / 2_000)
-    with pytest.raises(ValueError, match="n must be a positive number of resamples"):
-        mc_error(0.5, 0)
 
 
 def test_filters_format_rates_gaps_and_intervals():
