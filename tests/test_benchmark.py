@@ -253,3 +253,179 @@ def test_a_partial_run_updates_its_rows_and_keeps_the_rest(tmp_path):
     assert code == 0
     for name in ("results_fairness.csv", "results_performance.csv"):
         assert (tmp_path / name).read_bytes() == (committed / name).read_bytes()
+
+
+# --------------------------------------------------------------------------- tolerances of --check
+
+
+def test_every_results_column_has_a_declared_kind():
+    assert set(bm.FAIRNESS_COLUMNS) | set(bm.PERFORMANCE_COLUMNS) <= set(bm.COLUMN_KINDS)
+
+
+def _tampered(written, tmp_path, file, edit):
+    out = tmp_path / "committed"
+    shutil.copytree(written, out)
+    df = pd.read_csv(out / file, dtype=str, keep_default_na=False)
+    edit(df)
+    df.to_csv(out / file, index=False, lineterminator="\n")
+    return out
+
+
+def _moved(value: str, delta: float) -> str:
+    return "%.10g" % (float(value) + delta)
+
+
+def _first(df, **where):
+    mask = np.ones(len(df), dtype=bool)
+    for col, value in where.items():
+        mask &= (df[col] == value).to_numpy()
+    return int(np.flatnonzero(mask)[0])
+
+
+@pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
+@pytest.mark.parametrize("column", ["roc_auc", "accuracy", "balanced_accuracy"])
+def test_check_fitted_performance_just_inside_and_outside(subset_run, written, tmp_path, column, factor, fails):
+    from faircode.tolerances import FITTED_ATOL
+
+    def edit(df):
+        df.loc[0, column] = _moved(df.loc[0, column], factor * FITTED_ATOL)
+
+    diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.PERFORMANCE_FILE, edit))
+    assert (not diffs.empty) == fails
+    if fails:
+        assert list(diffs["column"]) == [column] and "fitted model" in diffs.loc[0, "tolerance"]
+
+
+@pytest.mark.parametrize("column", ["n_test", "n_positive"])
+def test_check_counts_are_exact(subset_run, written, tmp_path, column):
+    def edit(df):
+        df.loc[0, column] = str(int(df.loc[0, column]) + 1)
+
+    diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.PERFORMANCE_FILE, edit))
+    assert list(diffs["column"]) == [column] and diffs.loc[0, "tolerance"] == "exact"
+
+
+@pytest.mark.parametrize("column", ["n_disadvantaged", "significant", "method"])
+def test_check_fairness_counts_flags_and_labels_are_exact(subset_run, written, tmp_path, column):
+    changed = {"n_disadvantaged": lambda v: str(int(v) + 1), "significant": lambda v: str(v != "True"),
+               "method": lambda v: v + "x"}[column]
+
+    def edit(df):
+        row = _first(df, metric="demographic_parity_difference")
+        df.loc[row, column] = changed(df.loc[row, column])
+
+    diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
+    assert list(diffs["column"]) == [column]
+
+
+@pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
+@pytest.mark.parametrize("metric", ["demographic_parity_difference", "disparate_impact_ratio"])
+def test_check_gap_just_inside_and_outside(subset_run, written, tmp_path, metric, factor, fails):
+    from faircode.tolerances import FITTED_ATOL
+
+    def edit(df):
+        row = _first(df, metric=metric)
+        a, b = float(df.loc[row, "value_disadvantaged"]), float(df.loc[row, "value_advantaged"])
+        # Difference: the rate bound; ratio a / b: its first-order propagation, by hand.
+        band = FITTED_ATOL * (1 / b + a / b**2) if metric == "disparate_impact_ratio" else FITTED_ATOL
+        df.loc[row, "gap"] = _moved(df.loc[row, "gap"], factor * band)
+
+    diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
+    assert (not diffs.empty) == fails
+    if fails:
+        assert list(diffs["column"]) == ["gap"]
+
+
+@pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
+def test_check_bootstrap_endpoint_just_inside_and_outside(subset_run, written, tmp_path, factor, fails):
+    from scipy import stats
+
+    from faircode.tolerances import FITTED_ATOL, MC_K
+
+    def edit(df):
+        row = _first(df, metric="demographic_parity_difference")
+        low, high, n = float(df.loc[row, "ci_low"]), float(df.loc[row, "ci_high"]), int(df.loc[row, "n_resamples"])
+        z = stats.norm.ppf(0.975)
+        # Quantile standard error (Serfling 1980, 2.3.3) with sd from the interval's width.
+        # The band is sized by the committed interval, which the move itself narrows: solve
+        # d = factor * (c * (high - low - d) + FITTED_ATOL) for the move d.
+        c = MC_K * math.sqrt(2) * math.sqrt(0.025 * 0.975 / n) / stats.norm.pdf(z) / (2 * z)
+        d = factor * (c * (high - low) + FITTED_ATOL) / (1 + factor * c)
+        df.loc[row, "ci_low"] = _moved(df.loc[row, "ci_low"], d)
+
+    diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
+    assert (not diffs.empty) == fails
+    if fails:
+        assert list(diffs["column"]) == ["ci_low"] and "bootstrap" in diffs.loc[0, "tolerance"]
+
+
+@pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
+def test_check_p_value_on_the_log_scale(subset_run, written, tmp_path, log10_move, fails):
+    def edit(df):
+        row = _first(df, metric="accuracy_difference")
+        df.loc[row, "p_value"] = "%.10g" % (float(df.loc[row, "p_value"]) * 10**log10_move)
+
+    # The committed q-values stay as written, so only the p-value cell can differ.
+    diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
+    assert (not diffs.empty) == fails
+    if fails:
+        assert list(diffs["column"]) == ["p_value"] and "log10" in diffs.loc[0, "tolerance"]
+
+
+def test_check_lists_differences_within_tolerance_on_request(subset_run, written, tmp_path):
+    def edit(df):
+        df.loc[0, "roc_auc"] = _moved(df.loc[0, "roc_auc"], 9e-6)  # the size of the 2026 BLAS move
+
+    out = _tampered(written, tmp_path, bm.PERFORMANCE_FILE, edit)
+    assert bm.compare_results(*subset_run, out).empty
+    within = bm.compare_results(*subset_run, out, include_within=True)
+    assert list(within["column"]) == ["roc_auc"] and within["within_tolerance"].all()
+
+
+def test_cli_check_prints_the_exceeded_tolerance(written, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    out = tmp_path / "results"
+    argv = ["benchmark", "--audit", "german-credit", "--strategy", "S0", "--model", "logistic_regression",
+            "--output", str(out), "--no-progress"]
+    assert main(argv) == 0
+    df = pd.read_csv(out / bm.PERFORMANCE_FILE, dtype=str, keep_default_na=False)
+    df.loc[0, "roc_auc"] = _moved(df.loc[0, "roc_auc"], 2e-4)
+    df.to_csv(out / bm.PERFORMANCE_FILE, index=False, lineterminator="\n")
+    capsys.readouterr()
+    assert main([*argv, "--check"]) == 1
+    report = capsys.readouterr().out
+    assert "beyond tolerance" in report and "roc_auc" in report and "|Δ| ≤ 0.0001" in report
+
+
+def test_models_fit_with_one_blas_openmp_thread(monkeypatch):
+    """Every thread pool (BLAS, OpenMP) is limited to one thread while a model fits."""
+    from threadpoolctl import threadpool_info
+
+    import faircode.models as models
+    from faircode.audit import load_audit
+
+    seen = []
+    real = models.build_model
+
+    def recording(name, random_state):
+        est = real(name, random_state)
+        fit = est.fit
+
+        def fit_and_record(*args, **kwargs):
+            seen.extend(pool["num_threads"] for pool in threadpool_info())
+            return fit(*args, **kwargs)
+
+        est.fit = fit_and_record
+        return est
+
+    monkeypatch.setattr(models, "build_model", recording)
+    for model in ("logistic_regression", "gradient_boosting"):
+        models.fit_predict(load_audit("german-credit"), strategy="S0", model=model)
+    assert seen and set(seen) == {1}
+
+
+def test_n_jobs_never_changes_a_number_with_threaded_models(tmp_path):
+    subset = dict(audits=["german-credit"], strategies=["S1"], models=["gradient_boosting", "random_forest"])
+    bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=1), tmp_path / "one")
+    bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=2), tmp_path / "two")
+    assert _bytes(tmp_path / "one") == _bytes(tmp_path / "two")
