@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -214,3 +215,73 @@ def test_serve_rebuilds_when_an_explainer_changes(root):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
+
+
+# --------------------------------------------------------------------------- tolerances by kind
+
+
+def _accepted_with(root, name, **changes):
+    path = root / "explainers" / "coin-flips.numbers.json"
+    data = json.loads(path.read_text())
+    data["values"][name].update(changes)
+    path.write_text(json.dumps(data))
+    return data["values"][name]
+
+
+def _accepted(root, name):
+    return json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())["values"][name]
+
+
+def test_a_cited_count_is_exact_even_when_its_display_matches(root):
+    build(BuildOptions(root=root, numbers="accept"))
+    _accepted_with(root, "n_flips", value=2001)  # shown stays "2,000"
+    with pytest.raises(BuildFailed, match="n_flips"):
+        build(BuildOptions(root=root, numbers="fail"))
+
+
+@pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
+def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(root, factor, fails):
+    """A value on a rounding boundary may change its shown digit on another machine: that is
+    not drift within the fitted-model tolerance, and is beyond it."""
+    from faircode.tolerances import FITTED_ATOL
+
+    build(BuildOptions(root=root, numbers="accept"))
+    now = _accepted(root, "share_numpy")["value"]
+    _accepted_with(root, "share_numpy", value=now + factor * FITTED_ATOL, shown=["(another display)"])
+    if fails:
+        with pytest.raises(BuildFailed, match="share_numpy"):
+            build(BuildOptions(root=root, numbers="fail"))
+    else:
+        build(BuildOptions(root=root, numbers="fail"))
+
+
+@pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
+def test_a_monte_carlo_value_just_inside_and_outside_four_standard_errors(root, factor, fails):
+    source = SOURCE.read_text().replace("checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
+    (root / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=root, numbers="accept"))
+    now = _accepted(root, "share_numpy")["value"]
+    band = 4 * math.sqrt(2) * math.sqrt(now * (1 - now) / 2000)  # binomial SE of a difference, by hand
+    _accepted_with(root, "share_numpy", value=now - factor * band)
+    if fails:
+        with pytest.raises(BuildFailed, match="share_numpy"):
+            build(BuildOptions(root=root, numbers="fail"))
+    else:
+        build(BuildOptions(root=root, numbers="fail"))
+
+
+@pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
+def test_a_cited_p_value_is_compared_on_the_log_scale(root, log10_move, fails):
+    source = SOURCE.read_text().replace(
+        "of the time.", "of the time ({{ p_heads | pvalue }}).", 1).replace(
+        'print(f"heads:', "from scipy.stats import binomtest\np_heads = float(binomtest(int(flips.sum()), n_flips).pvalue)\n"
+                         'print(f"heads:', 1)
+    (root / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=root, numbers="accept"))
+    now = _accepted(root, "p_heads")["value"]
+    _accepted_with(root, "p_heads", value=now * 10**log10_move, shown=["(another display)"])
+    if fails:
+        with pytest.raises(BuildFailed, match="p_heads"):
+            build(BuildOptions(root=root, numbers="fail"))
+    else:
+        build(BuildOptions(root=root, numbers="fail"))
