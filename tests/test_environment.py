@@ -108,3 +108,15 @@ def test_faircode_benchmark_check_names_the_mismatch_first(tmp_path, capsys, mon
     out = capsys.readouterr().out
     assert "numpy" in out and "0.0.1" in out
     assert out.index("differ from the lock") < out.index("does not exist")
+
+
+def test_readme_commands_install_from_the_lock_and_ci_runs_them_verbatim():
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
+    commands = re.findall(r"^python3\.11 -m venv .*$", readme, flags=re.MULTILINE)
+    assert len(commands) == 2
+    for command, lock in zip(commands, ("site.txt", "test.txt")):
+        assert f"--require-hashes -r requirements/{lock}" in command and "--no-deps -e ." in command
+        assert command in ci.splitlines()
