@@ -68,9 +68,15 @@ class CacheEntry(BaseModel):
     run_at: str
 
     def run_id(self) -> str:
-        """A digest of every input of the run: same id, same numbers."""
+        """A digest of every input of the run: same id, same numbers.
+
+        A run with untracked reads and no declared ``inputs:`` has inputs no digest covers: its
+        id covers what it produced too, so different numbers never share an id.
+        """
         h = hashlib.sha256(self.static_key.encode())
         h.update(json.dumps([self.deps, self.inputs, self.packages], sort_keys=True).encode())
+        if self.untracked and not self.inputs:
+            h.update(json.dumps([self.values, self.stdout], sort_keys=True).encode())
         return h.hexdigest()
 
 
@@ -105,7 +111,7 @@ def declared_inputs(root: Path, patterns: list[str] | None) -> dict[str, dict[st
             else:
                 files.add(rel)
         out[pattern] = {str(rel): hash_file(root / rel) for rel in sorted(files)
-                        if not in_environment(root / rel)}
+                        if not _runner.in_environment(root / rel)}
     return out
 
 
@@ -190,11 +196,6 @@ def prune(cache_dir: Path, slugs: set[str]) -> None:
     for child in cache_dir.iterdir():
         if child.is_dir() and child.name not in slugs:
             shutil.rmtree(child, ignore_errors=True)
-
-
-def in_environment(path: Path) -> bool:
-    """True for files of the Python environment (the venv, wherever it is, and the base install)."""
-    return _runner.in_environment(Path(path))
 
 
 @functools.lru_cache(maxsize=None)

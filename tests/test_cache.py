@@ -334,3 +334,43 @@ def test_a_failed_build_leaves_the_generated_code_as_it_found_it(tmp_path):
     source.write_text(good.replace("None worth a number.", "Still none."))
     build(BuildOptions(root=root))
     assert {p.name: p.read_bytes() for p in code_dir.iterdir()} == before  # same code, same file
+
+
+def test_the_recorder_names_each_read_it_cannot_track(tmp_path):
+    # The audit events as CPython raises them (https://docs.python.org/3/library/audit_events.html),
+    # fed to the hook directly: the runs above cover the real ones end to end.
+    root, out = tmp_path / "repo", tmp_path / "repo" / ".cache" / "run"
+    (root / "data").mkdir(parents=True)
+    out.mkdir(parents=True)
+    (root / "data" / "x.txt").write_text("1\n")
+    (root / "data" / "x.db").write_bytes(b"")
+    rec = _runner._InputRecorder(root.resolve(), out.resolve())
+    with open(root / "data" / "x.txt") as fh:
+        rec("open", (fh.fileno(), "r", 0))  # open(fd): the file behind the descriptor is tracked
+    rec("open", (str(out / "figure-1.svg"), "w", 0))  # the run's own output is not an input
+    rec("open", (str(Path(sys.prefix) / "lib" / "x.txt"), "r", 0))  # nor the environment
+    rec("os.system", (b"cat data/x.txt",))
+    rec("os.exec", ("/bin/cat", ["cat", "data/x.txt"], {}))
+    rec("os.posix_spawn", ("/bin/ls", ["ls", "data"], {}))
+    rec("os.fork", ())
+    rec("sqlite3.connect", (str(root / "data" / "x.db"),))
+    rec("sqlite3.connect", (":memory:",))  # nothing to read
+    rec("sqlite3.connect", (str(root / "data" / "new.db"),))  # created by the run: its output
+    rec("os.scandir", (str(root / "data"),))
+    rec("os.listdir", ("/usr",))  # outside the project
+    rec("glob.glob/2", ("*.txt", False, str(root / "data"), None))
+    rec("socket.connect", (None, ("198.51.100.7", 443)))
+    assert rec.opened == {"data/x.txt"}
+    assert list(rec.untracked) == [
+        "ran a child process `cat data/x.txt` (os.system)",
+        "ran a child process `cat data/x.txt` (os.exec)",
+        "ran a child process `ls data` (os.posix_spawn)",
+        "forked a child process (os.fork)",
+        "connected to data/x.db (sqlite3)",
+        "listed data (os.scandir)",
+        "listed data/*.txt (glob.glob/2)",
+        "connected to ('198.51.100.7', 443) (network)",
+    ]
+    rec.active = False
+    rec("os.fork", ())
+    assert len(rec.untracked) == 8
