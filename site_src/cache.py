@@ -168,11 +168,17 @@ def _parse(raw: bytes) -> tuple[CacheEntry | None, str]:
     if data.get("format") != FORMAT:
         return None, f"cache entry has format {data.get('format')!r}; this build writes format {FORMAT}"
     try:
-        return CacheEntry.model_validate(data), ""
+        entry = CacheEntry.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         return None, f"cache entry is malformed ({where}: {first['msg']})"
+    # Every file the page will copy must be one whose digest is checked.
+    unchecked = [n for svg in entry.figures for n in (svg, str(Path(svg).with_suffix(".png")))
+                 if n not in entry.artefacts or Path(n).name != n]
+    if unchecked:
+        return None, f"cache entry is malformed (figures: {unchecked[0]} has no recorded digest)"
+    return entry, ""
 
 
 def store(work: Path, final: Path, entry: CacheEntry) -> None:

@@ -218,6 +218,12 @@ def _wrong_type(root: Path) -> None:
     _entry(root).write_text(json.dumps(data))
 
 
+def _figure_without_digest(root: Path) -> None:
+    data = json.loads(_entry(root).read_text())
+    data["artefacts"] = {}
+    _entry(root).write_text(json.dumps(data))
+
+
 def _not_an_object(root: Path) -> None:
     _entry(root).write_text("[1, 2]")
 
@@ -231,6 +237,7 @@ def _not_an_object(root: Path) -> None:
     (_missing_key, "cache entry is malformed (values: Field required)"),
     (_wrong_type, "cache entry is malformed (figures: Input should be a valid list)"),
     (_not_an_object, "cache entry is a JSON list, not an object"),
+    (_figure_without_digest, "cache entry is malformed (figures: figure-1.svg has no recorded digest)"),
 ])
 def test_a_corrupt_cache_entry_is_a_rerun_with_a_reason(coin_site, corrupt, reason):
     corrupt(coin_site)
