@@ -310,7 +310,7 @@ def test_build_fails_on_a_drifted_number_naming_accept(tmp_path):
     assert any("cited numbers changed" in n for n in report.notes)
     html = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
     assert 'class="admonition danger"' in html
-    assert html.index("admonition danger") < html.index("We flipped the coin")
+    assert html.index("admonition danger") < html.index("<th>Accepted</th>") < html.index("We flipped the coin")
     assert "<code>share_numpy</code>" in html and "fairsite accept coin-flips" in html
 
     build(BuildOptions(root=root, numbers="accept"))
@@ -323,6 +323,9 @@ def test_a_page_with_no_accepted_numbers_builds_with_a_note(tmp_path):
     report = build(BuildOptions(root=root))
     assert report.notes == ["explainers/coin-flips.md: no accepted numbers yet (coin-flips.numbers.json); "
                             "run `fairsite accept coin-flips`"]
+    (root / "explainers" / "coin-flips.numbers.json").write_text("not json")
+    with pytest.raises(BuildFailed, match="coin-flips.numbers.json is not an accepted-numbers file"):
+        build(BuildOptions(root=root))
 
 
 def test_a_failed_build_leaves_the_generated_code_as_it_found_it(tmp_path):
