@@ -201,7 +201,7 @@ class _InputRecorder:
         if Path(folder).resolve() != self.root and self._project_path(folder) is None:
             return
         shown = os.path.relpath(os.path.abspath(target), self.root)
-        self._note(f"listed {shown} ({event})")
+        self._note(f"listed {shown} ({event.removesuffix('/2')})")  # glob raises glob.glob and glob.glob/2
 
     def _sqlite(self, database) -> None:
         if not isinstance(database, (str, bytes, os.PathLike)):
