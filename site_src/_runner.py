@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import linecache
 import os
 import random
 import resource
+import shlex
 import sys
+import sysconfig
 import time
 import traceback
 from pathlib import Path
@@ -26,23 +29,7 @@ def main(spec_path: str) -> int:
     root = Path(spec["root"]).resolve()
     code_path = Path(spec["code_path"]).resolve()
     out_dir = Path(spec["out_dir"]).resolve()
-    opened: set[str] = set()
-
-    def _audit(event, args):
-        # Record every file the run opens inside the project: data, manifests, results. They go
-        # into the cache key, so a changed data file re-runs the explainer.
-        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-            try:
-                p = Path(os.fsdecode(args[0])).resolve()
-            except (OSError, ValueError):
-                return
-            if p.is_relative_to(root) and not p.is_relative_to(out_dir) and p.suffix not in {".py", ".pyc"}:
-                rel = p.relative_to(root)
-                # Installed packages (a .venv inside the repo), caches and build metadata are not
-                # the run's data; their versions are recorded separately.
-                if not any(part.startswith((".", "__")) or part.endswith(".egg-info")
-                           or part in ("site-packages", "dist-packages") for part in rel.parts):
-                    opened.add(str(rel))
+    recorder = _InputRecorder(root, out_dir)
 
     import matplotlib
 
@@ -63,11 +50,15 @@ def main(spec_path: str) -> int:
     # The run stops itself at its timeout, printing where it was, even if the build that started
     # it has died; the build kills it a little later as a backstop.
     faulthandler.dump_traceback_later(spec["timeout"], exit=True)
-    code = code_path.read_text(encoding="utf-8")
+    # The build passes the code itself: a failed build leaves explainers/code/ as it was, so the
+    # file on disk may be stale. Compiled under that file's name and registered with linecache,
+    # the code runs and reports exactly as the file the reader gets.
+    code = spec["code_text"] if "code_text" in spec else code_path.read_text(encoding="utf-8")
+    linecache.cache[str(code_path)] = (len(code), None, code.splitlines(True), str(code_path))
     namespace = {"__name__": "__main__", "__file__": str(code_path)}
     sys.argv = [str(code_path)]
     sys.path.insert(0, str(root))
-    sys.addaudithook(_audit)
+    sys.addaudithook(recorder)
     result: dict = {"status": "ok"}
     started = time.perf_counter()
     try:
@@ -75,6 +66,7 @@ def main(spec_path: str) -> int:
     except BaseException as exc:  # noqa: BLE001 - everything the explainer raises is reported
         result = {"status": "error", **_describe_error(exc, code_path, spec)}
     faulthandler.cancel_dump_traceback_later()
+    recorder.active = False  # what the runner does next (figures, the package scan) is not the run's
     result["duration_s"] = time.perf_counter() - started
     sys.stdout.flush()
 
@@ -89,11 +81,161 @@ def main(spec_path: str) -> int:
     result["values"] = _values(namespace)
     result["modules"] = _project_modules(root)
     result["packages"] = _packages()
-    result["data_files"] = sorted(opened)
+    result["data_files"] = sorted(recorder.opened)
+    result["untracked"] = list(recorder.untracked)
     result["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result["python"] = sys.version.split()[0]
     (out_dir / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True))
     return 0
+
+
+def _environment_dirs() -> tuple[Path, ...]:
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    dirs.update(p for p in sysconfig.get_paths().values() if p)
+    return tuple(sorted({Path(d).resolve() for d in dirs}))
+
+
+_ENVIRONMENT = _environment_dirs()
+
+
+def in_environment(path: Path) -> bool:
+    """True for files of the Python environment: the virtual environment wherever it lives
+    (inside the clone or not), the base installation, any site-packages. Package versions
+    cover them, and their place differs from one machine to the next."""
+    p = Path(path).resolve()
+    return (any(p.is_relative_to(d) for d in _ENVIRONMENT)
+            or any(part in ("site-packages", "dist-packages") for part in p.parts))
+
+
+class _InputRecorder:
+    """An audit hook (PEP 578) recording what the run reads.
+
+    Files opened through Python (``open``, ``os.open``, ``io.open``, and C code that calls them,
+    such as pandas or NumPy) are recorded by path, so their digests join the cache key; an
+    ``open`` of a bare file descriptor is resolved through ``/proc/self/fd``. What cannot be
+    keyed by a file's digest is recorded as a sentence in ``untracked``: SQLite connections,
+    child processes (``subprocess``, ``os.system``, ``os.exec*``, ``os.posix_spawn``,
+    ``os.spawn*``, ``os.fork``), directory listings inside the project (``os.listdir``,
+    ``os.scandir`` and so ``os.walk``, ``glob``, ``pathlib`` globbing), project libraries
+    loaded with ``ctypes`` and network connections. The import system's own listings are not
+    the run's. Reads by C code that calls the C library directly raise no audit event and
+    cannot be seen; explainers that use such code declare ``inputs:``.
+    See https://docs.python.org/3/library/audit_events.html.
+    """
+
+    _CHILD = {"subprocess.Popen": "subprocess", "os.system": "os.system", "os.exec": "os.exec",
+              "os.posix_spawn": "os.posix_spawn", "os.spawn": "os.spawn", "os.startfile": "os.startfile"}
+    _LISTING = {"os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "pathlib.Path.glob",
+                "pathlib.Path.rglob"}
+
+    def __init__(self, root: Path, out_dir: Path):
+        self.root, self.out_dir = root, out_dir
+        self.opened: set[str] = set()
+        self.untracked: dict[str, None] = {}  # an ordered set of sentences
+        self.active = True
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if not self.active:
+            return
+        try:
+            if event == "open" and args:
+                self._open(args[0])
+            elif event in self._LISTING:
+                self._listing(event, args)
+            elif event in self._CHILD:
+                self._note(f"ran a child process {self._command(event, args)} ({self._CHILD[event]})")
+            elif event in ("os.fork", "os.forkpty"):
+                self._note(f"forked a child process ({event})")
+            elif event == "sqlite3.connect" and args:
+                self._sqlite(args[0])
+            elif event == "ctypes.dlopen" and args and args[0]:
+                rel = self._project_path(args[0])
+                if rel is not None:
+                    self._note(f"loaded the library {rel} (ctypes)")
+            elif event == "socket.connect" and len(args) > 1:
+                self._note(f"connected to {args[1]!r} (network)")
+        except Exception:  # noqa: BLE001 - recording must never break the run it watches
+            pass
+
+    def _note(self, sentence: str) -> None:
+        self.untracked.setdefault(sentence, None)
+
+    def _project_path(self, raw) -> str | None:
+        """``raw`` relative to the project root if it is a project file (not the environment,
+        not the run's own output, not a hidden or generated folder), else None."""
+        if isinstance(raw, int):  # a file descriptor: its file, unless it is a pipe or socket
+            raw = os.readlink(f"/proc/self/fd/{raw}")
+            if not raw.startswith("/"):
+                return None
+        if not isinstance(raw, (str, bytes, os.PathLike)):
+            return None
+        p = Path(os.fsdecode(raw)).resolve()
+        if not p.is_relative_to(self.root) or p.is_relative_to(self.out_dir) or in_environment(p):
+            return None
+        rel = p.relative_to(self.root)
+        # Caches and build metadata are not the run's data.
+        if any(part.startswith((".", "__")) or part.endswith(".egg-info") for part in rel.parts):
+            return None
+        return str(rel)
+
+    def _open(self, raw) -> None:
+        rel = self._project_path(raw)
+        if rel is not None and Path(rel).suffix not in {".py", ".pyc"} and not (self.root / rel).is_dir():
+            self.opened.add(rel)
+
+    def _listing(self, event: str, args: tuple) -> None:
+        if _called_by_import_system():
+            return
+        if event.startswith("pathlib."):  # (path, pattern)
+            target = os.path.join(os.fsdecode(os.fspath(args[0])), os.fsdecode(args[1]))
+        elif event.startswith("glob."):  # (pattern, recursive[, root_dir, dir_fd])
+            base = os.fsdecode(args[2]) if len(args) > 2 and args[2] else ""
+            target = os.path.join(base, os.fsdecode(args[0]))
+        else:  # (path,), or a file descriptor
+            target = args[0] if args and args[0] is not None else "."
+            if isinstance(target, int):
+                target = os.readlink(f"/proc/self/fd/{target}")
+            target = os.fsdecode(target)
+        # A glob pattern is not a path: it is the folder it starts from that is listed.
+        folder = os.path.abspath(target.split("*")[0].split("?")[0].split("[")[0] or ".")
+        if Path(folder).resolve() != self.root and self._project_path(folder) is None:
+            return
+        shown = os.path.relpath(os.path.abspath(target), self.root)
+        self._note(f"listed {shown} ({event.removesuffix('/2')})")  # glob raises glob.glob and glob.glob/2
+
+    def _sqlite(self, database) -> None:
+        if not isinstance(database, (str, bytes, os.PathLike)):
+            return
+        name = os.fsdecode(database)
+        if name in ("", ":memory:") or name.startswith("file::memory:"):
+            return
+        path = name[5:].split("?")[0] if name.startswith("file:") else name
+        if not os.path.exists(path):
+            return  # a database the run creates is its output, not an input
+        shown = os.path.relpath(os.path.abspath(path), self.root)
+        self._note(f"connected to {shown} (sqlite3)")
+
+    @staticmethod
+    def _command(event: str, args: tuple) -> str:
+        if event == "os.system":
+            cmd = os.fsdecode(args[0])
+        elif event == "subprocess.Popen":  # (executable, args, cwd, env)
+            argv = args[1]
+            cmd = os.fsdecode(argv) if isinstance(argv, (str, bytes)) else shlex.join(os.fsdecode(a) for a in argv)
+        else:  # os.exec / os.posix_spawn / os.spawn: (path, argv, env)
+            argv = args[1] if len(args) > 1 and args[1] else [args[0]]
+            cmd = shlex.join(os.fsdecode(a) for a in argv)
+        return f"`{cmd if len(cmd) <= 80 else cmd[:77] + '...'}`"
+
+
+def _called_by_import_system() -> bool:
+    """True when the event comes from importlib (its finders list the sys.path folders)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:
@@ -158,7 +300,7 @@ def _project_modules(root: Path) -> list[str]:
         if not f:
             continue
         p = Path(f).resolve()
-        if p.is_relative_to(root) and p != Path(__file__).resolve():
+        if p.is_relative_to(root) and p != Path(__file__).resolve() and not in_environment(p):
             files.add(str(p.relative_to(root)))
     return sorted(files)
 

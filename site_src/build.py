@@ -1,7 +1,14 @@
 """The site build, stage by stage: collect -> extract -> execute -> check -> render -> site.
 
 Like ``mkdocs build``, everything is gathered and checked before anything visible is written:
-pages and site go to a staging folder and replace ``docs/`` and ``site/`` only at the end.
+pages and site go to a staging folder and replace ``docs/`` and ``site/`` only at the end, and
+``explainers/code/*.py`` is written only then too.
+
+What ``build`` publishes is what ``check`` accepts: a cited number that moved beyond its
+tolerance from the accepted one (``explainers/<slug>.numbers.json``, judged by
+``snapshot.compare``) fails the build, naming ``fairsite accept SLUG``. An explainer with no
+accepted numbers yet (a new one from ``fairsite new``) builds with a note. ``serve`` keeps
+serving instead, with a banner at the top of each affected page.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from site_src import snapshot
 from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
 from site_src.execute import RunResult, execute
-from site_src.extract import extract, stale_code_files
+from site_src.extract import extract, publish, stale_code_files
 from site_src.render import render
 from site_src.results import ResultsTable
 from site_src.site import build_lock, build_site, outputs_current, record_outputs, staging, swap_in
@@ -34,9 +41,10 @@ class BuildOptions:
     strict: bool = True  # mkdocs --strict: its warnings fail the build
     verify_generated: bool = False  # `check`: committed explainers/code/*.py must match the sources
     link_check: bool = False  # `check`: no broken link or anchor, nothing loaded from outside the site
-    # Cited numbers against explainers/<slug>.numbers.json: "warn" (build), "fail" (check) or
-    # "accept" (record this run's numbers for the slugs in `accept`; empty: all).
-    numbers: str = "warn"
+    # Cited numbers against explainers/<slug>.numbers.json: "build" (drift fails; none accepted
+    # yet is a note), "serve" (drift is a banner on the page and a note), "fail" (check: both
+    # fail) or "accept" (record this run's numbers for the slugs in `accept`; empty: all).
+    numbers: str = "build"
     accept: frozenset[str] = frozenset()
     on_run_done: object = None  # progress callback, given each RunResult or ExecutionError
 
@@ -45,7 +53,7 @@ class BuildOptions:
 class BuildReport:
     runs: list[RunResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # MkDocs' warnings
-    notes: list[str] = field(default_factory=list)  # drifted or unaccepted numbers (build mode)
+    notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
     accepted: list[str] = field(default_factory=list)  # snapshot files written by `accept`
     skipped: bool = False  # nothing changed: docs/ and site/ were already up to date
     wall_s: float = 0.0
@@ -54,43 +62,54 @@ class BuildReport:
 def build(options: BuildOptions) -> BuildReport:
     """Build the site; raise ``BuildFailed`` listing every problem, leaving docs/ and site/ as they were."""
     started = time.perf_counter()
+    if options.numbers not in _NUMBER_MODES:
+        raise ValueError(f"numbers must be one of {_NUMBER_MODES}, got {options.numbers!r}")
     root = Path(options.root).resolve()
     errors: list[SiteError] = []
     with build_lock(root):
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
+        code_dir = root / "explainers" / "code"
         if options.verify_generated:
-            # Reported, then regenerated so the runs below use what the sources say.
-            errors += [SiteError(p) for p in stale_code_files(explainers, root / "explainers" / "code")]
-        code_files = extract(explainers, root / "explainers" / "code")
+            # Reported; the runs below use what the sources say.
+            errors += [SiteError(p) for p in stale_code_files(explainers, code_dir)]
+        code_files = extract(explainers, code_dir)
         runs, run_errors = execute(
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
-            timeouts={e.slug: e.meta.timeout for e in explainers}, jobs=options.jobs,
+            timeouts={e.slug: e.meta.timeout for e in explainers},
+            inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs,
             use_cache=options.use_cache, force=set(options.force) if options.force is not None else None,
             on_done=options.on_run_done,
         )
         errors += run_errors
         by_slug = {r.slug: r for r in runs}
-        notes, accepted = [], []
+        notes, accepted, banners = [], [], {}
         for e in explainers:
             errors += check_stage.bare_numbers(e)
             if e.slug in by_slug:
                 errors += check_stage.run_checks(e, by_slug[e.slug])
                 problem = _numbers(e, by_slug[e.slug], options, accepted)
-                if problem and options.numbers == "fail":
-                    errors.append(CheckError(problem, explainer=e.display_path))
-                elif problem:
-                    notes.append(f"{e.display_path}: {problem}")
-        fingerprint = _fingerprint(root, explainers, runs)
+                if problem is None:
+                    continue
+                # `accept` builds the explainers it does not accept as `build` does.
+                if options.numbers == "fail" or (problem.kind != "unaccepted" and options.numbers != "serve"):
+                    errors.append(CheckError(problem.text, explainer=e.display_path))
+                else:
+                    notes.append(f"{e.display_path}: {problem.text}")
+                    if problem.kind != "unaccepted":
+                        banners[e.slug] = problem
+        # A serve banner is part of the page: the same inputs without it are another page.
+        fingerprint = _fingerprint(root, explainers, runs, banners=sorted(p.text for p in banners.values()))
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
+            publish(code_files, code_dir)  # the same text; rewritten only if someone changed a file
             accepted = [str(snapshot.save(e, run)) for e, run in accepted]
             return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
             errors += render(explainers, by_slug, ResultsTable(root / "results" / "results_fairness.csv"),
-                             stage / "docs", root=root)
+                             stage / "docs", root=root, banners=banners)
             if errors:
                 raise BuildFailed(errors)
             warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
@@ -103,31 +122,51 @@ def build(options: BuildOptions) -> BuildReport:
             if site_problems:
                 raise BuildFailed([SiteError(p) for p in site_problems])
             swap_in(stage, root)
+            publish(code_files, code_dir)
             record_outputs(root, fingerprint)
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
     return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted,
                        wall_s=time.perf_counter() - started)
 
 
-def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> str | None:
-    """Compare (or accept) the numbers the prose cites; the problem as text, or None."""
+_NUMBER_MODES = ("build", "serve", "fail", "accept")
+
+
+@dataclass(frozen=True)
+class NumbersProblem:
+    """Why a page's cited numbers are not the accepted ones.
+
+    ``kind`` is "unaccepted" (nothing accepted yet), "drift" (``drifts`` lists the values that
+    moved beyond their tolerance) or "unreadable" (the accepted-numbers file is broken).
+    """
+
+    kind: str
+    text: str
+    slug: str
+    drifts: tuple[snapshot.Drift, ...] = ()
+
+
+def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> NumbersProblem | None:
+    """Compare (or accept) the numbers the prose cites; the problem, or None."""
     if options.numbers == "accept" and (not options.accept or e.slug in options.accept):
         accepted.append((e, run))  # written only once the whole build has succeeded
         return None
     try:
         drifts = snapshot.compare(e, run)
     except CheckError as err:
-        return err.message
+        return NumbersProblem("unreadable", err.message, e.slug)
     if drifts is None:
-        return f"no accepted numbers yet ({snapshot.snapshot_path(e).name}); run `fairsite accept {e.slug}`"
+        return NumbersProblem("unaccepted", f"no accepted numbers yet ({snapshot.snapshot_path(e).name}); "
+                              f"run `fairsite accept {e.slug}`", e.slug)
     if not drifts:
         return None
     width = max(len(d.value) for d in drifts)
     rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}" for d in drifts)
-    return f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{rows}"
+    return NumbersProblem("drift", f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{rows}",
+                          e.slug, tuple(drifts))
 
 
-def _fingerprint(root: Path, explainers, runs: list[RunResult]) -> str:
+def _fingerprint(root: Path, explainers, runs: list[RunResult], *, banners: list[str]) -> str:
     """A digest of everything the pages are made of: sources, accepted numbers, the runs (their
     inputs' digest and the facts the footer shows), results, templates, the build's own code,
     the MkDocs config, and the versions of the packages that render."""
@@ -141,6 +180,8 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult]) -> str:
         add(e.path.read_bytes())
         numbers = snapshot.snapshot_path(e)
         add(numbers.read_bytes() if numbers.exists() else b"")
+    for text in banners:
+        add(text)
     for r in sorted(runs, key=lambda r: r.slug):
         add(f"{r.slug} {r.run_id} {r.run_at} {r.duration_s} {r.peak_memory_mb}")
     site_src = Path(__file__).parent

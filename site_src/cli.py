@@ -121,7 +121,8 @@ def _serve(root: Path, args) -> int:
 
     def rebuild():
         try:
-            report = build(BuildOptions(root=root, jobs=args.jobs, on_run_done=_progress))
+            # Drifted numbers do not stop serving: the page says so in a banner at its top.
+            report = build(BuildOptions(root=root, jobs=args.jobs, on_run_done=_progress, numbers="serve"))
             _summary(report, explain=True)
         except SiteError as err:  # keep serving the previous site; say what broke
             console.print("[bold red]build failed; still serving the previous site:[/]")
@@ -149,12 +150,24 @@ def _progress(outcome) -> None:
         console.print(f"  [green]ok[/] {outcome.slug} ({how})")
 
 
+_FIRST_RUN = ("no cached run", "forced", "cache disabled (check)")
+
+
+def _how(run, *, explain: bool) -> str:
+    """"cache hit" or "ran", and with ``--explain`` which case applied and why."""
+    if run.cached:
+        return "cache hit" if not explain or run.reason == "unchanged" else f"cache hit: {run.reason}"
+    if not explain:
+        return "ran"
+    return f"ran: {run.reason}" if run.reason in _FIRST_RUN else f"re-ran: {run.reason}"
+
+
 def _summary(report, *, explain: bool) -> None:
     table = Table(title=f"explainer runs (wall time {report.wall_s:.1f} s)")
     for col in ("explainer", "run", "time", "peak memory"):
         table.add_column(col)
     for r in report.runs:
-        how = "cache hit" if r.cached else (f"ran: {r.reason}" if explain else "ran")
+        how = _how(r, explain=explain)
         table.add_row(r.slug, how, f"{r.duration_s:.1f} s", f"{r.peak_memory_mb:.0f} MB")
     console.print(table)
     for w in report.warnings:

@@ -8,13 +8,14 @@ prose that is also a Jinja template, with exactly one fenced block whose info st
 from __future__ import annotations
 
 import difflib
+import glob
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from site_src.errors import ConfigError
 
@@ -23,6 +24,20 @@ _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+def _repo_relative(pattern: str) -> str:
+    """An ``inputs:`` entry: a path or glob inside the repository, written relative to its root."""
+    if "\\" in pattern:
+        raise ValueError(f"use '/' between folders, got {pattern!r}")
+    if pattern.startswith(("/", "~")):
+        raise ValueError(f"must be relative to the repository root (e.g. 'data/x.db'), got {pattern!r}")
+    if ".." in pattern.split("/"):
+        raise ValueError(f"must stay inside the repository (no '..'), got {pattern!r}")
+    return pattern
+
+
+InputPattern = Annotated[NonEmpty, AfterValidator(_repo_relative)]
 
 
 class Check(BaseModel):
@@ -48,6 +63,10 @@ class FrontMatter(BaseModel):
     # Values whose accepted number may move by Monte Carlo error: value name -> name of its resample count.
     monte_carlo: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
     order: int = 100
+    # Files the code reads in ways the run cannot track (a SQLite database, a file a child process
+    # reads, a folder it lists): paths or globs relative to the repository root. Their digests,
+    # and a glob's list of matches, join the cache key; without them such a run re-runs every build.
+    inputs: list[InputPattern] | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +155,8 @@ def parse_explainer(path: Path) -> Explainer:
             meta = FrontMatter.model_validate(raw)
         except ValidationError as err:
             problems += [f"{shown}: front matter: {_field_problem(e, FrontMatter)}" for e in err.errors()]
+        else:
+            problems += _missing_inputs(meta, root=path.resolve().parent.parent, shown=shown)
 
     try:
         blocks = _fenced_blocks(lines, start=end + 1)
@@ -158,6 +179,12 @@ def parse_explainer(path: Path) -> Explainer:
         prose_lines[i] = ""
     prose_lines[open_i] = CODE_PLACEHOLDER
     return Explainer(slug=slug, path=path, meta=meta, prose="\n".join(prose_lines), code=code, code_line=open_i + 2)
+
+
+def _missing_inputs(meta: FrontMatter, *, root: Path, shown: str) -> list[str]:
+    """A declared input that names no file is a typo; a glob may match nothing (yet)."""
+    return [f"{shown}: front matter: inputs: {p!r} does not exist (paths are relative to the repository root)"
+            for p in meta.inputs or () if not glob.has_magic(p) and not (root / p).exists()]
 
 
 def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:

@@ -1,17 +1,12 @@
 """Stage 3, execute: run each generated file in its own process, in parallel, with a cache.
 
-A run is skipped when a cached run's inputs are unchanged. The cache key is two-part, like a
-compiler's dependency file: a static part known before the run (the code, the Python version, the
-runner) and the dependencies the run itself recorded (every project module it imported, every
-project file it opened, the versions of the packages it imported). A cached run is reused only if
-all of those still hash the same, so an edit to the library or the data re-runs the explainers
-that read it, and only those.
+A run is skipped when a cached run's inputs are unchanged; ``site_src.cache`` says when that is
+(the key, what the run recorded, declared ``inputs:``, reads it cannot track) and checks the
+entry and its files on every use.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import re
@@ -25,14 +20,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
-from site_src import _runner
+from site_src import cache
 from site_src.errors import ExecutionError
 from site_src.extract import CodeFile
-
-CACHE_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -48,6 +40,7 @@ class RunResult:
     peak_memory_mb: float
     modules: list[str]
     data_files: list[str]
+    untracked: list[str]  # reads the cache cannot track (see site_src.cache)
     packages: dict
     python: str
     run_at: str  # ISO date of the run (UTC)
@@ -67,6 +60,7 @@ def execute(
     root: Path,
     cache_dir: Path,
     timeouts: dict[str, int],
+    inputs: dict[str, list[str] | None] | None = None,
     jobs: int = 1,
     use_cache: bool = True,
     force: set[str] | None = None,
@@ -83,6 +77,9 @@ def execute(
         Where runs are cached (``.cache/fairsite``); entries of removed explainers are pruned.
     timeouts : dict
         Seconds per slug before the run is killed.
+    inputs : dict, optional
+        Each slug's declared ``inputs:`` (paths or globs relative to ``root``), or None where
+        the explainer declares none.
     jobs : int
         How many runs at once (each in its own process).
     use_cache : bool
@@ -94,7 +91,8 @@ def execute(
     """
     root, cache_dir = Path(root).resolve(), Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    _prune(cache_dir, {c.slug for c in code_files})
+    cache.prune(cache_dir, {c.slug for c in code_files})
+    inputs = inputs or {}
 
     def one(code: CodeFile):
         try:
@@ -102,13 +100,15 @@ def execute(
             if force is not None and (not force or code.slug in force):
                 reason = "forced"
             if reason is None:
-                hit, reason = _lookup(cache_dir / code.slug, code, root)
-                if hit is not None:
-                    outcome = hit
+                entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text,
+                                             declared=inputs.get(code.slug), root=root)
+                if entry is not None:
+                    outcome = _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason)
                     if on_done:
                         on_done(outcome)
                     return outcome
-            outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600), reason=reason)
+            outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600), reason=reason,
+                           declared=inputs.get(code.slug))
         except ExecutionError as err:
             outcome = err
         if on_done:
@@ -135,12 +135,14 @@ def execute(
     return results, errors
 
 
-def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: str) -> RunResult:
+def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: str,
+         declared: list[str] | None) -> RunResult:
     source = _rel(code.source, root)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
     spec = {
         "root": str(root),
         "code_path": str(Path(code.path).resolve()),
+        "code_text": code.text,  # explainers/code/ is written only once the build succeeds
         "code_rel": _rel(code.path, root),
         "out_dir": str(work),
         "source": source,
@@ -149,6 +151,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         "timeout": timeout,
     }
     (work / "spec.json").write_text(json.dumps(spec))
+    declared_before = cache.declared_inputs(root, declared)  # as the run found them
     env = dict(os.environ)
     # Same numbers whatever the job count: one BLAS thread per run, fixed hashing, no GUI.
     env.update(PYTHONHASHSEED="0", MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
@@ -192,33 +195,31 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         out = f"\n--- what it printed ---\n{stdout.strip()[-2000:]}" if stdout.strip() else ""
         raise ExecutionError(f"raised {data['error']}\n{data['traceback']}{out}", explainer=source, line=data["source_line"])
     wall = time.perf_counter() - started
-    entry = {
-        "format": CACHE_FORMAT,
-        "static_key": _static_key(code, root),
-        "deps": {p: _hash_file(root / p) for p in data["modules"] + data["data_files"]},
-        "packages": data["packages"],
-        "stdout": stdout,
-        "stderr": stderr,
-        "values": data["values"],
-        "figures": [f["svg"] for f in data["figures"]],
-        "duration_s": round(data["duration_s"], 3),
-        "wall_s": round(wall, 3),
-        "peak_memory_mb": round(data["peak_memory_mb"], 1),
-        "modules": data["modules"],
-        "data_files": data["data_files"],
-        "python": data["python"],
-        "run_at": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-    }
-    (work / "entry.json").write_text(json.dumps(entry, indent=1, sort_keys=True))
     for name in ("spec.json", "result.json"):
         (work / name).unlink()
-    # Swap the finished run in whole: an interrupted run never leaves a half entry behind.
+    figures = [f["svg"] for f in data["figures"]]
+    entry = cache.CacheEntry(
+        format=cache.FORMAT,
+        static_key=cache.static_key(code.text, declared),
+        deps={p: cache.hash_file(root / p) for p in data["modules"] + data["data_files"]},
+        inputs=declared_before,
+        untracked=data["untracked"],
+        packages=data["packages"],
+        artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "png")]),
+        stdout=stdout,
+        stderr=stderr,
+        values=data["values"],
+        figures=figures,
+        duration_s=round(data["duration_s"], 3),
+        wall_s=round(wall, 3),
+        peak_memory_mb=round(float(data["peak_memory_mb"]), 1),
+        modules=data["modules"],
+        data_files=data["data_files"],
+        python=data["python"],
+        run_at=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+    )
     final = cache_dir / code.slug
-    old = cache_dir / f".old-{code.slug}-{os.getpid()}"
-    if final.exists():
-        final.rename(old)
-    work.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    cache.store(work, final, entry)
     return _result(code.slug, final, entry, cached=False, reason=reason)
 
 
@@ -248,83 +249,14 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
-def _lookup(entry_dir: Path, code: CodeFile, root: Path) -> tuple[RunResult | None, str]:
-    """The cached run if every input is unchanged, else None and the reason to re-run."""
-    entry_file = entry_dir / "entry.json"
-    if not entry_file.exists():
-        return None, "no cached run"
-    try:
-        entry = json.loads(entry_file.read_text())
-    except json.JSONDecodeError:
-        return None, "cache entry unreadable"
-    if entry.get("format") != CACHE_FORMAT:
-        return None, "cache format changed"
-    if entry["static_key"] != _static_key(code, root):
-        return None, "code or Python changed"
-    for path, digest in entry["deps"].items():
-        if _hash_file(root / path) != digest:
-            return None, f"{path} changed"
-    for dist, version in entry["packages"].items():
-        now = _installed_version(dist)
-        if now != version:
-            return None, f"package {dist} {version} -> {now}"
-    return _result(code.slug, entry_dir, entry, cached=True, reason="unchanged"), "unchanged"
-
-
-@functools.lru_cache(maxsize=None)
-def _installed_version(dist: str) -> str | None:
-    # Every explainer imports much the same packages: look each version up once per process.
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def _result(slug: str, out_dir: Path, entry: dict, *, cached: bool, reason: str) -> RunResult:
+def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str) -> RunResult:
     return RunResult(
-        slug=slug, stdout=entry["stdout"], stderr=entry["stderr"], values=entry["values"],
-        figures=[out_dir / f for f in entry["figures"]], duration_s=entry["duration_s"],
-        peak_memory_mb=entry["peak_memory_mb"], modules=entry["modules"], data_files=entry["data_files"],
-        packages=entry["packages"], python=entry["python"], run_at=entry["run_at"], cached=cached,
-        reason=reason, out_dir=out_dir, run_id=_run_id(entry),
+        slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values,
+        figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s,
+        peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
+        untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
+        cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
     )
-
-
-def _run_id(entry: dict) -> str:
-    h = hashlib.sha256(entry["static_key"].encode())
-    h.update(json.dumps([entry["deps"], entry["packages"]], sort_keys=True).encode())
-    return h.hexdigest()
-
-
-def _static_key(code: CodeFile, root: Path) -> str:
-    h = hashlib.sha256()
-    for part in (code.text, sys.version, Path(_runner.__file__).read_text(), str(_runner.SEED), str(CACHE_FORMAT)):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def _hash_file(path: Path) -> str | None:
-    try:
-        st = Path(path).stat()
-    except OSError:
-        return None  # a dependency that disappeared: differs from any recorded digest
-    return _hash_bytes(str(path), st.st_mtime_ns, st.st_size)
-
-
-@functools.lru_cache(maxsize=1024)
-def _hash_bytes(path: str, mtime_ns: int, size: int) -> str | None:
-    # Several explainers read the same data file: hash it once per version of the file.
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def _prune(cache_dir: Path, slugs: set[str]) -> None:
-    for child in cache_dir.iterdir():
-        if child.is_dir() and child.name not in slugs:
-            shutil.rmtree(child, ignore_errors=True)
 
 
 def _rel(path: Path, root: Path) -> str:

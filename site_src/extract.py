@@ -1,7 +1,9 @@
-"""Stage 2, extract: write each explainer's code block to ``explainers/code/<slug>.py``.
+"""Stage 2, extract: each explainer's code block as ``explainers/code/<slug>.py``.
 
-The generated file is what a reader downloads and runs from the repository root, and what the
-build executes, so the page's numbers come from exactly the file a reader gets.
+The generated file is what a reader downloads and runs from the repository root, and its text is
+what the build executes, so the page's numbers come from exactly the file a reader gets. The
+files are written (``publish``) only when the whole build succeeds: a failed build leaves
+``explainers/code/`` as it found it.
 """
 
 from __future__ import annotations
@@ -42,39 +44,37 @@ def generated_text(explainer: Explainer) -> str:
     return header(explainer) + explainer.code
 
 
-def extract(explainers: list[Explainer], code_dir: Path, *, write: bool = True) -> list[CodeFile]:
-    """Write (when changed) and describe each explainer's generated code file.
+def extract(explainers: list[Explainer], code_dir: Path) -> list[CodeFile]:
+    """Describe each explainer's generated code file (``code_dir/<slug>.py``) without writing it.
 
-    With ``write=False`` nothing is written: ``check`` uses that to compare the committed files
-    with what the sources generate.
+    The runs are given the code itself; the files are written by :func:`publish` only once the
+    whole build has succeeded, so a failed build leaves ``explainers/code/`` as it found it.
     """
     code_dir = Path(code_dir)
-    if write and code_dir.is_dir():
-        # The folder is the build's: a file whose explainer is gone is removed with it.
-        wanted = {f"{e.slug}.py" for e in explainers}
-        for orphan in code_dir.glob("*.py"):
-            if orphan.name not in wanted:
-                orphan.unlink()
-    files = []
-    for e in explainers:
-        text = generated_text(e)
-        path = code_dir / f"{e.slug}.py"
-        if write:
-            code_dir.mkdir(parents=True, exist_ok=True)
-            # Only rewrite on change, so mtimes (and watchers in `serve`) stay quiet.
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                path.write_text(text, encoding="utf-8")
-        files.append(
-            CodeFile(
-                slug=e.slug,
-                path=path,
-                source=e.path,
-                text=text,
-                header_lines=header(e).count("\n"),
-                code_line=e.code_line,
-            )
-        )
-    return files
+    return [
+        CodeFile(slug=e.slug, path=code_dir / f"{e.slug}.py", source=e.path, text=generated_text(e),
+                 header_lines=header(e).count("\n"), code_line=e.code_line)
+        for e in explainers
+    ]
+
+
+def publish(code_files: list[CodeFile], code_dir: Path) -> None:
+    """Write each generated file that changed, and remove those whose explainer is gone.
+
+    Only changed files are rewritten, so mtimes (and the watchers of ``serve``) stay quiet.
+    """
+    code_dir = Path(code_dir)
+    code_dir.mkdir(parents=True, exist_ok=True)
+    # The folder is the build's: a file whose explainer is gone is removed with it.
+    wanted = {c.path.name for c in code_files}
+    for orphan in code_dir.glob("*.py"):
+        if orphan.name not in wanted:
+            orphan.unlink()
+    for c in code_files:
+        if not c.path.exists() or c.path.read_text(encoding="utf-8") != c.text:
+            tmp = c.path.with_name(f".{c.path.name}.tmp")
+            tmp.write_text(c.text, encoding="utf-8")
+            tmp.replace(c.path)  # whole or not at all
 
 
 def stale_code_files(explainers: list[Explainer], code_dir: Path) -> list[str]:

@@ -23,6 +23,7 @@ from markupsafe import Markup, escape
 from site_src.collect import CODE_PLACEHOLDER, Explainer
 from site_src.errors import CheckError, ConfigError, SiteError
 from site_src.execute import RunResult
+from site_src.extract import generated_text
 from site_src.filters import FILTERS
 from site_src.notebook import notebook_json
 from site_src.results import ResultsTable
@@ -67,8 +68,14 @@ def render(
     docs_dir: Path,
     *,
     root: Path,
+    banners: dict | None = None,
 ) -> list[SiteError]:
-    """Write every page under ``docs_dir`` (a staging folder); return the problems found."""
+    """Write every page under ``docs_dir`` (a staging folder); return the problems found.
+
+    ``banners`` maps a slug to the ``build.NumbersProblem`` that ``serve`` shows at the top of
+    its page (cited numbers that drifted from the accepted ones).
+    """
+    banners = banners or {}
     env = make_environment(explainers)
     errors: list[SiteError] = []
     docs_dir.mkdir(parents=True, exist_ok=True)
@@ -80,7 +87,8 @@ def render(
         if run is None:
             continue  # its run failed; that error is already reported
         try:
-            pages[e.slug] = _render_explainer(env, e, run, results, docs_dir / "explainers" / e.slug, root)
+            pages[e.slug] = _render_explainer(env, e, run, results, docs_dir / "explainers" / e.slug, root,
+                                              banner=banners.get(e.slug))
         except SiteError as err:
             errors.append(err)
     index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.exists)
@@ -92,7 +100,8 @@ def render(
     return errors
 
 
-def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path) -> Page:
+def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path,
+                      *, banner=None) -> Page:
     out.mkdir(parents=True, exist_ok=True)
     placed: dict[int, str] = {}
 
@@ -135,7 +144,8 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
                          "to the prose where each belongs", explainer=e.display_path)
 
     code_rel = f"explainers/code/{e.slug}.py"
-    shutil.copyfile(root / code_rel, out / f"{e.slug}.py")
+    # The generated text, not the file: explainers/code/ is written only once the build succeeds.
+    (out / f"{e.slug}.py").write_text(generated_text(e), encoding="utf-8")
     (out / f"{e.slug}.ipynb").write_text(_notebook(e, code_rel, root), encoding="utf-8")
     code_section = env.get_template("code.md.j2").render(
         code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code), out_fence=_fence(run.stdout),
@@ -144,7 +154,7 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     prose = re.sub(r"\n{3,}", "\n\n", prose).replace(CODE_PLACEHOLDER, code_section, 1)
     facts = _reproducibility(run, root)
     page = env.get_template("explainer.md.j2").render(e=e, meta=e.meta, prose=prose, run=run, facts=facts,
-                                                      code_rel=code_rel)
+                                                      code_rel=code_rel, banner=banner)
     (out / "index.md").write_text(page, encoding="utf-8")
     return Page(slug=e.slug, markdown=page, cited=tuple(sorted(jinja2.meta.find_undeclared_variables(
         env.parse(e.prose)) & set(run.values))))

@@ -1,0 +1,231 @@
+"""The run cache: when an explainer's cached run may be reused, and the entry that records it.
+
+A cached run is reused only if every input it had still hashes the same. The key is two-part,
+like a compiler's dependency file:
+
+- a static part known before the run: the generated code, the Python version, the runner, the
+  seed, this cache's format, and the ``inputs:`` patterns the front matter declares;
+- the dependencies the run itself recorded: every project module it imported and every project
+  file it opened (by sha256), the files the declared ``inputs:`` matched (a glob's list of
+  matches is part of it, so a new file re-runs), and the versions of the packages it imported.
+
+Some reads cannot be tracked by digest: a SQLite connection, a child process, a directory
+listing, a network connection, a fork (see ``site_src._runner``). The run records them as
+``untracked``; such a run is never served from the cache unless the explainer declares
+``inputs:``, in which case the declared files are taken to be everything it reads that way.
+
+Entries are also checked against themselves: every artefact (figure SVG/PNG) is stored with its
+digest and re-hashed on use, and an entry that is not valid JSON, not UTF-8, from another format
+or with missing or mistyped fields is a miss with a reason, never a traceback.
+
+Nothing in the key depends on where the clone lives: paths are relative to the repository root,
+and files of the Python environment (``sys.prefix``, site-packages, wherever the virtual
+environment is) are never recorded; package versions cover them.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob as globlib
+import hashlib
+import json
+import os
+import shutil
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from site_src import _runner
+
+FORMAT = 2
+ENTRY = "entry.json"
+
+
+class CacheEntry(BaseModel):
+    """One cached run: its key, what it produced, and the digests to check both against."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    format: Literal[2]
+    static_key: str
+    deps: dict[str, str | None]  # project file (relative path) -> sha256 when the run read it
+    inputs: dict[str, dict[str, str | None]]  # declared pattern -> {matched path: sha256}
+    untracked: list[str]  # reads the cache cannot track, as sentences ("connected to x.db (sqlite3)")
+    packages: dict[str, str]
+    artefacts: dict[str, str]  # file in the entry folder -> sha256
+    stdout: str
+    stderr: str
+    values: dict
+    figures: list[str]  # SVG names; each has a PNG twin
+    duration_s: float
+    wall_s: float
+    peak_memory_mb: float
+    modules: list[str]
+    data_files: list[str]
+    python: str
+    run_at: str
+
+    def run_id(self) -> str:
+        """A digest of every input of the run: same id, same numbers.
+
+        A run with untracked reads and no declared ``inputs:`` has inputs no digest covers: its
+        id covers what it produced too, so different numbers never share an id.
+        """
+        h = hashlib.sha256(self.static_key.encode())
+        h.update(json.dumps([self.deps, self.inputs, self.packages], sort_keys=True).encode())
+        if self.untracked and not self.inputs:
+            h.update(json.dumps([self.values, self.stdout], sort_keys=True).encode())
+        return h.hexdigest()
+
+
+def static_key(code_text: str, declared: list[str] | None) -> str:
+    """The part of the key known before the run."""
+    h = hashlib.sha256()
+    parts = (code_text, sys.version, Path(_runner.__file__).read_text(), str(_runner.SEED), str(FORMAT),
+             json.dumps(declared))
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def declared_inputs(root: Path, patterns: list[str] | None) -> dict[str, dict[str, str | None]]:
+    """Each declared pattern's matched files (relative to ``root``) and their digests.
+
+    A plain path names a file, or a folder whose files all count; a glob (``*``, ``?``, ``[``,
+    ``**``) is matched from ``root``. Files of the Python environment never count.
+    """
+    out: dict[str, dict[str, str | None]] = {}
+    for pattern in patterns or ():
+        if globlib.has_magic(pattern):
+            matches = [Path(p) for p in globlib.glob(pattern, root_dir=root, recursive=True)]
+        else:
+            matches = [Path(pattern)]
+        files: set[Path] = set()
+        for rel in matches:
+            full = root / rel
+            if full.is_dir():
+                files.update(p.relative_to(root) for p in full.rglob("*") if p.is_file())
+            else:
+                files.add(rel)
+        out[pattern] = {str(rel): hash_file(root / rel) for rel in sorted(files)
+                        if not _runner.in_environment(root / rel)}
+    return out
+
+
+def lookup(entry_dir: Path, *, code_text: str, declared: list[str] | None, root: Path
+           ) -> tuple[CacheEntry | None, str]:
+    """The cached entry if every input and artefact is unchanged, else None and the reason to re-run."""
+    try:
+        raw = (entry_dir / ENTRY).read_bytes()
+    except FileNotFoundError:
+        return None, "no cached run"
+    except OSError as err:
+        return None, f"cache entry unreadable ({err.strerror})"
+    entry, problem = _parse(raw)
+    if entry is None:
+        return None, problem
+    if entry.static_key != static_key(code_text, declared):
+        return None, "code, declared inputs or Python changed"
+    if entry.untracked and declared is None:
+        more = f" (and {len(entry.untracked) - 1} more)" if len(entry.untracked) > 1 else ""
+        return None, (f"it {entry.untracked[0]}{more}, which the cache cannot track; "
+                      "declare it under `inputs:` to cache it")
+    for path, digest in entry.deps.items():
+        if hash_file(root / path) != digest:
+            return None, f"{path} changed" if digest else f"{path} appeared"
+    now = declared_inputs(root, declared)
+    for pattern, files in entry.inputs.items():
+        if now.get(pattern, {}).keys() != files.keys():
+            return None, f"declared input {pattern} now matches other files"
+        for path, digest in files.items():
+            if now[pattern][path] != digest:
+                return None, f"declared input {path} changed"
+    for dist, version in entry.packages.items():
+        current = _installed_version(dist)
+        if current != version:
+            return None, f"package {dist} {version} -> {current}"
+    for name, digest in entry.artefacts.items():
+        found = hash_file(entry_dir / name)
+        if found != digest:
+            return None, f"cached {name} is {'missing' if found is None else 'not the one the run wrote'}"
+    if entry.untracked:
+        return entry, "unchanged (its untracked reads are covered by its declared `inputs:`)"
+    return entry, "unchanged"
+
+
+def _parse(raw: bytes) -> tuple[CacheEntry | None, str]:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "cache entry is not UTF-8 text"
+    except ValueError as err:
+        return None, f"cache entry is not valid JSON ({err})"
+    if not isinstance(data, dict):
+        return None, f"cache entry is a JSON {type(data).__name__}, not an object"
+    if data.get("format") != FORMAT:
+        return None, f"cache entry has format {data.get('format')!r}; this build writes format {FORMAT}"
+    try:
+        entry = CacheEntry.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return None, f"cache entry is malformed ({where}: {first['msg']})"
+    # Every file the page will copy must be one whose digest is checked.
+    unchecked = [n for svg in entry.figures for n in (svg, str(Path(svg).with_suffix(".png")))
+                 if n not in entry.artefacts or Path(n).name != n]
+    if unchecked:
+        return None, f"cache entry is malformed (figures: {unchecked[0]} has no recorded digest)"
+    return entry, ""
+
+
+def store(work: Path, final: Path, entry: CacheEntry) -> None:
+    """Write ``entry`` into the finished run folder ``work`` and swap it in as ``final`` whole."""
+    (work / ENTRY).write_text(entry.model_dump_json(indent=1), encoding="utf-8")
+    # An interrupted run never leaves a half entry behind: the folder is renamed in at once.
+    old = final.with_name(f".old-{final.name}-{os.getpid()}")
+    if final.exists():
+        final.rename(old)
+    work.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def artefact_digests(folder: Path, names: list[str]) -> dict[str, str]:
+    """sha256 of each named file in ``folder``, to check the cached copies on every later use."""
+    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in names}
+
+
+def prune(cache_dir: Path, slugs: set[str]) -> None:
+    """Remove the entries of explainers that no longer exist."""
+    for child in cache_dir.iterdir():
+        if child.is_dir() and child.name not in slugs:
+            shutil.rmtree(child, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_version(dist: str) -> str | None:
+    # Every explainer imports much the same packages: look each version up once per process.
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def hash_file(path: Path) -> str | None:
+    """sha256 of a file, or None if it is missing (which differs from any recorded digest)."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return _hash_bytes(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _hash_bytes(path: str, mtime_ns: int, size: int) -> str | None:
+    # Several explainers read the same data file: hash it once per version of the file.
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
