@@ -1,7 +1,8 @@
 """faircode: fairness audits on real data, for the Fair Code explainer site.
 
 Public names are re-exported here; the modules are manifest, audit,
-strategies, models, metrics, significance and benchmark.
+strategies, models, metrics, significance and benchmark, with tolerances (how a re-run is
+compared with committed numbers) and environment (the installed packages against the lock).
 """
 
 from faircode.audit import Audit, list_audits, load_audit

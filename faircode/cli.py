@@ -1,7 +1,9 @@
 """The ``faircode`` command line.
 
 ``faircode benchmark`` runs the benchmark and writes ``results/``; with ``--check`` it re-runs
-and reports each cell that differs from the committed files (exit code 1 if any). More
+and reports each cell that differs from the committed files beyond the tolerance of its kind
+(``faircode.tolerances``; exit code 1 if any). Both first say which installed packages differ
+from the lock files (``faircode.environment``). More
 subcommands hang off the same parser (see `_build_parser`).
 """
 

@@ -178,12 +178,26 @@ def lock_mismatches(root: str | Path, *, installed: Mapping[str, str] | None = N
 
 
 def describe_mismatches(mismatches: list[Mismatch]) -> str:
-    """A plain-text table of `lock_mismatches` and what to do, for a terminal or CI log."""
+    """A plain-text table of `lock_mismatches` and what to do, for a terminal or CI log.
+
+    Parameters
+    ----------
+    mismatches : list of Mismatch
+        Non-empty, as `lock_mismatches` returns them.
+
+    Returns
+    -------
+    str
+        A headline, one line per package (package, locked, installed) and the command that
+        installs the locked versions.
+    """
     width = max([len("package"), *(len(m.package) for m in mismatches)])
-    lines = [f"{len(mismatches)} installed package(s) differ from the lock; numbers may differ from the "
+    locked = max([len("locked"), *(len(m.locked) for m in mismatches)])
+    lines = [f"{len(mismatches)} package(s) differ from the lock; numbers may differ from the "
              "accepted ones for that reason alone:",
-             f"  {'package':<{width}}  {'locked':<12}  installed",
-             *(f"  {m.package:<{width}}  {m.locked:<12}  {m.installed or '(not installed)'}" for m in mismatches),
+             f"  {'package':<{width}}  {'locked':<{locked}}  installed",
+             *(f"  {m.package:<{width}}  {m.locked:<{locked}}  {m.installed or '(not installed)'}"
+               for m in mismatches),
              "install the locked versions: .venv/bin/pip install --require-hashes -r requirements/test.txt "
              "(or site.txt), or refresh the lock on purpose (requirements/README.md)"]
     return "\n".join(lines)
