@@ -107,8 +107,18 @@ def main(spec_path: str) -> int:
 
 def _bind_to_build(parent_pid: int) -> None:
     """Die with the build: on Linux the kernel signals this process when the build dies (even by
-    ``kill -9``), and the handler kills the run's whole process group, its children included."""
-    signal.signal(signal.SIGTERM, lambda *_: os.killpg(os.getpgid(0), signal.SIGKILL))
+    ``kill -9``), and the handler kills the run's whole process group, its children included.
+    (The signal follows the build thread that started the run; those threads outlive the runs.)"""
+    runner = os.getpid()
+
+    def _die(signum, frame):
+        if os.getpid() != runner:  # a forked worker (multiprocessing) being stopped: only itself
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, _die)
     libc = _libc()
     if libc is None:
         return
