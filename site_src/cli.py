@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from site_src.build import BuildOptions, build
 from site_src.errors import SiteError
@@ -172,6 +173,7 @@ class _Progress:
 
     def __init__(self):
         self._running: dict[str, float] = {}
+        self._stage: tuple[str, float] | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._live = None
@@ -199,35 +201,39 @@ class _Progress:
             self._running[slug] = time.monotonic()
 
     def done(self, outcome) -> None:
-        slug = outcome.explainer if isinstance(outcome, SiteError) else outcome.slug
+        slug = Path(str(outcome.explainer)).stem if isinstance(outcome, SiteError) else outcome.slug
         with self._lock:
-            started = self._running.pop(Path(str(slug)).stem, None)
+            self._running.pop(slug, None)
         if isinstance(outcome, SiteError):
             console.print(f"  [red]failed[/] {outcome.explainer}", highlight=False)
         elif outcome.cached:
             console.print(f"  [green]ok[/] {outcome.slug} (cached; its run took {outcome.duration_s:.1f} s)")
         else:
-            took = time.monotonic() - started if started is not None else outcome.duration_s
-            console.print(f"  [green]ok[/] {outcome.slug} (ran in {took:.1f} s)")
+            console.print(f"  [green]ok[/] {outcome.slug} (ran in {outcome.duration_s:.1f} s)")
 
     def stage(self, name: str) -> None:
         if name == "mkdocs":
             console.print("  building the site with MkDocs ...")
+            with self._lock:
+                self._stage = ("building the site with MkDocs", time.monotonic())
 
     def _status(self) -> str:
         now = time.monotonic()
         with self._lock:
-            return ", ".join(f"{slug} ({now - t:.0f} s)" for slug, t in sorted(self._running.items()))
+            if self._running:
+                return "running: " + ", ".join(f"{slug} ({now - t:.0f} s)" for slug, t in sorted(self._running.items()))
+            if self._stage:
+                return f"{self._stage[0]} ({now - self._stage[1]:.0f} s)"
+            return ""
 
     def _render(self):
-        status = self._status()
-        return f"[cyan]running:[/] {status}" if status else ""
+        return Text(self._status(), style="cyan")
 
     def _log(self) -> None:
         while not self._stop.wait(self._EVERY_S):
             status = self._status()
             if status:
-                console.print(f"  still running: {status}", highlight=False)
+                console.print(f"  still {status}", highlight=False, markup=False)
 
 
 def _summary(report, *, explain: bool) -> None:

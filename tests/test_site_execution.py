@@ -128,6 +128,10 @@ _LEFTOVERS = """
     pids = [k.pid for k in kids] + [int(shell.stdout.readline())]
     shell.wait()
     time.sleep(0.5)  # let setsid exec sleep
+
+    import multiprocessing
+    with multiprocessing.get_context("fork").Pool(2) as pool:  # leaving stops its workers with SIGTERM
+        absolute = pool.map(abs, [-1, -2])
     """
 
 
@@ -194,6 +198,7 @@ def test_leftover_processes_are_killed_and_named_and_the_build_does_not_wait(cas
     assert took < 120  # not the ten-minute timeout the pipes used to cause
     pids = run.values["pids"]
     assert len(pids) == 5
+    assert run.values["absolute"] == [1, 2]  # a pool's workers stopped with SIGTERM did not stop the run
     assert _wait_gone(pids, 5), [p for p in pids if not _gone(p)]
     warning = next(w for w in run.warnings if "process(es) running" in w)
     assert warning.startswith("explainers/leftovers.md: the code left 5 process(es) running after it ended")
