@@ -241,7 +241,8 @@ def test_serve_rebuilds_when_an_explainer_changes(root):
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.communicate(timeout=20)
+            _, err = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.communicate()
+            _, err = proc.communicate()
+    assert f"serving the site on http://127.0.0.1:{port}/" in err  # says where to look
