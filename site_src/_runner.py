@@ -2,12 +2,19 @@
 
 Invoked by ``site_src.execute`` as ``python -m site_src._runner SPEC.json``. Writes
 ``result.json`` and the figures into the spec's ``out_dir``. What the code prints goes to this
-process's stdout, which the parent captures. Kept free of site_src imports beyond the standard
+process's stdout and stderr, which the parent points at files (never pipes: a child the code
+leaves behind would hold a pipe open). Kept free of site_src imports beyond the standard
 library so the run's recorded dependencies are the explainer's own.
+
+Process control is POSIX and partly Linux-specific: the memory limit is ``RLIMIT_AS``; the run
+dies with the build through ``prctl(PR_SET_PDEATHSIG)``; the runner is a child subreaper
+(``PR_SET_CHILD_SUBREAPER``) so processes the code detaches are re-parented to it and can be
+found and killed; leftover processes are listed from ``/proc``. Elsewhere those steps are skipped.
 """
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import json
 import linecache
@@ -15,6 +22,7 @@ import os
 import random
 import resource
 import shlex
+import signal
 import sys
 import sysconfig
 import time
@@ -29,6 +37,9 @@ def main(spec_path: str) -> int:
     root = Path(spec["root"]).resolve()
     code_path = Path(spec["code_path"]).resolve()
     out_dir = Path(spec["out_dir"]).resolve()
+    _bind_to_build(spec["parent_pid"])
+    _limit_memory(spec["memory_bytes"])
+    _record_hard_exits(code_path, out_dir, spec)
     recorder = _InputRecorder(root, out_dir)
 
     import matplotlib
@@ -38,7 +49,7 @@ def main(spec_path: str) -> int:
 
     # Deterministic SVG ids, no dates in files: two builds of the same inputs are byte-identical.
     matplotlib.rcParams["svg.hashsalt"] = "fairsite"
-    plt.show = lambda *a, **k: None  # figures are collected after the run instead
+    figures = _FigureCapture(plt, out_dir)
     random.seed(SEED)
     try:
         import numpy as np
@@ -50,6 +61,7 @@ def main(spec_path: str) -> int:
     # The run stops itself at its timeout, printing where it was, even if the build that started
     # it has died; the build kills it a little later as a backstop.
     faulthandler.dump_traceback_later(spec["timeout"], exit=True)
+    faulthandler.enable()  # a crash in C code (segfault, abort) still prints the line it was on
     # The build passes the code itself: a failed build leaves explainers/code/ as it was, so the
     # file on disk may be stale. Compiled under that file's name and registered with linecache,
     # the code runs and reports exactly as the file the reader gets.
@@ -65,19 +77,16 @@ def main(spec_path: str) -> int:
         exec(compile(code, str(code_path), "exec"), namespace)
     except BaseException as exc:  # noqa: BLE001 - everything the explainer raises is reported
         result = {"status": "error", **_describe_error(exc, code_path, spec)}
+        result["memory_exceeded"] = isinstance(exc, MemoryError)
     faulthandler.cancel_dump_traceback_later()
     recorder.active = False  # what the runner does next (figures, the package scan) is not the run's
     result["duration_s"] = time.perf_counter() - started
     sys.stdout.flush()
+    sys.stderr.flush()
+    result["leftover"] = _kill_descendants()
 
-    figures = []
-    for i, num in enumerate(plt.get_fignums(), start=1):
-        fig = plt.figure(num)
-        svg, png = out_dir / f"figure-{i}.svg", out_dir / f"figure-{i}.png"
-        fig.savefig(svg, format="svg", metadata={"Date": None})
-        fig.savefig(png, format="png", dpi=144, metadata={"Software": None})
-        figures.append({"svg": svg.name, "png": png.name})
-    result["figures"] = figures
+    figures.capture_open()  # the figures still open at the end, after those shown or closed
+    result["figures"] = figures.files
     result["values"] = _values(namespace)
     result["modules"] = _project_modules(root)
     result["packages"] = _packages()
@@ -236,6 +245,178 @@ def _called_by_import_system() -> bool:
             return True
         frame = frame.f_back
     return False
+def _bind_to_build(parent_pid: int) -> None:
+    """Die with the build: on Linux the kernel signals this process when the build dies (even by
+    ``kill -9``), and the handler kills the run's whole process group, its children included.
+    (The signal follows the build thread that started the run; those threads outlive the runs.)"""
+    runner = os.getpid()
+
+    def _die(signum, frame):
+        if os.getpid() != runner:  # a forked worker (multiprocessing) being stopped: only itself
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, _die)
+    libc = _libc()
+    if libc is None:
+        return
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    if os.getppid() != parent_pid:  # the build died before the line above took effect
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36  # from <linux/prctl.h>
+
+
+def _libc():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - no C library to load
+        return None
+
+
+def _limit_memory(limit: int) -> None:
+    """Cap the run's address space: an allocation past it raises MemoryError instead of taking
+    the machine's memory. Children the code starts inherit the cap."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _record_hard_exits(code_path: Path, out_dir: Path, spec: dict) -> None:
+    """``os._exit`` skips every handler: note the explainer line that called it first, so the
+    build can say where the run stopped (what it printed is already in the output files)."""
+    real_exit, pid = os._exit, os.getpid()
+
+    def _exit(status):
+        if os.getpid() == pid:  # not a forked child (multiprocessing ends its workers this way)
+            line = None
+            frame = sys._getframe(1)
+            while frame is not None:
+                if Path(frame.f_code.co_filename).resolve() == code_path:
+                    line = _source_line(spec, frame.f_lineno)
+                    break
+                frame = frame.f_back
+            try:
+                (out_dir / "exit.json").write_text(json.dumps({"status": status, "source_line": line}))
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException:  # noqa: BLE001 - exiting regardless
+                pass
+        real_exit(status)
+
+    os._exit = _exit
+    try:
+        import posix
+
+        posix._exit = _exit
+    except ImportError:  # pragma: no cover - not POSIX
+        pass
+
+
+def _source_line(spec: dict, generated_line: int) -> int:
+    return generated_line - spec["header_lines"] - 1 + spec["code_line"]
+
+
+class _FigureCapture:
+    """Figures saved in drawing order: at ``plt.show()``, when a figure is closed (``plt.close``
+    with a figure, a number, a label or ``'all'``), and those still open at the end. A figure is
+    saved again only if it changed since it was last saved (matplotlib marks it stale)."""
+
+    def __init__(self, plt, out_dir: Path):
+        from matplotlib._pylab_helpers import Gcf
+
+        self.files: list[dict] = []
+        self._out = out_dir
+        self._saved: set[int] = set()
+        real_destroy, real_destroy_all = Gcf.destroy.__func__, Gcf.destroy_all.__func__
+
+        def destroy(cls, num):
+            manager = num if hasattr(num, "canvas") else cls.figs.get(num)
+            if manager is not None:
+                self._save(manager.canvas.figure)
+            real_destroy(cls, num)
+
+        def destroy_all(cls):
+            for manager in sorted(cls.figs.values(), key=lambda m: m.num):
+                self._save(manager.canvas.figure)
+            real_destroy_all(cls)
+
+        Gcf.destroy, Gcf.destroy_all = classmethod(destroy), classmethod(destroy_all)
+        self._gcf = Gcf
+        plt.show = lambda *a, **k: self.capture_open()
+
+    def capture_open(self) -> None:
+        for manager in sorted(self._gcf.get_all_fig_managers(), key=lambda m: m.num):
+            self._save(manager.canvas.figure)
+
+    def _save(self, fig) -> None:
+        if id(fig) in self._saved and not fig.stale:
+            return
+        i = len(self.files) + 1
+        svg, png = self._out / f"figure-{i}.svg", self._out / f"figure-{i}.png"
+        fig.savefig(svg, format="svg", metadata={"Date": None})
+        fig.savefig(png, format="png", dpi=144, metadata={"Software": None})
+        fig.stale = False  # saving drew it; a later change marks it stale again
+        self._saved.add(id(fig))
+        self.files.append({"svg": svg.name, "png": png.name})
+
+
+def _kill_descendants() -> list[str]:
+    """Kill the processes the code left running (children, and orphans re-parented to this
+    subreaper); return their command lines for the build's summary."""
+    me = os.getpid()
+    table = processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], list(children.get(me, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return kill(found, table)
+
+
+def processes() -> dict[int, tuple[int, int, str]]:
+    """Every visible process as ``pid -> (parent pid, process group, command line)`` (Linux /proc)."""
+    table = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        fields = stat[stat.rfind(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
+        table[int(entry)] = (int(fields[1]), int(fields[2]), cmd or stat[stat.find("(") + 1:stat.rfind(")")])
+    return table
+
+
+def kill(pids: list[int], table: dict) -> list[str]:
+    """SIGKILL each process; the command lines of those that were still running."""
+    killed = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        killed.append(table[pid][2] if pid in table else str(pid))
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)  # ours (a child or re-parented orphan): reap it
+        except OSError:
+            pass
+    return killed
 
 
 def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:
@@ -244,11 +425,11 @@ def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:
     source_line = None
     if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == code_path and exc.lineno:
         # The code never ran: the line is the parser's, not a frame's.
-        source_line = exc.lineno - spec["header_lines"] - 1 + spec["code_line"]
+        source_line = _source_line(spec, exc.lineno)
     lines = []
     for f in frames:
         if Path(f.filename).resolve() == code_path:
-            src = f.lineno - spec["header_lines"] - 1 + spec["code_line"]
+            src = _source_line(spec, f.lineno)
             source_line = src
             lines.append(f'  {spec["source"]}, line {src} (generated {spec["code_rel"]}, line {f.lineno})')
         else:

@@ -47,6 +47,8 @@ class BuildOptions:
     numbers: str = "build"
     accept: frozenset[str] = frozenset()
     on_run_done: object = None  # progress callback, given each RunResult or ExecutionError
+    on_run_start: object = None  # progress callback, given the slug of each run as it starts
+    on_stage: object = None  # progress callback, given the name of each later stage as it starts
 
 
 @dataclass
@@ -76,8 +78,8 @@ def build(options: BuildOptions) -> BuildReport:
         code_files = extract(explainers, code_dir)
         runs, run_errors = execute(
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
-            timeouts={e.slug: e.meta.timeout for e in explainers},
-            inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs,
+            timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
+            inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
             use_cache=options.use_cache, force=set(options.force) if options.force is not None else None,
             on_done=options.on_run_done,
         )
@@ -112,6 +114,8 @@ def build(options: BuildOptions) -> BuildReport:
                              stage / "docs", root=root, banners=banners)
             if errors:
                 raise BuildFailed(errors)
+            if options.on_stage:
+                options.on_stage("mkdocs")
             warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
             # In `check`, a broken link or anchor, or anything fetched from outside the site, fails:
             # the site must work opened from a local server with no network.

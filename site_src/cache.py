@@ -36,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from site_src import _runner
 
@@ -66,6 +66,7 @@ class CacheEntry(BaseModel):
     data_files: list[str]
     python: str
     run_at: str
+    warnings: list[str] = Field(default_factory=list)  # output that was not UTF-8, processes left running
 
     def run_id(self) -> str:
         """A digest of every input of the run: same id, same numbers.

@@ -82,7 +82,8 @@ _CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", 
 def bare_numbers(explainer: Explainer) -> list[CheckError]:
     """Numbers typed into the prose (or the title, subtitle, summary) where a run value belongs.
 
-    Allowed: single digits ("two steps", "step 3"), ordered-list markers, inline code, link
+    Allowed: single digits ("two steps", "step 3"), whole numbers in the title ("Top 10 Mistakes":
+    the page's name, not a result; decimals and percentages are still refused there), ordered-list markers, inline code, link
     targets, Jinja expressions, and years: in parentheses, after a word such as "in" or "from", or
     anywhere under a "Further reading" or "References" heading. Any other number must come from
     the run.
@@ -90,6 +91,8 @@ def bare_numbers(explainer: Explainer) -> list[CheckError]:
     errors = []
     for field in ("title", "subtitle", "summary"):
         for token in _bare_tokens(getattr(explainer.meta, field), years_ok=False):
+            if field == "title" and token.isdigit():
+                continue  # a count in the page's name ("Top 10 Mistakes") is not a result
             errors.append(CheckError(f"bare number '{token}' in the front matter's {field}; it cannot cite the "
                                      "run, so say it without the number", explainer=explainer.display_path))
     errors += _numbers_in_template_literals(explainer)

@@ -10,13 +10,18 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from site_src.build import BuildOptions, build
 from site_src.errors import SiteError
@@ -45,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(root, args)
         if args.command in ("check", "accept"):
             _warn_if_not_locked(root)
-        report = build(_options(root, args))
+        with _Progress() as progress:
+            report = build(_options(root, args, progress))
     except SiteError as err:
         console.print(f"[bold red]{args.command} failed:[/]")
         console.print(str(err), markup=False)
@@ -105,8 +111,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _options(root: Path, args) -> BuildOptions:
-    common = dict(root=root, jobs=args.jobs, on_run_done=_progress)
+def _options(root: Path, args, progress: _Progress) -> BuildOptions:
+    common = dict(root=root, jobs=args.jobs, on_run_start=progress.start, on_run_done=progress.done,
+                  on_stage=progress.stage)
     if args.command == "check":
         return BuildOptions(**common, use_cache=False, verify_generated=True, numbers="fail", link_check=True)
     if args.command == "accept":
@@ -119,10 +126,17 @@ def _serve(root: Path, args) -> int:
     """Build, then serve ``site/`` with live reload, rebuilding when any input changes."""
     from mkdocs.livereload import LiveReloadServer
 
+    problem = _port_problem(args.host, args.port)
+    if problem:  # before a build that may take minutes
+        console.print(f"[bold red]serve failed:[/] {problem}", markup=True, highlight=False)
+        return 1
+
     def rebuild():
         try:
             # Drifted numbers do not stop serving: the page says so in a banner at its top.
-            report = build(BuildOptions(root=root, jobs=args.jobs, on_run_done=_progress, numbers="serve"))
+            with _Progress() as progress:
+                report = build(BuildOptions(root=root, jobs=args.jobs, numbers="serve", on_run_start=progress.start,
+                                            on_run_done=progress.done, on_stage=progress.stage))
             _summary(report, explain=True)
         except SiteError as err:  # keep serving the previous site; say what broke
             console.print("[bold red]build failed; still serving the previous site:[/]")
@@ -133,8 +147,12 @@ def _serve(root: Path, args) -> int:
     for name in ("explainers", "faircode", "audits", "data", "results", "site_src/templates", "mkdocs.yml"):
         if (root / name).exists():
             server.watch(str(root / name))
+    console.print(f"serving the site on {server.url} (Ctrl-C to stop)", highlight=False)
     try:
-        server.serve()
+        server.serve(open_in_browser=False)
+    except OSError as err:  # taken by another program while the site was building
+        console.print(f"[bold red]serve failed:[/] cannot listen on {args.host}:{args.port}: {err.strerror}")
+        return 1
     except KeyboardInterrupt:
         pass
     finally:
@@ -142,12 +160,93 @@ def _serve(root: Path, args) -> int:
     return 0
 
 
-def _progress(outcome) -> None:
-    if isinstance(outcome, SiteError):
-        console.print(f"  [red]failed[/] {outcome.explainer}")
-    else:
-        how = "cached" if outcome.cached else f"ran in {outcome.duration_s:.1f} s"
-        console.print(f"  [green]ok[/] {outcome.slug} ({how})")
+def _port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be served on, in one line, or None if it can."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as err:
+        return f"--host {host!r} is not an address this machine has ({err.strerror})"
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+        try:
+            sock.bind(address)
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use; stop what serves there or choose another with --port"
+            return f"cannot listen on {host}:{port}: {err.strerror}"
+    return None
+
+
+class _Progress:
+    """Which explainers are running and for how long, then the MkDocs stage: a live display on a
+    terminal, a line every ``_EVERY_S`` seconds in a log (CI), so a long run never looks hung."""
+
+    _EVERY_S = 15
+
+    def __init__(self):
+        self._running: dict[str, float] = {}
+        self._stage: tuple[str, float] | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._live = None
+        self._thread = None
+
+    def __enter__(self):
+        if console.is_terminal:
+            from rich.live import Live
+
+            self._live = Live(console=console, refresh_per_second=2, transient=True, get_renderable=self._render)
+            self._live.start()
+        else:
+            self._thread = threading.Thread(target=self._log, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def start(self, slug: str) -> None:
+        with self._lock:
+            self._running[slug] = time.monotonic()
+
+    def done(self, outcome) -> None:
+        slug = Path(str(outcome.explainer)).stem if isinstance(outcome, SiteError) else outcome.slug
+        with self._lock:
+            self._running.pop(slug, None)
+        if isinstance(outcome, SiteError):
+            console.print(f"  [red]failed[/] {outcome.explainer}", highlight=False)
+        elif outcome.cached:
+            console.print(f"  [green]ok[/] {outcome.slug} (cached; its run took {outcome.duration_s:.1f} s)")
+        else:
+            console.print(f"  [green]ok[/] {outcome.slug} (ran in {outcome.duration_s:.1f} s)")
+
+    def stage(self, name: str) -> None:
+        if name == "mkdocs":
+            console.print("  building the site with MkDocs ...")
+            with self._lock:
+                self._stage = ("building the site with MkDocs", time.monotonic())
+
+    def _status(self) -> str:
+        now = time.monotonic()
+        with self._lock:
+            if self._running:
+                return "running: " + ", ".join(f"{slug} ({now - t:.0f} s)" for slug, t in sorted(self._running.items()))
+            if self._stage:
+                return f"{self._stage[0]} ({now - self._stage[1]:.0f} s)"
+            return ""
+
+    def _render(self):
+        return Text(self._status(), style="cyan")
+
+    def _log(self) -> None:
+        while not self._stop.wait(self._EVERY_S):
+            status = self._status()
+            if status:
+                console.print(f"  still {status}", highlight=False, markup=False)
 
 
 _FIRST_RUN = ("no cached run", "forced", "cache disabled (check)")
@@ -164,12 +263,18 @@ def _how(run, *, explain: bool) -> str:
 
 def _summary(report, *, explain: bool) -> None:
     table = Table(title=f"explainer runs (wall time {report.wall_s:.1f} s)")
-    for col in ("explainer", "run", "time", "peak memory"):
+    for col in ("explainer", "run", "run time", "peak memory"):
         table.add_column(col)
     for r in report.runs:
         how = _how(r, explain=explain)
-        table.add_row(r.slug, how, f"{r.duration_s:.1f} s", f"{r.peak_memory_mb:.0f} MB")
+        # A cache hit took no time now: its figures are the original run's, and labelled so.
+        took = f"{r.duration_s:.1f} s (original run, {r.run_at})" if r.cached else f"{r.duration_s:.1f} s"
+        table.add_row(r.slug, how, took, f"{r.peak_memory_mb:.0f} MB")
     console.print(table)
+    for r in report.runs:
+        for w in r.warnings:
+            console.print("[yellow]run warning:[/] ", end="")
+            console.print(w, markup=False)
     for w in report.warnings:
         console.print(f"[yellow]mkdocs warning:[/] {w}")
     for note in report.notes:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from site_src.errors import ConfigError
 
@@ -24,6 +24,37 @@ _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+DEFAULT_MEMORY = 4 * 1024**3  # bytes of address space a run may use unless `memory:` says otherwise
+_MIN_MEMORY = 256 * 1024**2  # below this Python cannot even import the scientific stack
+_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b)\s*$", re.I)
+
+
+def parse_memory(value) -> int:
+    """A memory size from the front matter, in bytes.
+
+    ``6GiB``, ``6 GiB``, ``512MiB``, ``8GB`` (decimal units: ``kB``/``MB``/``GB``/``TB``; binary:
+    ``KiB``/``MiB``/``GiB``/``TiB``), or a whole number meaning MiB (``memory: 6144``).
+
+    Raises
+    ------
+    ValueError
+        Not a size in one of those forms, or below 256 MiB.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"expected a size such as 6GiB or 512MiB, or a whole number of MiB, got {value!r}")
+    if isinstance(value, int):
+        size = value * 2**20
+    else:
+        m = _SIZE.match(value)
+        if not m:
+            raise ValueError(f"expected a size such as 6GiB or 512MiB, or a whole number of MiB, got {value!r}")
+        size = int(float(m[1]) * _UNITS[m[2].lower()])
+    if size < _MIN_MEMORY:
+        raise ValueError(f"must be at least 256MiB (Python and its libraries need that much), got {value!r}")
+    return size
 
 
 def _repo_relative(pattern: str) -> str:
@@ -60,6 +91,8 @@ class FrontMatter(BaseModel):
     checks: list[Check] = Field(min_length=1)
     # Seconds before the build kills the run; an explainer that simulates a lot may raise it.
     timeout: int = Field(default=600, gt=0)
+    # Address space the run may use (bytes once parsed): `6GiB`, `512MiB`, or a whole number of MiB.
+    memory: int = DEFAULT_MEMORY
     # Values whose accepted number may move by Monte Carlo error: value name -> name of its resample count.
     monte_carlo: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
     order: int = 100
@@ -67,6 +100,11 @@ class FrontMatter(BaseModel):
     # reads, a folder it lists): paths or globs relative to the repository root. Their digests,
     # and a glob's list of matches, join the cache key; without them such a run re-runs every build.
     inputs: list[InputPattern] | None = None
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory(cls, value):
+        return parse_memory(value)
 
 
 @dataclass(frozen=True)

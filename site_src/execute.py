@@ -23,6 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from site_src import cache
+from site_src import _runner
+from site_src.collect import DEFAULT_MEMORY
 from site_src.errors import ExecutionError
 from site_src.extract import CodeFile
 
@@ -48,6 +50,7 @@ class RunResult:
     reason: str  # why it ran (or "unchanged" for a cache hit)
     run_id: str  # digest of every input of the run (the cache key): same id, same numbers
     out_dir: Path = field(repr=False)
+    warnings: tuple[str, ...] = ()  # output that was not UTF-8, processes left running (killed)
 
     @property
     def pngs(self) -> list[Path]:
@@ -61,10 +64,12 @@ def execute(
     cache_dir: Path,
     timeouts: dict[str, int],
     inputs: dict[str, list[str] | None] | None = None,
+    memory: dict[str, int] | None = None,
     jobs: int = 1,
     use_cache: bool = True,
     force: set[str] | None = None,
     on_done=None,
+    on_start=None,
 ) -> tuple[list[RunResult], list[ExecutionError]]:
     """Run (or reuse) every code file; return the results and the failures.
 
@@ -80,6 +85,8 @@ def execute(
     inputs : dict, optional
         Each slug's declared ``inputs:`` (paths or globs relative to ``root``), or None where
         the explainer declares none.
+    memory : dict, optional
+        Bytes of address space per slug (``RLIMIT_AS``); ``DEFAULT_MEMORY`` for a slug not named.
     jobs : int
         How many runs at once (each in its own process).
     use_cache : bool
@@ -88,6 +95,8 @@ def execute(
         Slugs to re-run even if cached (an empty set means all).
     on_done : callable, optional
         Called with each RunResult or ExecutionError as it finishes (progress display).
+    on_start : callable, optional
+        Called with the slug when a run starts (not for a cache hit).
     """
     root, cache_dir = Path(root).resolve(), Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -107,8 +116,9 @@ def execute(
                     if on_done:
                         on_done(outcome)
                     return outcome
-            outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600), reason=reason,
-                           declared=inputs.get(code.slug))
+            outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600),
+                           memory=(memory or {}).get(code.slug, DEFAULT_MEMORY), reason=reason,
+                           declared=inputs.get(code.slug), on_start=on_start)
         except ExecutionError as err:
             outcome = err
         if on_done:
@@ -135,10 +145,11 @@ def execute(
     return results, errors
 
 
-def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: str,
-         declared: list[str] | None) -> RunResult:
+def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
+         declared: list[str] | None, on_start=None) -> RunResult:
     source = _rel(code.source, root)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
+    token = work.name  # unique to this run: marks every process it starts (see _kill_leftovers)
     spec = {
         "root": str(root),
         "code_path": str(Path(code.path).resolve()),
@@ -149,53 +160,75 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         "header_lines": code.header_lines,
         "code_line": code.code_line,
         "timeout": timeout,
+        "memory_bytes": memory,
+        "parent_pid": os.getpid(),
     }
     (work / "spec.json").write_text(json.dumps(spec))
     declared_before = cache.declared_inputs(root, declared)  # as the run found them
     env = dict(os.environ)
     # Same numbers whatever the job count: one BLAS thread per run, fixed hashing, no GUI.
     env.update(PYTHONHASHSEED="0", MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", **{_TOKEN: token})
+    if on_start:
+        on_start(code.slug)
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "site_src._runner", str(work / "spec.json")],
-        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,  # its own process group, so a timeout kills its children too
-    )
+    # Output goes to files, not pipes: the run ends when its process ends, even if a child it
+    # left behind still holds the other end of a pipe.
+    with open(work / "stdout.bin", "wb") as out, open(work / "stderr.bin", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "site_src._runner", str(work / "spec.json")],
+            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            start_new_session=True,  # its own process group, so its children can be killed with it
+        )
     _RUNNING.add(proc)
     if _INTERRUPTED.is_set():
         _kill(proc)
     try:
-        stdout, stderr = proc.communicate(timeout=timeout + _GRACE_S)
+        proc.wait(timeout=timeout + _GRACE_S)
     except subprocess.TimeoutExpired:
         _kill(proc)
-        _, stderr = proc.communicate()
+        proc.wait()
+        _kill_leftovers(proc.pid, token)
+        stderr, _ = _read_output(work / "stderr.bin")
         shutil.rmtree(work, ignore_errors=True)
         raise _timed_out(code, source, timeout, stderr) from None
     except BaseException:
         # Ctrl-C: take the child down with us and leave nothing half-written behind.
         _kill(proc)
+        _kill_leftovers(proc.pid, token)
         shutil.rmtree(work, ignore_errors=True)
         raise
     finally:
         _RUNNING.discard(proc)
+    leftover = _kill_leftovers(proc.pid, token)
+    stdout, out_bad = _read_output(work / "stdout.bin")
+    stderr, err_bad = _read_output(work / "stderr.bin")
+    warnings = [f"{source}: printed bytes that are not UTF-8 on {name}; they are shown as \ufffd"
+                for name, bad in (("stdout", out_bad), ("stderr", err_bad)) if bad]
     result_file = work / "result.json"
     if not result_file.exists() and stderr.lstrip().startswith("Timeout ("):  # faulthandler's own stop
         shutil.rmtree(work, ignore_errors=True)
         raise _timed_out(code, source, timeout, stderr)
     if not result_file.exists():
+        error = _died(code, source, proc.returncode, work, stdout, stderr, memory)
         shutil.rmtree(work, ignore_errors=True)
-        raise ExecutionError(
-            f"the run died (exit code {proc.returncode}) before reporting:\n{stderr.strip()[-3000:]}",
-            explainer=source,
-        )
+        raise error
     data = json.loads(result_file.read_text())
+    leftover = data["leftover"] + leftover
+    if leftover:
+        shown = "; ".join(cmd[:200] for cmd in leftover[:5]) + (" ..." if len(leftover) > 5 else "")
+        warnings.append(f"{source}: the code left {len(leftover)} process(es) running after it ended; "
+                        f"they were killed: {shown}")
     if data["status"] == "error":
         shutil.rmtree(work, ignore_errors=True)
         out = f"\n--- what it printed ---\n{stdout.strip()[-2000:]}" if stdout.strip() else ""
+        if data.get("memory_exceeded"):
+            raise ExecutionError(f"exceeded its memory limit of {format_bytes(memory)} (MemoryError); raise "
+                                 "`memory:` in the front matter if it needs more" + out,
+                                 explainer=source, line=data["source_line"])
         raise ExecutionError(f"raised {data['error']}\n{data['traceback']}{out}", explainer=source, line=data["source_line"])
     wall = time.perf_counter() - started
-    for name in ("spec.json", "result.json"):
+    for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin"):
         (work / name).unlink()
     figures = [f["svg"] for f in data["figures"]]
     entry = cache.CacheEntry(
@@ -217,6 +250,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         data_files=data["data_files"],
         python=data["python"],
         run_at=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        warnings=warnings,
     )
     final = cache_dir / code.slug
     cache.store(work, final, entry)
@@ -224,6 +258,85 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
 
 
 _GRACE_S = 10  # the run stops itself at its timeout; the build kills it this much later
+_TOKEN = "FAIRSITE_RUN"  # environment variable naming the run, inherited by all it starts
+
+
+def _read_output(path: Path) -> tuple[str, bool]:
+    """The run's output as text, and whether it held bytes that are not UTF-8 (replaced)."""
+    data = path.read_bytes() if path.exists() else b""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True
+
+
+def _kill_leftovers(pgid: int, token: str) -> list[str]:
+    """Kill what the run left behind once its own process has ended: its process group, and any
+    process carrying its token in the environment (one that started a session of its own). The
+    command lines of those killed. Linux (/proc); elsewhere only the process group is killed."""
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+        return []
+    marker = f"{_TOKEN}={token}".encode()
+    killed: list[str] = []
+    for _ in range(3):  # again, in case one forked while it was being killed
+        table = _runner.processes()
+        pids = [pid for pid, (_, group, _) in table.items()
+                if pid != os.getpid() and (group == pgid or marker in _environ(pid))]
+        if not pids:
+            break
+        killed += _runner.kill(pids, table)
+    return killed
+
+
+def _environ(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def format_bytes(n: int) -> str:
+    """``4294967296`` -> ``"4 GiB"``: the memory limit as the front matter would write it."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} bytes"
+
+
+def _died(code: CodeFile, source: str, returncode: int, work: Path, stdout: str, stderr: str,
+          memory: int) -> ExecutionError:
+    """The run ended without reporting: ``os._exit``, a crash, a kill. Say where and what it printed."""
+    line, how = None, f"exit code {returncode}" if returncode >= 0 else f"killed by {_signal_name(-returncode)}"
+    exit_file = work / "exit.json"
+    if exit_file.exists():
+        line = json.loads(exit_file.read_text())["source_line"]
+        how = f"os._exit({returncode})" + (" on this line" if line else "")
+    else:
+        for m in re.finditer(r'File "([^"]+)", line (\d+)', stderr):  # faulthandler's crash dump
+            if Path(m.group(1)).resolve() == Path(code.path).resolve():
+                line = code.source_line(int(m.group(2)))
+                break
+    if re.search(r"MemoryError|std::bad_alloc|Cannot allocate memory|out of memory", stderr):
+        return ExecutionError(f"exceeded its memory limit of {format_bytes(memory)} ({how}); raise `memory:` in "
+                              f"the front matter if it needs more\n{stderr.strip()[-2000:]}", explainer=source, line=line)
+    parts = [f"the run ended ({how}) before reporting its values"]
+    if stdout.strip():
+        parts.append(f"--- what it printed ---\n{stdout.strip()[-2000:]}")
+    if stderr.strip():
+        parts.append(f"--- stderr ---\n{stderr.strip()[-2000:]}")
+    return ExecutionError("\n".join(parts), explainer=source, line=line)
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _timed_out(code: CodeFile, source: str, timeout: int, stderr: str) -> ExecutionError:
@@ -256,6 +369,7 @@ def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, 
         peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
+        warnings=tuple(entry.warnings),
     )
 
 

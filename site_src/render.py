@@ -27,6 +27,7 @@ from site_src.extract import generated_text
 from site_src.filters import FILTERS
 from site_src.notebook import notebook_json
 from site_src.results import ResultsTable
+from site_src.terminal import terminal_html
 from site_src import notebook, results_page
 from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
@@ -57,6 +58,7 @@ def make_environment(explainers: list[Explainer]) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS)
+    env.filters["text"] = markdown_text  # front-matter text in the site's own templates
     env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
     return env
 
@@ -148,7 +150,8 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     (out / f"{e.slug}.py").write_text(generated_text(e), encoding="utf-8")
     (out / f"{e.slug}.ipynb").write_text(_notebook(e, code_rel, root), encoding="utf-8")
     code_section = env.get_template("code.md.j2").render(
-        code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code), out_fence=_fence(run.stdout),
+        code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code),
+        stdout_html=terminal_html(run.stdout.rstrip("\n")),
     )
     # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
     prose = re.sub(r"\n{3,}", "\n\n", prose).replace(CODE_PLACEHOLDER, code_section, 1)
@@ -232,6 +235,27 @@ def _reproducibility(run: RunResult, root: Path) -> dict:
         "data": data,
         "run_id": run.run_id[:16],
     }
+
+
+# Characters Markdown, its extensions (attribute lists, emoji shortcodes, tables) or HTML give a
+# meaning to; written as character references they are shown as themselves.
+_MEANINGFUL = set("&<>\"'\\`*_{}[]()#+-.!|:~^=$%@")
+
+
+def markdown_text(value) -> Markup:
+    """Any text shown as itself in a Markdown page: HTML and Markdown syntax neutralised.
+
+    A front-matter title such as ``X <img src=x onerror=alert(1)>`` or ``*Not* [a link](x)`` lands
+    in the page as those characters, not as markup. Line breaks become spaces and control
+    characters are dropped, so the text cannot end a heading or a table cell early.
+    """
+    out = []
+    for ch in " ".join(str(value).split()):
+        if ch in _MEANINGFUL:
+            out.append(f"&#{ord(ch)};")
+        elif ch.isprintable():
+            out.append(ch)
+    return Markup("".join(out))
 
 
 def _fence(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from site_src.build import BuildOptions, build
 from site_src.cli import main as fairsite
@@ -96,13 +99,42 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
         src = repo / name
         (shutil.copytree if src.is_dir() else shutil.copyfile)(src, root / name)
     (root / "explainers").mkdir()
-    assert fairsite(["--root", str(root), "new", "Odds Ratios for Gaps"]) == 0
-    path = root / "explainers" / "odds-ratios-for-gaps.md"
-    assert path.exists()
-    assert fairsite(["--root", str(root), "new", "Odds Ratios for Gaps"]) == 1  # never overwrites
+    # A colon (YAML's mapping sign), quotes, a leading number, a count in the title.
+    titles = {"bias-a-primer": "Bias: A Primer", "top-10-mistakes": 'Top 10 "Mistakes"',
+              "42-it-s-a-number": "42 - it's a number"}
+    for title in titles.values():
+        assert fairsite(["--root", str(root), "new", title]) == 0
+    assert fairsite(["--root", str(root), "new", "Bias: A Primer"]) == 1  # never overwrites
     report = build(BuildOptions(root=root))
-    assert [r.slug for r in report.runs] == ["odds-ratios-for-gaps"]
-    assert (root / "site" / "explainers" / "odds-ratios-for-gaps" / "index.html").exists()
+    assert sorted(r.slug for r in report.runs) == sorted(titles)
+    for slug, title in titles.items():
+        page = (root / "site" / "explainers" / slug / "index.html").read_text()
+        shown = html.unescape(page.split("<title>", 1)[1].split("</title>", 1)[0])
+        assert shown.startswith(f"{title} - ")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=60).filter(lambda t: any(c.isalnum() and c.isascii() for c in t)))
+def test_new_writes_any_title_as_given(tmp_path_factory, title):
+    from site_src.collect import parse_explainer
+    from site_src.scaffold import new_explainer
+
+    root = tmp_path_factory.mktemp("new")
+    path = new_explainer(root, title)
+    meta = parse_explainer(path).meta
+    assert meta.title == " ".join(title.split())
+    assert meta.subtitle and meta.summary and meta.checks
+
+
+@pytest.mark.parametrize("title, bare", [("Top 10 Mistakes", []), ("1,000 Shuffles", ["1,000"]),
+                                         ("A 37% Gap", ["37%"]), ("p Below 0.05", ["0.05"])])
+def test_whole_numbers_in_a_title_are_its_name_not_results(tmp_path, title, bare):
+    from site_src.check import bare_numbers
+    from site_src.collect import parse_explainer
+    from site_src.scaffold import new_explainer
+
+    errors = bare_numbers(parse_explainer(new_explainer(tmp_path, title)))
+    assert [e.message.split("'")[1] for e in errors] == bare
 
 
 def _docs_without_timings(folder: Path) -> dict:
@@ -211,10 +243,11 @@ def test_serve_rebuilds_when_an_explainer_changes(root):
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.communicate(timeout=20)
+            _, err = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.communicate()
+            _, err = proc.communicate()
+    assert f"serving the site on http://127.0.0.1:{port}/" in err  # says where to look
 
 
 # --------------------------------------------------------------------------- tolerances by kind

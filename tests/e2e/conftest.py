@@ -35,6 +35,23 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def _in_ci() -> bool:
+    # CI services set CI=true (GitHub Actions, GitLab, .ci/run); "0", "false" and "" mean a local run.
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI a skipped browser test is a failure: a missing Chromium or Playwright must not
+    leave the suite green with the browser tests quietly not run."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and _in_ci() and "e2e" in item.nodeid and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"browser test skipped under CI (CI={os.environ['CI']}): {reason}"
+
+
 @pytest.fixture(scope="session")
 def site_root(tmp_path_factory) -> Path:
     """A copy of the repository with the real site built in it (``site/``), once per session."""

@@ -1,0 +1,32 @@
+"""Browser tests do not vanish quietly: under CI a skipped test in tests/e2e fails the run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CONFTEST = Path(__file__).parent / "e2e" / "conftest.py"
+
+
+@pytest.mark.parametrize("ci, outcome", [("true", "1 failed"), ("1", "1 failed"), ("", "1 skipped"),
+                                         ("false", "1 skipped")])
+def test_a_skipped_browser_test_fails_under_ci(tmp_path, ci, outcome):
+    e2e = tmp_path / "tests" / "e2e"
+    e2e.mkdir(parents=True)
+    shutil.copyfile(CONFTEST, e2e / "conftest.py")
+    (e2e / "test_browser.py").write_text(
+        "import pytest\n\ndef test_needs_a_browser():\n    pytest.skip('no chromium here')\n\n"
+        "def test_other():\n    assert True\n")
+    env = {**os.environ, "CI": ci}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(e2e)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert outcome in proc.stdout, proc.stdout
+    assert "1 passed" in proc.stdout
+    if outcome == "1 failed":
+        assert "browser test skipped under CI" in proc.stdout and "no chromium here" in proc.stdout
+        assert proc.returncode == 1

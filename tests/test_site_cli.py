@@ -1,0 +1,59 @@
+"""The `fairsite` command line: progress while explainers run, summary labels, `serve`'s busy port
+(the URL it prints is checked in test_site_numbers' serve test)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import time
+
+from site_src import cli
+from test_site_build import _add, _copy_fixture
+
+_SLEEPY = """
+    ---
+    title: Sleepy
+    subtitle: What does a long run look like?
+    summary: Sleeps a little.
+    checks:
+      - name: ran
+        assert: done
+    ---
+    Prose.
+
+    ```python explainer
+    import time
+    time.sleep(3)
+    done = True
+    ```
+    """
+
+
+def test_progress_names_running_explainers_then_mkdocs_and_labels_cached_times(tmp_path, capsys, monkeypatch):
+    root = _copy_fixture(tmp_path)
+    _add(root, "sleepy", _SLEEPY)
+    monkeypatch.setattr(cli._Progress, "_EVERY_S", 1)  # a log line every second instead of every 15
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"still running: sleepy \([1-3] s\)", err), err
+    assert err.index("ok sleepy (ran in") < err.index("building the site with MkDocs") < err.index("build ok")
+    # Second build: cache hits; the time shown is the original run's, and says so.
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"ok sleepy \(cached; its run took [3-9]\.\d s\)", err), err
+    assert re.search(r"sleepy .*cache hit.*[3-9]\.\d s \(original run, \d{4}-\d\d-\d\d\)", err), err
+    assert "still running" not in err
+
+
+def test_serve_on_a_busy_port_fails_in_one_line_before_building(tmp_path, capsys):
+    root = _copy_fixture(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        started = time.monotonic()
+        assert cli.main(["--root", str(root), "serve", "--port", str(port)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"serve failed: port {port} on 127.0.0.1 is already in use; stop what serves there or "
+                   "choose another with --port")
+    assert not (root / "site").exists() and time.monotonic() - started < 5  # nothing was built

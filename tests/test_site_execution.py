@@ -1,0 +1,384 @@
+"""Whatever an explainer's code does, the build stays in charge (issue 11): any bytes or control
+sequences it prints, any way it shows or closes a figure, any process it leaves behind, its memory,
+a hard exit, the build being killed, and any text in its front matter. Each case is a tiny
+explainer in a copy of the fixture site; a failure names the explainer and line and leaves the
+previous site whole."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import markdown
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from site_src.build import BuildOptions, build
+from site_src.collect import parse_explainer
+from site_src.errors import BuildFailed, ConfigError
+from site_src.execute import _read_output
+from site_src.render import markdown_text
+from site_src.terminal import terminal_html
+from test_site_build import _add, _assert_fails_and_keeps_previous_site, _copy_fixture
+
+
+def _explainer(code: str, *, prose: str = "Prose.", front: str = "", check: str = "True") -> str:
+    """A tiny explainer source around ``code`` (dedented)."""
+    return (f"---\ntitle: Case\nsubtitle: What happens?\nsummary: A case of issue eleven.\n{front}"
+            f"checks:\n  - name: ran\n    assert: '{check}'\n---\n{prose}\n\n```python explainer\n"
+            f"{textwrap.dedent(code).strip()}\n```\n")
+
+
+def _write(root: Path, slug: str, source: str) -> None:
+    (root / "explainers" / f"{slug}.md").write_text(source)
+
+
+def _line_of(source: str, needle: str) -> int:
+    return next(i for i, line in enumerate(source.split("\n"), start=1) if needle in line)
+
+
+def _gone(pid: int) -> bool:
+    """The process ended (or is a zombie waiting for a parent that is not ours to reap it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def _wait_gone(pids, seconds=10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if all(_gone(p) for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# --- one build for the cases that succeed -------------------------------------------------------
+
+_BYTES = """
+    import sys
+    sys.stdout.write("before ")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b"\\xff\\xfe after\\n")
+    sys.stdout.buffer.flush()
+    sys.stderr.buffer.write("caf\\xe9 in Latin-1\\n".encode("latin-1"))
+    """
+
+_CONTROLS = """
+    print("\\x1b[31mred\\x1b[0m and \\x1b[1;32mbold green\\x1b[0m")
+    print("progress 10%\\rprogress 100%")
+    print("typo\\b\\b\\bfixed, a bell\\x07, a title\\x1b]0;window title\\x07, a cursor move\\x1b[2J.")
+    print("<b>tags stay text</b> & so do ampersands")
+    """
+
+# Every way of showing or closing a figure, each figure titled with the way it left.
+_FIGURES = """
+    import matplotlib.pyplot as plt
+
+    def draw(name):
+        fig, ax = plt.subplots(num=name)
+        ax.set_title(name)
+        ax.plot([0, 1])
+        return fig
+
+    shown = draw("shown")
+    plt.show()
+    plt.close(shown)
+    plt.show()
+    closed = draw("closed-by-figure")
+    plt.close(closed)
+    numbered = draw("closed-by-number")
+    plt.close(numbered.number)
+    draw("closed-by-label")
+    plt.close("closed-by-label")
+    draw("closed-current")
+    plt.close()
+    draw("closed-all")
+    plt.close("all")
+    changed = draw("shown-then-changed")
+    plt.show()
+    changed.axes[0].set_title("changed-after-show")
+    draw("open-at-end")
+    """
+_FIGURE_ORDER = ["shown", "closed-by-figure", "closed-by-number", "closed-by-label", "closed-current",
+                 "closed-all", "shown-then-changed", "changed-after-show", "open-at-end"]
+
+# Every kind of process left behind: a plain child (holding the output file), one writing to
+# /dev/null, one in a session of its own, one orphaned by a shell, one detached with an empty
+# environment.
+_LEFTOVERS = """
+    import subprocess, time
+    kids = [
+        subprocess.Popen(["sleep", "600"]),
+        subprocess.Popen(["sleep", "601"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen(["sleep", "602"], start_new_session=True),
+        subprocess.Popen(["setsid", "sleep", "603"], env={}, stdout=subprocess.DEVNULL),
+    ]
+    shell = subprocess.Popen(["sh", "-c", "sleep 604 & echo $!"], stdout=subprocess.PIPE, text=True)
+    pids = [k.pid for k in kids] + [int(shell.stdout.readline())]
+    shell.wait()
+    time.sleep(0.5)  # let setsid exec sleep
+
+    import multiprocessing
+    with multiprocessing.get_context("fork").Pool(2) as pool:  # leaving stops its workers with SIGTERM
+        absolute = pool.map(abs, [-1, -2])
+    """
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    root = _copy_fixture(tmp_path_factory.mktemp("cases"))
+    _write(root, "prints-bytes", _explainer(_BYTES))
+    _write(root, "prints-controls", _explainer(_CONTROLS))
+    places = '{% for i in range(1, 10) %}{{ figure(i, alt="Figure " ~ i ~ " of the run") }}\n{% endfor %}'
+    _write(root, "figures", _explainer(_FIGURES, prose=places))
+    _write(root, "leftovers", _explainer(_LEFTOVERS))
+    started = time.monotonic()
+    report = build(BuildOptions(root=root, jobs=2))
+    return root, report, time.monotonic() - started
+
+
+def _run(report, slug):
+    return next(r for r in report.runs if r.slug == slug)
+
+
+def test_bytes_that_are_not_utf8_are_replaced_and_named(cases):
+    root, report, _ = cases
+    run = _run(report, "prints-bytes")
+    assert run.stdout == "before \ufffd\ufffd after\n"
+    assert run.stderr == "caf\ufffd in Latin-1\n"
+    assert any(w.startswith("explainers/prints-bytes.md: printed bytes that are not UTF-8 on stdout")
+               for w in run.warnings)
+    assert any("on stderr" in w for w in run.warnings)
+    assert "before \ufffd\ufffd after" in (root / "site" / "explainers" / "prints-bytes" / "index.html").read_text()
+
+
+def test_terminal_colours_are_spans_and_no_control_byte_reaches_the_page(cases):
+    root, _, _ = cases
+    page = (root / "site" / "explainers" / "prints-controls" / "index.html").read_text()
+    output = page[page.index('<pre class="fc-output">'):]
+    output = output[:output.index("</pre>")]
+    assert re.search(r'<span style="color: #800000[^"]*">red</span>', output)
+    assert re.search(r'<span style="[^"]*color: #008000[^"]*font-weight: bold[^"]*">bold green</span>', output)
+    text = html.unescape(re.sub(r"<[^>]+>", "", output))
+    assert "progress 100%" in text and "progress 10%" not in text  # the carriage return overwrote it
+    assert "tfixed," in text and "typo" not in text  # three backspaces erased "ypo"
+    assert "window title" not in text  # an OSC sequence sets the title; it is not text
+    assert "&lt;b&gt;tags stay text&lt;/b&gt; &amp; so do ampersands" in output
+    for name in ("prints-controls", "prints-bytes"):
+        data = (root / "site" / "explainers" / name / "index.html").read_bytes()
+        assert not re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", data), name
+
+
+def test_figures_are_captured_when_shown_or_closed_in_drawing_order(cases):
+    root, report, _ = cases
+    run = _run(report, "figures")
+    titles = []
+    for svg in run.figures:
+        # Matplotlib writes text as glyph paths; the title's text is kept in an SVG comment.
+        found = re.findall(r"<!-- ([a-z-]+) -->", svg.read_text())
+        titles.append(next(t for t in found if t in _FIGURE_ORDER))
+    assert titles == _FIGURE_ORDER
+    assert (root / "site" / "explainers" / "figures" / "figure-9.svg").exists()
+
+
+def test_leftover_processes_are_killed_and_named_and_the_build_does_not_wait(cases):
+    _, report, took = cases
+    run = _run(report, "leftovers")
+    assert took < 120  # not the ten-minute timeout the pipes used to cause
+    pids = run.values["pids"]
+    assert len(pids) == 5
+    assert run.values["absolute"] == [1, 2]  # a pool's workers stopped with SIGTERM did not stop the run
+    assert _wait_gone(pids, 5), [p for p in pids if not _gone(p)]
+    warning = next(w for w in run.warnings if "process(es) running" in w)
+    assert warning.startswith("explainers/leftovers.md: the code left 5 process(es) running after it ended")
+    for n in range(600, 605):
+        assert f"sleep {n}" in warning
+
+
+# --- failures: named, with the line, and the previous site whole --------------------------------
+
+def test_os_exit_reports_what_it_printed_and_the_line(tmp_path):
+    root = _copy_fixture(tmp_path)
+    source = _explainer("""
+        import os, subprocess
+        child = subprocess.Popen(["sleep", "605"], start_new_session=True)
+        print("got this far", child.pid)
+        os._exit(3)
+        """)
+    err = _assert_fails_and_keeps_previous_site(root, r"os\._exit\(3\) on this line", "exits", source)
+    text = str(err)
+    assert f"explainers/exits.md:{_line_of(source, 'os._exit(3)')}: the run ended (os._exit(3) on this line)" in text
+    assert "got this far" in text
+    pid = int(re.search(r"got this far (\d+)", text).group(1))
+    assert _wait_gone([pid], 5)  # its detached child did not outlive it
+
+
+def test_a_run_past_its_memory_limit_is_a_named_error(tmp_path):
+    root = _copy_fixture(tmp_path)
+    source = _explainer("""
+        x = 1
+        big = bytearray(20 * 1024**3)
+        """)
+    err = _assert_fails_and_keeps_previous_site(root, "exceeded its memory limit of 4 GiB", "greedy", source)
+    assert f"explainers/greedy.md:{_line_of(source, 'bytearray')}: exceeded its memory limit of 4 GiB" in str(err)
+    assert "raise `memory:`" in str(err)
+
+
+def test_memory_in_the_front_matter_sets_the_limit(tmp_path):
+    root = _copy_fixture(tmp_path)
+    source = _explainer("""
+        import numpy as np
+        small = np.ones(50 * 1024**2 // 8)  # 50 MiB
+        big = np.ones(1024**3 // 8)  # 1 GiB
+        """, front="memory: 768MiB\n")
+    with pytest.raises(BuildFailed, match="exceeded its memory limit of 768 MiB") as info:
+        _write(root, "limited", source)
+        build(BuildOptions(root=root))
+    assert f"limited.md:{_line_of(source, 'big = ')}:" in str(info.value)
+
+
+@pytest.mark.parametrize("value, ok", [("6GiB", 6 * 2**30), ("512 MiB", 512 * 2**20), ("8GB", 8 * 10**9),
+                                       (2048, 2048 * 2**20), ("lots", None), ("12", None), ("1MiB", None),
+                                       (True, None), ("-4GiB", None)])
+def test_memory_field_is_validated(tmp_path, value, ok):
+    path = tmp_path / "explainers" / "m.md"
+    path.parent.mkdir()
+    shown = value if isinstance(value, (int, bool)) else f'"{value}"'
+    path.write_text(_explainer("x = 1", front=f"memory: {str(shown).lower() if isinstance(value, bool) else shown}\n"))
+    if ok is None:
+        with pytest.raises(ConfigError, match=r"explainers/m.md: front matter: memory: .*(6GiB or 512MiB|at least 256MiB)"):
+            parse_explainer(path)
+    else:
+        assert parse_explainer(path).meta.memory == ok
+
+
+def test_a_build_killed_with_sigkill_takes_its_runs_with_it(tmp_path):
+    root = _copy_fixture(tmp_path)
+    _write(root, "sleeps", _explainer("""
+        import os, subprocess, time
+        from pathlib import Path
+        child = subprocess.Popen(["sleep", "606"])
+        Path("pids.txt").write_text(f"{os.getpid()} {child.pid}")
+        time.sleep(600)
+        """))
+    build_proc = subprocess.Popen([sys.executable, "-m", "site_src.cli", "--root", str(root), "build", "--jobs", "1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pids_file = root / "pids.txt"
+    deadline = time.monotonic() + 120
+    while not pids_file.exists() or len(pids_file.read_text().split()) < 2:
+        assert time.monotonic() < deadline and build_proc.poll() is None
+        time.sleep(0.2)
+    pids = [int(p) for p in pids_file.read_text().split()]
+    os.kill(build_proc.pid, signal.SIGKILL)
+    build_proc.wait()
+    assert _wait_gone(pids, 10), [p for p in pids if not _gone(p)]
+
+
+# --- front matter: any text, shown as itself everywhere ------------------------------------------
+
+_EVIL = "X <img src=x onerror=alert(1)>"
+
+
+def test_html_in_the_title_is_escaped_everywhere(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = (root / "explainers" / "coin-flips.md").read_text()
+    page = page.replace("title: Coin Flips", f'title: "{_EVIL}"')
+    page = page.replace("subtitle: Is this coin fair?", 'subtitle: "*Not* [a link](x) :smile: </p><script>1</script>"')
+    page = page.replace("tags: [fixture]", 'tags: ["<b>tag</b>", "a | b"]')
+    (root / "explainers" / "coin-flips.md").write_text(page)
+    _add(root, "other", """
+        ---
+        title: Other
+        subtitle: Which page links to the evil one?
+        summary: Links to it.
+        related: [coin-flips]
+        checks:
+          - name: ran
+            assert: x == 1
+        ---
+        Prose.
+
+        ```python explainer
+        x = 1
+        ```
+        """)
+    build(BuildOptions(root=root))
+    escaped = html.escape(_EVIL, quote=False)
+    for path in (root / "site").rglob("*.html"):
+        text = path.read_text()
+        assert "<img src=x" not in text and "<script>1" not in text and "<b>tag" not in text, path
+    pages = {name: (root / "site" / name).read_text()
+             for name in ("index.html", "explainers/coin-flips/index.html", "explainers/other/index.html")}
+    assert f"<title>{escaped} - " in pages["explainers/coin-flips/index.html"]
+    heading = re.search(r"<h1[^>]*>(.*?)<a class=\"headerlink\"", pages["explainers/coin-flips/index.html"]).group(1)
+    assert html.unescape(heading) == _EVIL
+    for name, text in pages.items():  # home card, navigation, related links
+        plain = html.unescape(re.sub(r"<[^>]+>", " ", text))
+        assert _EVIL in plain, name
+    assert "*Not* [a link](x) :smile: </p><script>1</script>" in html.unescape(
+        re.sub(r"<[^>]+>", "", pages["explainers/coin-flips/index.html"]))
+    index = (root / "site" / "search" / "search_index.json").read_text()
+    assert "<img src=x" not in index
+
+
+_SITE_EXTENSIONS = ["attr_list", "def_list", "md_in_html", "tables", "toc", "pymdownx.superfences",
+                    "pymdownx.emoji", "admonition"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(min_size=1))
+def test_any_front_matter_text_renders_as_itself(text):
+    shown = "".join(c for c in " ".join(text.split()) if c.isprintable())
+    for source in (f"# {markdown_text(text)}", f'<p class="x">{markdown_text(text)}</p>',
+                   f"- **[{markdown_text(text)}](x.md)**\n\n    <span>{markdown_text(text)}</span>"):
+        out = markdown.markdown(source, extensions=_SITE_EXTENSIONS)
+        assert "<" not in re.sub(r"</?(h1|p|ul|li|strong|a|span)( [^>]*)?>", "", out), (source, out)
+        visible = html.unescape(re.sub(r"<[^>]+>", "", out)).strip()
+        assert " ".join(visible.split()) in (" ".join(shown.split()), " ".join((shown + " " + shown).split()))
+
+
+# --- output: any bytes, any control sequence -----------------------------------------------------
+
+@given(st.binary())
+def test_any_bytes_decode_and_are_flagged_exactly_when_not_utf8(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("bytes") / "out.bin"
+    path.write_bytes(data)
+    text, bad = _read_output(path)
+    try:
+        assert (text, bad) == (data.decode("utf-8"), False)
+    except UnicodeDecodeError:
+        assert bad and text == data.decode("utf-8", errors="replace")
+
+
+_PIECES = st.one_of(
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10ffff), max_size=5),
+    st.sampled_from(["\x1b[31m", "\x1b[0m", "\x1b[1;38;5;200m", "\x1b[38;2;1;2;3m", "\x1b[2J", "\x1b[10;20H",
+                     "\x1b]0;title\x07", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "\x1bP1$r\x1b\\", "\x9b31m",
+                     "\x1b(B", "\x1bc", "\x1b", "\r", "\b", "\x07", "\x00", "\r\n", "\n", "\t", "<", "&", ">"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=30).map("".join))
+def test_any_control_sequence_is_rendered_or_dropped_never_left_raw(text):
+    out = terminal_html(text)
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out)
+    # Only colour spans are markup; everything else the code printed is escaped text.
+    assert "<" not in re.sub(r'<span style="[^"<>]*">|</span>', "", out)
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cc", "Cs"]), max_size=200))
+def test_text_without_controls_is_shown_unchanged(text):
+    out = terminal_html(text)
+    assert html.unescape(re.sub(r"<[^>]+>", "", out)) == text
