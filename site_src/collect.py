@@ -250,6 +250,8 @@ def _field_problem(err: dict, model: type[BaseModel]) -> str:
         return f"{loc}: unknown field{_did_you_mean(str(err['loc'][-1]), _field_names(model))}"
     if err["type"] == "missing":
         return f"{loc}: required field is missing"
+    if err["type"] == "value_error":  # our own validators' messages already say what they got
+        return f"{loc}: {err['ctx']['error']}"
     return f"{loc}: {err['msg']} (got {err.get('input')!r})"
 
 
