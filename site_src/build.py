@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_src import check as check_stage
-from site_src import linkcheck
+from site_src import linkcheck, provenance
 from site_src import snapshot
 from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
@@ -22,7 +22,8 @@ from site_src.execute import RunResult, execute
 from site_src.extract import extract, stale_code_files
 from site_src.render import render
 from site_src.results import ResultsTable
-from site_src.site import build_lock, build_site, outputs_current, record_outputs, staging, swap_in
+from site_src.site import (build_lock, build_site, outputs_current, record_outputs, staging, swap_in,
+                            write_manifest)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,14 @@ class BuildOptions:
     on_run_done: object = None  # progress callback, given each RunResult or ExecutionError
 
 
+def check_options(root: Path, *, jobs: int = 1, on_run_done=None) -> BuildOptions:
+    """The rules of ``fairsite check`` (and of ``publish``, which publishes only what passed them):
+    every explainer fresh, generated code up to date, cited numbers equal to the accepted ones,
+    strict MkDocs, no broken link, nothing loaded from outside the site."""
+    return BuildOptions(root=root, jobs=jobs, on_run_done=on_run_done, use_cache=False, verify_generated=True,
+                        numbers="fail", link_check=True)
+
+
 @dataclass
 class BuildReport:
     runs: list[RunResult] = field(default_factory=list)
@@ -48,6 +57,8 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # drifted or unaccepted numbers (build mode)
     accepted: list[str] = field(default_factory=list)  # snapshot files written by `accept`
     skipped: bool = False  # nothing changed: docs/ and site/ were already up to date
+    facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.provenance)
+    manifest: dict | None = None  # what site/fairsite-manifest.json holds (None when skipped)
     wall_s: float = 0.0
 
 
@@ -59,6 +70,7 @@ def build(options: BuildOptions) -> BuildReport:
     with build_lock(root):
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
+        facts = provenance.build_facts(root, [e.path for e in explainers])
         if options.verify_generated:
             # Reported, then regenerated so the runs below use what the sources say.
             errors += [SiteError(p) for p in stale_code_files(explainers, root / "explainers" / "code")]
@@ -81,12 +93,12 @@ def build(options: BuildOptions) -> BuildReport:
                     errors.append(CheckError(problem, explainer=e.display_path))
                 elif problem:
                     notes.append(f"{e.display_path}: {problem}")
-        fingerprint = _fingerprint(root, explainers, runs)
+        fingerprint = _fingerprint(root, explainers, runs, facts)
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
             accepted = [str(snapshot.save(e, run)) for e, run in accepted]
-            return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True,
+            return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
             errors += render(explainers, by_slug, ResultsTable(root / "results" / "results_fairness.csv"),
@@ -94,19 +106,20 @@ def build(options: BuildOptions) -> BuildReport:
             if errors:
                 raise BuildFailed(errors)
             warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
+            manifest = write_manifest(stage / "site", facts, runs={r.slug: r.run_id for r in runs})
             # In `check`, a broken link or anchor, or anything fetched from outside the site, fails:
             # the site must work opened from a local server with no network.
             site_problems = []
             if options.link_check:
-                site_problems = linkcheck.broken_links(stage / "site") + [
+                site_problems = linkcheck.broken_links(stage / "site", site_url=facts.site_url) + [
                     f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
             if site_problems:
                 raise BuildFailed([SiteError(p) for p in site_problems])
             swap_in(stage, root)
             record_outputs(root, fingerprint)
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
-    return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted,
-                       wall_s=time.perf_counter() - started)
+    return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted, facts=facts,
+                       manifest=manifest, wall_s=time.perf_counter() - started)
 
 
 def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> str | None:
@@ -127,15 +140,18 @@ def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> str | 
     return f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{rows}"
 
 
-def _fingerprint(root: Path, explainers, runs: list[RunResult]) -> str:
+def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenance.BuildFacts) -> str:
     """A digest of everything the pages are made of: sources, accepted numbers, the runs (their
     inputs' digest and the facts the footer shows), results, templates, the build's own code,
-    the MkDocs config, and the versions of the packages that render."""
+    the MkDocs config, the versions of the packages that render, and the commit the site's
+    manifest names (a new commit or uncommitted changes make a new site, not a skipped build)."""
     h = hashlib.sha256()
 
     def add(data: bytes | str) -> None:
         h.update(data.encode() if isinstance(data, str) else data)
         h.update(b"\0")
+
+    add(f"{facts.commit} {facts.dirty} {facts.lock}")
 
     for e in explainers:
         add(e.path.read_bytes())
