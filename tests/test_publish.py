@@ -157,9 +157,11 @@ def test_publish_to_a_folder_replaces_a_published_site_and_refuses_anything_else
 def test_a_dirty_tree_is_refused_unless_allowed(repo, tmp_path):
     (repo / "notes.txt").write_text("uncommitted")
     remote = _bare(tmp_path)
+    before = _tree(repo / "site")
     with pytest.raises(SiteError, match=r"uncommitted changes(.|\n)*\?\? notes.txt(.|\n)*--allow-dirty"):
         publish(repo, to_git=str(remote))
-    assert not (repo / "site").exists()  # refused before building anything
+    assert _tree(repo / "site") == before  # refused before building anything
+    assert _git("for-each-ref", cwd=remote) == ""
     publish(repo, to_git=str(remote), allow_dirty=True)
     manifest = json.loads(_git("show", f"gh-pages:{MANIFEST}", cwd=remote))
     assert manifest["build"]["dirty"] is True
