@@ -67,7 +67,8 @@ def publish(
         Publish into this folder: its contents are replaced by the site. It must be empty, absent,
         or hold a site published before (it has a ``fairsite-manifest.json``).
     to_git : str, optional
-        Publish as a new commit on ``branch`` of this git repository (a path or URL), on top of
+        Publish as a new commit on ``branch`` of this git repository (a path, a URL, or the name
+        of one of the working repository's remotes, such as ``origin``), on top of
         the branch's history; the branch is created if it does not exist. Exactly one of
         ``to_dir`` and ``to_git``.
     branch : str
@@ -96,7 +97,7 @@ def publish(
     if to_dir is not None:
         to_dir = _check_folder(Path(to_dir).resolve(), root)
     else:
-        to_git = _git_target(to_git)
+        to_git = _git_target(to_git, root)
         _git_ok(["check-ref-format", "--branch", branch], cwd=root, what=f"--branch {branch!r} is not a branch name")
     commit, dirty = provenance.git_state(root)
     if commit is None:
@@ -121,7 +122,8 @@ def publish(
 def _check_folder(to_dir: Path, root: Path) -> Path:
     """Refuse a destination whose contents are not ours to replace; checked before the long build."""
     for owned in (root, root / "site", root / "docs"):
-        if to_dir == owned or owned in to_dir.parents and owned != root:
+        inside = owned != root and owned in to_dir.parents  # a folder inside the repository is fine
+        if to_dir == owned or inside:
             raise SiteError(f"--to {to_dir}: cannot publish into {owned.relative_to(root.parent)}; choose a folder "
                             "outside site/ and docs/, other than the repository")
     if to_dir.exists() and not to_dir.is_dir():
@@ -161,10 +163,14 @@ def _publish_to_folder(site_dir: Path, to_dir: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _git_target(repo: str) -> str:
-    """A path that exists is made absolute (git runs elsewhere); anything else is a URL for git."""
+def _git_target(repo: str, root: Path) -> str:
+    """Where to push, as the temporary repository will see it: a path that exists made absolute,
+    a remote of the working repository (``origin``) as its URL, anything else as given (a URL)."""
     path = Path(repo).expanduser()
-    return str(path.resolve()) if path.exists() else repo
+    if path.exists():
+        return str(path.resolve())
+    remote = subprocess.run(["git", "remote", "get-url", repo], cwd=root, capture_output=True, text=True)
+    return remote.stdout.strip() if remote.returncode == 0 and remote.stdout.strip() else repo
 
 
 def _publish_to_git(site_dir: Path, repo: str, branch: str, *, root: Path, facts: BuildFacts) -> str:
@@ -341,7 +347,8 @@ def _compare(online: BuildFacts, here: BuildFacts, pages: dict[str, str], read) 
                 why.append("explainer source changed")
             if before.numbers != now.numbers:
                 why.append("accepted numbers changed")
-        explainers_changed |= bool(why)
+        # The index shows each explainer's title and summary, not its numbers.
+        explainers_changed |= any(w != "accepted numbers changed" for w in why)
         per_page[page] = why
     statuses = []
     for page in sorted(set(pages) | set(page_of)):

@@ -162,9 +162,10 @@ def test_a_dirty_tree_is_refused_unless_allowed(repo, tmp_path):
         publish(repo, to_git=str(remote))
     assert _tree(repo / "site") == before  # refused before building anything
     assert _git("for-each-ref", cwd=remote) == ""
-    publish(repo, to_git=str(remote), allow_dirty=True)
+    _git("remote", "add", "pages", str(remote), cwd=repo)  # a remote's name works as gh-deploy's does
+    publish(repo, to_git="pages", allow_dirty=True)
     manifest = json.loads(_git("show", f"gh-pages:{MANIFEST}", cwd=remote))
-    assert manifest["build"]["dirty"] is True
+    assert manifest["build"]["dirty"] is True and manifest["build"]["commit"] == _git("rev-parse", "HEAD", cwd=repo)
 
 
 def test_publish_needs_a_commit_and_one_destination(tmp_path):
@@ -234,7 +235,8 @@ def test_against_a_folder_names_the_pages_out_of_date_and_why(repo, tmp_path, ca
     page = "explainers/coin-flips/index.html"
     assert "accepted numbers changed" in reasons[page]
     assert any(r.startswith("commit differs") for r in reasons[page])
-    assert "an explainer it lists changed" in reasons["index.html"]
+    (why_index,) = reasons["index.html"]  # only the commit: the index shows no numbers
+    assert why_index.startswith(f"commit differs ({status.online.commit[:7]} online)")
     assert status.here.commit == new_head and not status.up_to_date
 
     (folder / page).write_text("edited by hand on the server")
@@ -266,6 +268,8 @@ def test_against_a_site_served_under_a_sub_path(repo, tmp_path, capsys):
             (repo / "explainers" / "coin-flips.md").read_text().replace("A coin is fair", "A fair coin is one"))
         reasons = _status(online_status(url, repo))  # not committed: the digests still tell
         assert reasons["explainers/coin-flips/index.html"] == ("explainer source changed",)
+        assert reasons["index.html"] == ("an explainer it lists changed",)
+        assert reasons["404.html"] == ()
         with pytest.raises(SiteError, match=f"no {MANIFEST} at http://127.0.0.1:\\d+/elsewhere/"):
             online_status(url.replace("fair-code", "elsewhere"), repo)
     finally:
