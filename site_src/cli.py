@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     pub = sub.add_parser("publish", help="check, then publish the site that passed to a folder or a git branch")
     dest = pub.add_mutually_exclusive_group(required=True)
     dest.add_argument("--to", type=Path, metavar="DIR", help="replace this folder's contents with the site")
-    dest.add_argument("--to-git", metavar="REPO", help="commit the site on a branch of this repository (path, URL or remote name)")
+    dest.add_argument("--to-git", metavar="REPO",
+                      help="commit the site on a branch of this repository (path, URL or remote name)")
     pub.add_argument("--branch", default="gh-pages", help="the branch for --to-git (default: gh-pages)")
     pub.add_argument("--allow-dirty", action="store_true", help="publish even with uncommitted changes")
     a = sub.add_parser("accept", help="record the numbers the prose cites as the accepted ones")

@@ -87,10 +87,10 @@ def build_facts(root: Path, explainer_paths: list[Path], *, now: datetime | None
     explainers = {}
     for path in sorted(explainer_paths):
         slug = path.stem
-        explainers[slug] = ExplainerFacts(source=_digest(path), numbers=_digest(path.with_name(slug + ".numbers.json")),
+        explainers[slug] = ExplainerFacts(source=digest(path), numbers=digest(path.with_name(slug + ".numbers.json")),
                                           page=f"explainers/{slug}/")
     return BuildFacts(commit=commit, dirty=dirty, date=_date(now), site_url=_site_url(root),
-                      lock=_digest(root / LOCK_FILE), results=_digest(root / RESULTS_FILE), explainers=explainers)
+                      lock=digest(root / LOCK_FILE), results=digest(root / RESULTS_FILE), explainers=explainers)
 
 
 def tree_facts(root: Path) -> BuildFacts:
@@ -147,7 +147,8 @@ def _site_url(root: Path) -> str | None:
     return None
 
 
-def _digest(path: Path) -> str | None:
+def digest(path: Path) -> str | None:
+    """The sha256 (hex) of a file's bytes; None if there is no such file."""
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except FileNotFoundError:

@@ -93,7 +93,8 @@ def publish(
     """
     root = Path(root).resolve()
     if (to_dir is None) == (to_git is None):
-        raise SiteError("publish needs exactly one destination: a folder (--to DIR) or a git repository (--to-git REPO)")
+        raise SiteError("publish needs exactly one destination: a folder (--to DIR) or a git repository "
+                        "(--to-git REPO)")
     if to_dir is not None:
         to_dir = _check_folder(Path(to_dir).resolve(), root)
     else:
@@ -110,6 +111,9 @@ def publish(
                         f"{listed}\ncommit them, or pass --allow-dirty (the manifest will say so)")
 
     report = build(check_options(root, jobs=jobs, on_run_done=on_run_done))  # BuildFailed: nothing published
+    if report.facts.dirty and not allow_dirty:
+        raise SiteError("the working tree changed while the check ran, so no commit holds what was built; "
+                        "nothing was published")
     site_dir = root / "site"
     _same_as_built(site_dir, report.manifest)
     if to_dir is not None:
@@ -144,7 +148,7 @@ def _same_as_built(site_dir: Path, manifest: dict | None) -> None:
         raise SiteError(f"{site_dir / MANIFEST} is not the manifest of the check that just ran; was another build "
                         "running? Nothing was published")
     changed = [page for page, digest in manifest["pages"].items()
-               if provenance._digest(site_dir / page) != digest]
+               if provenance.digest(site_dir / page) != digest]
     if changed:
         raise SiteError(f"site/ changed after the check ({', '.join(changed[:5])}); nothing was published")
 

@@ -240,7 +240,8 @@ def test_against_a_folder_names_the_pages_out_of_date_and_why(repo, tmp_path, ca
     assert status.here.commit == new_head and not status.up_to_date
 
     (folder / page).write_text("edited by hand on the server")
-    assert "not the page that was built (its bytes differ from the manifest)" in _status(online_status(str(folder), repo))[page]
+    tampered = _status(online_status(str(folder), repo))[page]
+    assert "not the page that was built (its bytes differ from the manifest)" in tampered
     assert main(["--root", str(repo), "check", "--against", str(folder)]) == 1
     out = capsys.readouterr().out
     assert "out of date" in out and "explainers/coin-flips/index.html" in out
@@ -248,7 +249,8 @@ def test_against_a_folder_names_the_pages_out_of_date_and_why(repo, tmp_path, ca
 
 def test_against_a_site_served_under_a_sub_path(repo, tmp_path, capsys):
     config = repo / "mkdocs.yml"
-    config.write_text(config.read_text().replace("site_name:", "site_url: https://example.org/fair-code/\nsite_name:", 1))
+    config.write_text(config.read_text().replace("site_name:", "site_url: https://example.org/fair-code/\nsite_name:",
+                                                 1))
     head = _commit_all(repo, "served under /fair-code/")
     served = tmp_path / "www"
     publish(repo, to_dir=served / "fair-code")  # the check passed with the site's links under /fair-code/
