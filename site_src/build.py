@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib.util
 import time
 from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_src import check as check_stage
-from site_src import linkcheck
+from site_src import linkcheck, provenance
 from site_src import snapshot
 from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
@@ -29,7 +30,8 @@ from site_src.execute import RunResult, execute
 from site_src.extract import extract, publish, stale_code_files
 from site_src.render import render
 from site_src.results import ResultsTable
-from site_src.site import build_lock, build_site, outputs_current, record_outputs, staging, swap_in
+from site_src.site import (build_lock, build_site, outputs_current, record_outputs, staging, swap_in,
+                            write_manifest)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,14 @@ class BuildOptions:
     on_stage: object = None  # progress callback, given the name of each later stage as it starts
 
 
+def check_options(root: Path, *, jobs: int = 1, on_run_done=None) -> BuildOptions:
+    """The rules of ``fairsite check`` (and of ``publish``, which publishes only what passed them):
+    every explainer fresh, generated code up to date, cited numbers equal to the accepted ones,
+    strict MkDocs, no broken link, nothing loaded from outside the site."""
+    return BuildOptions(root=root, jobs=jobs, on_run_done=on_run_done, use_cache=False, verify_generated=True,
+                        numbers="fail", link_check=True)
+
+
 @dataclass
 class BuildReport:
     runs: list[RunResult] = field(default_factory=list)
@@ -58,6 +68,8 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
     accepted: list[str] = field(default_factory=list)  # snapshot files written by `accept`
     skipped: bool = False  # nothing changed: docs/ and site/ were already up to date
+    facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.provenance)
+    manifest: dict | None = None  # what site/fairsite-manifest.json holds (None when skipped)
     wall_s: float = 0.0
 
 
@@ -72,6 +84,7 @@ def build(options: BuildOptions) -> BuildReport:
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
         code_dir = root / "explainers" / "code"
+        facts = provenance.build_facts(root, [e.path for e in explainers])
         if options.verify_generated:
             # Reported; the runs below use what the sources say.
             errors += [SiteError(p) for p in stale_code_files(explainers, code_dir)]
@@ -101,13 +114,13 @@ def build(options: BuildOptions) -> BuildReport:
                     if problem.kind != "unaccepted":
                         banners[e.slug] = problem
         # A serve banner is part of the page: the same inputs without it are another page.
-        fingerprint = _fingerprint(root, explainers, runs, banners=sorted(p.text for p in banners.values()))
+        fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in banners.values()))
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
             publish(code_files, code_dir)  # the same text; rewritten only if someone changed a file
             accepted = [str(snapshot.save(e, run)) for e, run in accepted]
-            return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True,
+            return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
             errors += render(explainers, by_slug, ResultsTable(root / "results" / "results_fairness.csv"),
@@ -117,11 +130,12 @@ def build(options: BuildOptions) -> BuildReport:
             if options.on_stage:
                 options.on_stage("mkdocs")
             warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
+            manifest = write_manifest(stage / "site", facts, runs={r.slug: r.run_id for r in runs})
             # In `check`, a broken link or anchor, or anything fetched from outside the site, fails:
             # the site must work opened from a local server with no network.
             site_problems = []
             if options.link_check:
-                site_problems = linkcheck.broken_links(stage / "site") + [
+                site_problems = linkcheck.broken_links(stage / "site", site_url=facts.site_url) + [
                     f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
             if site_problems:
                 raise BuildFailed([SiteError(p) for p in site_problems])
@@ -129,8 +143,8 @@ def build(options: BuildOptions) -> BuildReport:
             publish(code_files, code_dir)
             record_outputs(root, fingerprint)
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
-    return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted,
-                       wall_s=time.perf_counter() - started)
+    return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted, facts=facts,
+                       manifest=manifest, wall_s=time.perf_counter() - started)
 
 
 _NUMBER_MODES = ("build", "serve", "fail", "accept")
@@ -170,15 +184,19 @@ def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> Number
                           e.slug, tuple(drifts))
 
 
-def _fingerprint(root: Path, explainers, runs: list[RunResult], *, banners: list[str]) -> str:
+def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenance.BuildFacts, *,
+                 banners: list[str]) -> str:
     """A digest of everything the pages are made of: sources, accepted numbers, the runs (their
     inputs' digest and the facts the footer shows), results, templates, the build's own code,
-    the MkDocs config, and the versions of the packages that render."""
+    the MkDocs config, the versions of the packages that render, and the commit the site's
+    manifest names (a new commit or uncommitted changes make a new site, not a skipped build)."""
     h = hashlib.sha256()
 
     def add(data: bytes | str) -> None:
         h.update(data.encode() if isinstance(data, str) else data)
         h.update(b"\0")
+
+    add(f"{facts.commit} {facts.dirty} {facts.lock}")
 
     for e in explainers:
         add(e.path.read_bytes())
@@ -188,11 +206,14 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult], *, banners: list
         add(text)
     for r in sorted(runs, key=lambda r: r.slug):
         add(f"{r.slug} {r.run_id} {r.run_at} {r.duration_s} {r.peak_memory_mb}")
-    site_src = Path(__file__).parent
-    for path in sorted(site_src.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            add(str(path.relative_to(site_src)))
-            add(path.read_bytes())
+    # The build's own code, and faircode's: the render stage formats numbers with it (the
+    # `pvalue` filter renders what faircode.significance.format_p_value decides).
+    faircode_dir = Path(importlib.util.find_spec("faircode").origin).parent  # found, not imported: no numpy
+    for package in (Path(__file__).parent, faircode_dir):
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                add(str(path.relative_to(package.parent)))
+                add(path.read_bytes())
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv"):
         add(path.read_bytes() if path.exists() else b"")
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",

@@ -2,6 +2,8 @@
 
     fairsite build [--jobs N] [--force [SLUG ...]] [--explain]
     fairsite check [--jobs N]          # CI: everything fresh, strict, numbers against the snapshot
+    fairsite check --against URL_OR_DIR  # which pages of a published site are out of date (no build)
+    fairsite publish (--to DIR | --to-git REPO [--branch gh-pages]) [--allow-dirty]
     fairsite accept [SLUG ...]         # record the cited numbers of these explainers (all if none)
     fairsite serve [--port P]          # rebuild on change to explainers, templates, library, data
     fairsite new "Title"               # scaffold an explainer that builds at once
@@ -23,8 +25,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from site_src.build import BuildOptions, build
-from site_src.errors import SiteError
+from site_src.build import BuildOptions, build, check_options
+from site_src.errors import BuildFailed, SiteError
 
 # Wide when not on a terminal, so CI logs keep whole explainer names and reasons.
 console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
@@ -48,8 +50,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "serve":
             return _serve(root, args)
-        if args.command in ("check", "accept"):
+        if args.command == "check" and args.against:
+            return _against(root, args.against)
+        if args.command in ("check", "accept", "publish"):
             _warn_if_not_locked(root)
+        if args.command == "publish":
+            return _publish(root, args)
         with _Progress() as progress:
             report = build(_options(root, args, progress))
     except SiteError as err:
@@ -89,12 +95,22 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--force", nargs="*", metavar="SLUG", help="re-run these explainers (all if none named)")
     b.add_argument("--explain", action="store_true", help="say for each explainer whether it re-ran and why")
     c = sub.add_parser("check", help="CI: run everything fresh, check every number, mkdocs --strict")
+    c.add_argument("--against", metavar="URL_OR_DIR",
+                   help="instead, compare a published site (its fairsite-manifest.json) with the working tree "
+                        "and list the pages that are out of date; exit 1 if any")
+    pub = sub.add_parser("publish", help="check, then publish the site that passed to a folder or a git branch")
+    dest = pub.add_mutually_exclusive_group(required=True)
+    dest.add_argument("--to", type=Path, metavar="DIR", help="replace this folder's contents with the site")
+    dest.add_argument("--to-git", metavar="REPO",
+                      help="commit the site on a branch of this repository (path, URL or remote name)")
+    pub.add_argument("--branch", default="gh-pages", help="the branch for --to-git (default: gh-pages)")
+    pub.add_argument("--allow-dirty", action="store_true", help="publish even with uncommitted changes")
     a = sub.add_parser("accept", help="record the numbers the prose cites as the accepted ones")
     a.add_argument("slugs", nargs="*", metavar="SLUG", help="explainers to accept (all if none named)")
     s = sub.add_parser("serve", help="serve the site and rebuild on change")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--host", default="127.0.0.1")
-    for p in (b, c, a, s):
+    for p in (b, c, a, s, pub):
         p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS, help=f"explainers run at once (default {_JOBS})")
     n = sub.add_parser("new", help="scaffold a new explainer in the house form")
     n.add_argument("title", help='the explainer\'s title, e.g. "Bootstrap Intervals for Fairness Gaps"')
@@ -115,11 +131,55 @@ def _options(root: Path, args, progress: _Progress) -> BuildOptions:
     common = dict(root=root, jobs=args.jobs, on_run_start=progress.start, on_run_done=progress.done,
                   on_stage=progress.stage)
     if args.command == "check":
-        return BuildOptions(**common, use_cache=False, verify_generated=True, numbers="fail", link_check=True)
+        return check_options(**common)
     if args.command == "accept":
         return BuildOptions(**common, numbers="accept", accept=frozenset(args.slugs))
     force = getattr(args, "force", None)
     return BuildOptions(**common, force=frozenset(force) if force is not None else None)
+
+
+def _publish(root: Path, args) -> int:
+    from site_src.publish import publish
+
+    try:
+        with _Progress() as progress:
+            report = publish(root, to_dir=args.to, to_git=args.to_git, branch=args.branch,
+                             allow_dirty=args.allow_dirty, jobs=args.jobs, on_run_done=progress.done)
+    except BuildFailed as err:
+        console.print("[bold red]publish failed: the site did not pass the check; nothing was published[/]")
+        console.print(str(err), markup=False)
+        return 1
+    _summary(report.build, explain=True)
+    facts = report.facts
+    made = f" as commit {report.git_commit[:7]}" if report.git_commit else ""
+    console.print(f"[green]publish ok[/]: the site built from {facts.short_commit} on {facts.date} passed the check "
+                  f"and is in {report.destination}{made} ({report.build.wall_s:.1f} s)")
+    return 0
+
+
+def _against(root: Path, source: str) -> int:
+    """Print which pages of the site at ``source`` are out of date; 0 if none, 1 otherwise."""
+    from site_src.publish import online_status
+
+    status = online_status(source, root)
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    online, here = status.online, status.here
+    out.print(f"online: {status.source} built {online.date} from {online.short_commit}")
+    out.print(f"here:   {root} at {here.short_commit}")
+    table = Table(title="pages online")
+    for col in ("page", "status", "why"):
+        table.add_column(col)
+    for page in status.pages:
+        table.add_row(page.page, "[green]up to date[/]" if page.up_to_date else "[red]out of date[/]",
+                      "; ".join(page.reasons))
+    out.print(table)
+    stale = sum(not p.up_to_date for p in status.pages)
+    if stale:
+        out.print(f"[red]{stale} of {len(status.pages)} pages out of date[/]: publish again (`fairsite publish`) "
+                  "or let the deploy workflow run")
+        return 1
+    out.print(f"[green]all {len(status.pages)} pages up to date[/]")
+    return 0
 
 
 def _serve(root: Path, args) -> int:

@@ -71,13 +71,17 @@ def _is_external(url: str) -> bool:
     return bool(parts.scheme) or url.startswith("//")
 
 
-def broken_links(site_dir: Path) -> list[str]:
+def broken_links(site_dir: Path, *, site_url: str | None = None) -> list[str]:
     """Every internal link or resource in ``site_dir``'s HTML that leads nowhere.
 
     Parameters
     ----------
     site_dir : Path
-        A built site (``site/``), served from its root.
+        A built site (``site/``).
+    site_url : str, optional
+        Where the site is served (MkDocs' ``site_url``). Its path is the prefix of the site's
+        absolute links: with ``https://host/fair-code/``, ``/fair-code/assets/x.css`` is
+        ``assets/x.css`` of the site and ``/other/`` leaves it. Default: served from the root.
 
     Returns
     -------
@@ -87,6 +91,8 @@ def broken_links(site_dir: Path) -> list[str]:
         such as ``https:`` or ``mailto:``) are not followed. Empty when all is well.
     """
     site_dir = Path(site_dir)
+    base = "/" + urlsplit(site_url or "").path.strip("/")
+    base = base.rstrip("/") + "/"
     pages = {p.relative_to(site_dir).as_posix(): _parse(p) for p in sorted(site_dir.rglob("*.html"))}
     problems = []
     for rel, page in pages.items():
@@ -95,7 +101,10 @@ def broken_links(site_dir: Path) -> list[str]:
                 continue
             parts = urlsplit(url)
             if parts.path.startswith("/"):
-                target = parts.path.lstrip("/")
+                if not (parts.path + "/").startswith(base):
+                    problems.append(f"{rel}: {url}: leaves the site (served under {base})")
+                    continue
+                target = parts.path[len(base):]
             else:
                 target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
                 target = "" if target == "." else target

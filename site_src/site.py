@@ -1,5 +1,7 @@
-"""Stage 6, site: MkDocs builds the staged ``docs/`` into a staged ``site/``; both are swapped in
-only when everything succeeded, so a failed or interrupted build leaves the previous ones whole.
+"""Stage 6, site: MkDocs builds the staged ``docs/`` into a staged ``site/``, the build's manifest
+(``fairsite-manifest.json``: commit, date, lock and numbers digests, page digests) is written at its
+root, and both are swapped in only when everything succeeded, so a failed or interrupted build
+leaves the previous ones whole.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
+from site_src.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts, digest
 
 STAGE = ".fairsite-stage"
 LOCK = ".fairsite.lock"
@@ -114,3 +117,29 @@ def outputs_current(root: Path, fingerprint: str) -> bool:
         return False
     return (state.get("fingerprint") == fingerprint and (root / "site").is_dir()
             and state.get("docs") == _tree_state(root / "docs") and state.get("site") == _tree_state(root / "site"))
+
+
+def write_manifest(site_dir: Path, facts: BuildFacts, *, runs: dict[str, str]) -> dict:
+    """Write ``fairsite-manifest.json`` at the root of the built ``site_dir``; return what it holds.
+
+    Parameters
+    ----------
+    site_dir : Path
+        The built site (MkDocs has finished writing it).
+    facts : BuildFacts
+        Where the build came from (``site_src.provenance``).
+    runs : dict
+        ``{slug: run_id}``: each explainer's run, named by the digest of all its inputs.
+
+    Returns
+    -------
+    dict
+        ``{"format", "generator", "build", "runs", "pages"}``; ``pages`` maps every HTML file's
+        path in the site (``"explainers/<slug>/index.html"``) to its sha256, so a served copy
+        can be checked byte for byte against what this build wrote.
+    """
+    pages = {p.relative_to(site_dir).as_posix(): digest(p) for p in sorted(site_dir.rglob("*.html"))}
+    manifest = {"format": MANIFEST_FORMAT, "generator": "fairsite", "build": facts.as_json(),
+                "runs": dict(sorted(runs.items())), "pages": pages}
+    (site_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest

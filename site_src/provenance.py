@@ -1,0 +1,155 @@
+"""Where a build came from: the one home of the facts a built site carries about itself.
+
+The facts are the commit the tree was at, whether the tree had uncommitted changes, the build
+date, the digest of the runtime lock file, and for each explainer the digests of its source and of
+its accepted numbers (``explainers/<slug>.numbers.json``). The build writes them, with a digest of
+every page, to ``fairsite-manifest.json`` at the site's root; the footer shows the commit and the
+date from the same object; ``fairsite check --against`` compares a published manifest with the
+facts of the working tree to say which pages online are out of date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+from site_src.errors import SiteError
+
+MANIFEST = "fairsite-manifest.json"  # at the site's root, next to index.html
+MANIFEST_FORMAT = 1
+LOCK_FILE = "requirements/site.txt"  # the runtime lock the site is built from
+RESULTS_FILE = "results/results_fairness.csv"  # what the results page shows
+
+
+@dataclass(frozen=True)
+class ExplainerFacts:
+    """One explainer as the build saw it; digests are sha256 hex, ``None`` for a missing file."""
+
+    source: str  # explainers/<slug>.md
+    numbers: str | None  # explainers/<slug>.numbers.json (the accepted numbers)
+    page: str  # the page's folder in the site, e.g. "explainers/<slug>/"
+
+
+@dataclass(frozen=True)
+class BuildFacts:
+    """The facts of one build (or of the working tree, for a comparison).
+
+    ``commit`` is the full hash of ``HEAD``, ``None`` outside a git repository; ``dirty`` is True
+    when tracked files differ from it or untracked files (not ignored) exist, so the site may hold
+    something no commit has. ``date`` is the build time in UTC (ISO 8601), or the
+    ``SOURCE_DATE_EPOCH`` time when that is set (the reproducible-builds convention).
+    """
+
+    commit: str | None
+    dirty: bool
+    date: str
+    site_url: str | None
+    lock: str | None  # sha256 of requirements/site.txt, None if the tree has no lock
+    results: str | None  # sha256 of results/results_fairness.csv
+    explainers: dict[str, ExplainerFacts] = field(default_factory=dict)
+
+    @property
+    def short_commit(self) -> str:
+        """``abc1234`` (``abc1234+dirty`` with uncommitted changes; ``unknown`` outside git)."""
+        if self.commit is None:
+            return "unknown"
+        return self.commit[:7] + ("+dirty" if self.dirty else "")
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def build_facts(root: Path, explainer_paths: list[Path], *, now: datetime | None = None) -> BuildFacts:
+    """The facts of a build of ``root`` from the given explainer sources (``explainers/<slug>.md``).
+
+    Parameters
+    ----------
+    root : Path
+        The repository root (holds ``mkdocs.yml``).
+    explainer_paths : list of Path
+        The explainer sources the build collected.
+    now : datetime, optional
+        The build time; default the current time (or ``SOURCE_DATE_EPOCH``).
+
+    Raises
+    ------
+    SiteError
+        When git exists but cannot read the repository (a corrupt ``.git``).
+    """
+    root = Path(root)
+    commit, dirty = git_state(root)
+    explainers = {}
+    for path in sorted(explainer_paths):
+        slug = path.stem
+        explainers[slug] = ExplainerFacts(source=digest(path), numbers=digest(path.with_name(slug + ".numbers.json")),
+                                          page=f"explainers/{slug}/")
+    return BuildFacts(commit=commit, dirty=dirty, date=_date(now), site_url=_site_url(root),
+                      lock=digest(root / LOCK_FILE), results=digest(root / RESULTS_FILE), explainers=explainers)
+
+
+def tree_facts(root: Path) -> BuildFacts:
+    """The facts a build of the working tree would have now (no build, no run)."""
+    root = Path(root)
+    return build_facts(root, sorted((root / "explainers").glob("*.md")))
+
+
+def from_json(data: dict) -> BuildFacts:
+    """The inverse of ``BuildFacts.as_json`` (a manifest's ``build`` entry); KeyError/TypeError if malformed."""
+    explainers = {slug: ExplainerFacts(**e) for slug, e in data["explainers"].items()}
+    return BuildFacts(**{**data, "explainers": explainers})
+
+
+def git_state(root: Path) -> tuple[str | None, bool]:
+    """``(commit of HEAD, dirty)``; ``(None, False)`` when ``root`` is not in a git repository."""
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+
+    try:
+        inside = git("rev-parse", "--is-inside-work-tree")
+    except FileNotFoundError:  # no git on this machine: a build from an unpacked archive
+        return None, False
+    if inside.returncode != 0:
+        return None, False
+    head = git("rev-parse", "--verify", "--quiet", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=normal")
+    if status.returncode != 0:
+        raise SiteError(f"git status failed in {root}: {status.stderr.strip()}")
+    # A repository with no commit yet has no HEAD: everything in it is uncommitted.
+    commit = head.stdout.strip() or None
+    return commit, commit is None or bool(status.stdout.strip())
+
+
+def _date(now: datetime | None) -> str:
+    if now is None:
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+        now = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
+    return now.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _site_url(root: Path) -> str | None:
+    # Read without MkDocs' loader: only this plain key is wanted, and the config's !!python tags
+    # (emoji settings) need not be resolved for it.
+    try:
+        text = (root / "mkdocs.yml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("site_url:"):
+            value = yaml.safe_load(line.partition(":")[2] or "null")
+            return str(value) if value else None
+    return None
+
+
+def digest(path: Path) -> str | None:
+    """The sha256 (hex) of a file's bytes; None if there is no such file."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
