@@ -12,6 +12,8 @@ from faircode.significance import (
     bootstrap_ci,
     permutation_test,
     permutation_test_result,
+    proportion_difference_ci,
+    proportion_ratio_ci,
     significance_report,
 )
 from faircode.strategies import STRATEGIES, encode_features, feature_columns
@@ -33,6 +35,8 @@ __all__ = [
     "load_manifest",
     "permutation_test",
     "permutation_test_result",
+    "proportion_difference_ci",
+    "proportion_ratio_ci",
     "significance_report",
 ]
 

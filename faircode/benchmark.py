@@ -100,6 +100,7 @@ PERFORMANCE_COLUMNS = [
     "model",
     "n_test",
     "n_positive",
+    "n_dropped",
     "accuracy",
     "balanced_accuracy",
     "roc_auc",
@@ -287,6 +288,9 @@ def _performance_row(audit, pred) -> dict:
         "model": pred.model,
         "n_test": int(y_true.size),
         "n_positive": int(y_true.sum()),
+        # Rows dropped for a missing target or protected value before the split (manifest
+        # `missing: drop`); the same in every row of an audit.
+        "n_dropped": int(audit.n_dropped),
         "accuracy": float(accuracy_score(y_true, pred.y_pred)),
         "balanced_accuracy": float("nan"),
         "roc_auc": float("nan"),
