@@ -13,6 +13,8 @@ from faircode.significance import (
     bootstrap_ci,
     permutation_test,
     permutation_test_result,
+    proportion_difference_ci,
+    proportion_ratio_ci,
     significance_report,
 )
 from faircode.strategies import STRATEGIES, encode_features, feature_columns
@@ -34,6 +36,8 @@ __all__ = [
     "load_manifest",
     "permutation_test",
     "permutation_test_result",
+    "proportion_difference_ci",
+    "proportion_ratio_ci",
     "significance_report",
 ]
 

@@ -6,7 +6,9 @@ The pipeline a manifest declares runs in this order, and only in this order:
 2. decode coded values with ``dataset.decode`` (German Credit's ``A92`` -> its meaning);
 3. add ``derived`` columns, each from one existing column, in the order listed;
 4. keep the rows that pass every ``filters`` entry, then number them 0..n-1;
-5. ``y`` from ``target``, one mask pair per ``protected`` attribute, the stratified split.
+5. rows with a missing target or protected value: dropped where the manifest says
+   ``missing: drop`` (counted in ``Audit.dropped``), else a ManifestError;
+6. ``y`` from ``target``, one mask pair per ``protected`` attribute, the stratified split.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from dataclasses import dataclass
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +71,13 @@ class Audit:
     train, test : numpy.ndarray of int64
         Sorted row positions of the split (stratified by ``y``, manifest ``test_size`` and
         ``random_state``). Together they are 0..n-1, each row once.
+    dropped : mapping of str to int
+        Per target and protected column (manifest order, each column once), the rows after the
+        filters whose value was missing. Non-zero only where the manifest says ``missing: drop``
+        (otherwise a missing value stops the load); those rows are not in ``df``.
+    n_dropped : int
+        Rows dropped for a missing target or protected value (a row missing in two columns
+        counts once). See :meth:`missing_summary`.
 
     Notes
     -----
@@ -85,6 +96,20 @@ class Audit:
     group_labels: dict[str, tuple[str, str]]
     train: np.ndarray
     test: np.ndarray
+    dropped: Mapping[str, int] = field(default_factory=lambda: types.MappingProxyType({}))
+    n_dropped: int = 0
+
+    def missing_summary(self) -> str:
+        """One line on rows dropped for missing values, for explainers and reports.
+
+        Example
+        -------
+        >>> load_audit("german-credit").missing_summary()  # doctest: +SKIP
+        'German Credit: 0 rows dropped for a missing value (credit: 0, sex: 0, age_under_25: 0)'
+        """
+        per_column = ", ".join(f"{c}: {n:,}" for c, n in self.dropped.items())
+        return (f"{self.name}: {self.n_dropped:,} row{'s' if self.n_dropped != 1 else ''} dropped "
+                f"for a missing value ({per_column})")
 
     @property
     def attributes(self) -> list[str]:
@@ -94,7 +119,8 @@ class Audit:
     def __repr__(self) -> str:
         return (f"Audit(slug={self.slug!r}, name={self.name!r}, rows={len(self.df)}, "
                 f"candidate_features={self.X.shape[1]}, positive_rate={self.y.mean():.3f}, "
-                f"attributes={self.attributes}, train={len(self.train)}, test={len(self.test)})")
+                f"attributes={self.attributes}, train={len(self.train)}, test={len(self.test)}, "
+                f"dropped={self.n_dropped})")
 
 
 def list_audits() -> list[str]:
@@ -127,7 +153,8 @@ def load_audit(name_or_path: str | Path) -> Audit:
         The manifest is invalid (see :func:`faircode.manifest.load_manifest`), or the data
         disagrees with it: an unmapped code, a positive label or group value that never occurs,
         a numeric comparison on a text column, filters that leave no rows, a target with a
-        single class.
+        single class, or a missing target or protected value where the manifest does not say
+        ``missing: drop`` (the message names the field, the column and the count).
 
     Example
     -------
@@ -181,6 +208,10 @@ def _load_cached(path: Path) -> Audit:
     if problems:
         raise ManifestError([f"{label}: {p}" for p in problems])
 
+    df, dropped, n_dropped = _apply_missing_policy(df, manifest, problems)
+    if problems:
+        raise ManifestError([f"{label}: {p}" for p in problems])
+
     target = manifest.target
     _check_values(df[target.column], target.positive, "target.positive", problems)
     y = _isin(df[target.column], target.positive).astype(np.int8)
@@ -216,11 +247,47 @@ def _load_cached(path: Path) -> Audit:
     return Audit(
         manifest=manifest, slug=manifest.slug, name=manifest.name, df=df, X=X,
         y=_frozen(y), masks=masks, reference_masks=reference, group_labels=labels,
+        dropped=types.MappingProxyType(dropped), n_dropped=n_dropped,
         train=_frozen(np.sort(train).astype(np.int64)), test=_frozen(np.sort(test).astype(np.int64)),
     )
 
 
 # --- the declarative steps ------------------------------------------------------------------------
+
+
+def _apply_missing_policy(df: pd.DataFrame, manifest: AuditManifest,
+                          problems: list[str]) -> tuple[pd.DataFrame, dict[str, int], int]:
+    """Drop or refuse rows with a missing target or protected value, as the manifest says.
+
+    Returns the frame (renumbered 0..n-1 when rows were dropped), the count of missing values per
+    target/protected column (each column once, in manifest order; these rows are all dropped
+    when the load succeeds) and the number of rows dropped (a row missing in two columns counts
+    once). Without ``missing: drop`` a missing value is a problem naming the field, the column
+    and the count: it must never join a group or become class 0 unnoticed.
+    """
+    fields = [("target", manifest.target.column, manifest.target.missing)]
+    fields += [(f"protected[{i}]", a.column, a.missing) for i, a in enumerate(manifest.protected)]
+    counts: dict[str, int] = {}
+    drop = np.zeros(len(df), dtype=bool)
+    for field, column, policy in fields:
+        missing = df[column].isna().to_numpy()
+        n = int(missing.sum())
+        counts.setdefault(column, n)
+        if n == 0:
+            continue
+        if policy == "drop":
+            drop |= missing
+            continue
+        stated = "says `missing: fail`" if policy == "fail" else "does not say what to do with them"
+        problems.append(
+            f"{field}.missing: column {column!r} has {n:,} missing value{'s' if n != 1 else ''} "
+            f"after the filters and the manifest {stated}; add `missing: drop` to {field} to drop "
+            "those rows (the count is reported), or fix the data"
+        )
+    if problems or not drop.any():
+        return df, counts, 0
+    return df.loc[~drop].reset_index(drop=True), counts, int(drop.sum())
+
 
 
 def _decode(df: pd.DataFrame, manifest: AuditManifest, problems: list[str]) -> pd.DataFrame:
@@ -242,7 +309,13 @@ def _decode(df: pd.DataFrame, manifest: AuditManifest, problems: list[str]) -> p
 
 def _derive(col: pd.Series, spec: DerivedColumn, field: str, problems: list[str]) -> pd.Series:
     if spec.op != "map":
-        return pd.Series(_condition(col, spec, field, problems), index=col.index)
+        out = pd.Series(_condition(col, spec, field, problems), index=col.index)
+        if col.isna().any():
+            # A comparison with a missing value is false, but a derived column must stay missing
+            # where its source is (age unknown is not "25 and over"), so the missing-value policy
+            # of a protected attribute built on it sees the row.
+            out = out.astype("boolean").mask(col.isna())
+        return out
     assert spec.mapping is not None  # the manifest model requires it for op 'map'
     mapping = {str(k): v for k, v in spec.mapping.items()}
     text = col.astype("string")

@@ -2,8 +2,10 @@
 
 `run_benchmark` fits each (audit, strategy, model) once (the task unit), computes every gap
 of `faircode.metrics.GAP_METRICS` for every protected attribute on the test split, attaches
-the significance report of `faircode.significance`, and adjusts the p-values of the whole
-table for the false discovery rate (Benjamini-Hochberg). `write_results` writes
+the exact permutation test and a score interval of `faircode.significance` (Newcombe's hybrid
+score interval for a difference of rates, Koopman's for the disparate impact ratio; the method
+is recorded per row in ``ci_method``), and adjusts the p-values for the false discovery rate
+(Benjamini-Hochberg) within each audit, counting a repeated test once (``same_test_as``). `write_results` writes
 ``results/results_fairness.csv`` and ``results/results_performance.csv`` byte-for-byte
 reproducibly; `compare_results` lists every cell that differs from the committed files beyond
 the tolerance `faircode.tolerances` declares for its kind of quantity (`COLUMN_KINDS`).
@@ -18,7 +20,6 @@ order, ``n_jobs`` or the backend, and models fit with one BLAS/OpenMP thread
 from __future__ import annotations
 
 import functools
-import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,13 +30,12 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
 
 from faircode import tolerances
-from faircode.metrics import GAP_KIND, GAP_METRICS, GAP_RATE, gap, group_outcomes
+from faircode.metrics import GAP_KIND, GAP_METRICS, gap, gap_rate, group_outcomes
 
 __all__ = [
     "ALPHA",
     "CONFIDENCE_LEVEL",
     "N_PERMUTATIONS",
-    "N_RESAMPLES",
     "FAIRNESS_COLUMNS",
     "PERFORMANCE_COLUMNS",
     "FAIRNESS_FILE",
@@ -59,10 +59,6 @@ CONFIDENCE_LEVEL = 0.95
 #: The permutation test of a 0/1 outcome is exact (hypergeometric), so this only matters for a
 #: Monte Carlo fallback; recorded per row either way.
 N_PERMUTATIONS = 9999
-#: Bootstrap resamples per interval. A 0/1 group is resampled through binomial/multinomial
-#: counts, so even 9,999 resamples cost milliseconds; model fitting dominates the run time
-#: (see bench/bench_benchmark.py).
-N_RESAMPLES = 9999
 #: Below this many rows in a group the report flags ``small_sample_warning``.
 SMALL_SAMPLE = 30
 
@@ -87,8 +83,10 @@ FAIRNESS_COLUMNS = [
     "gap",
     "ci_low",
     "ci_high",
+    "ci_method",
     "p_value",
     "q_value",
+    "same_test_as",
     "significant",
     "n_disadvantaged",
     "n_advantaged",
@@ -96,7 +94,6 @@ FAIRNESS_COLUMNS = [
     "reason",
     "method",
     "n_permutations",
-    "n_resamples",
     "random_state",
 ]
 
@@ -107,6 +104,7 @@ PERFORMANCE_COLUMNS = [
     "model",
     "n_test",
     "n_positive",
+    "n_dropped",
     "accuracy",
     "balanced_accuracy",
     "roc_auc",
@@ -143,6 +141,53 @@ def _load_audit(spec: str):
     from faircode.audit import load_audit
 
     return load_audit(spec)
+
+
+def _load_dataset(manifest):
+    """The original explainer page's loader: ``(df, y, masks)`` for a manifest.
+
+    Kept, documented and tested for the first page of the project, whose code calls it; new
+    code uses :func:`faircode.load_audit`, which this wraps (the benchmark's own loader, so
+    the rows, labels and groups are the ones the benchmark scores, missing-value policy
+    included).
+
+    Parameters
+    ----------
+    manifest : faircode.manifest.AuditManifest or str or pathlib.Path
+        A loaded manifest (``faircode.manifest.load_manifest(path)``), or anything
+        ``load_audit`` accepts.
+
+    Returns
+    -------
+    df : pandas.DataFrame, shape (n, n_columns)
+        Every row after the filters (index 0..n-1), decoded, with the derived columns (a copy).
+    y : pandas.Series of int, shape (n,)
+        1 where the target is the manifest's positive class, named after the target column.
+    masks : dict of str to pandas.Series of int, shape (n,)
+        Per protected attribute (manifest order), 1 = the disadvantaged group, 0 otherwise
+        (the advantaged group and rows in neither group).
+
+    Raises
+    ------
+    TypeError
+        If ``manifest`` is not a manifest, str or Path.
+    ManifestError, FileNotFoundError
+        As :func:`faircode.load_audit`.
+    """
+    from faircode.audit import load_audit
+    from faircode.manifest import AuditManifest
+
+    if isinstance(manifest, AuditManifest):
+        spec = manifest.path
+    elif isinstance(manifest, (str, Path)):
+        spec = manifest
+    else:
+        raise TypeError(f"`manifest` must be an AuditManifest (from load_manifest) or a path; got {type(manifest).__name__}")
+    audit = load_audit(spec)
+    index = audit.df.index
+    y = pd.Series(np.asarray(audit.y, dtype=np.int64), index=index, name=audit.manifest.target.column)
+    masks = {name: pd.Series(np.asarray(m, dtype=np.int64), index=index, name=name) for name, m in audit.masks.items()}
+    return audit.df.copy(), y, masks
 
 
 def default_audits() -> list[str]:
@@ -221,55 +266,20 @@ def _row_seed(random_state: int, *key: str) -> int:
 # --------------------------------------------------------------------------- one task
 
 
-def _ratio_bootstrap(a: np.ndarray, b: np.ndarray, *, n_resamples: int, seed: int):
-    """Percentile bootstrap interval of mean(a) / mean(b) for 0/1 samples.
+def _same_test_as(metric: str, favourable: str) -> str:
+    """The metric whose permutation test this metric's row repeats, or "" if none.
 
-    Resampling n rows with replacement from a 0/1 sample with k ones gives a count of ones
-    distributed Binomial(n, k/n), so drawing the counts is the nonparametric bootstrap, not an
-    approximation of it, at a fraction of the cost. A resample whose advantaged selection rate
-    is 0 has no finite ratio; it is ranked above every finite one, so the interval exists as
-    long as the order statistics it is read from are finite, and is undefined otherwise.
+    The disparate impact ratio's null hypothesis (equal selection rates) is the demographic
+    parity difference's; the equal opportunity difference compares the true positive rate
+    (favourable positive) or the true negative rate, ``1 -`` the false positive rate
+    (favourable negative), whose tests are those of the descriptive rows. A repeated test is
+    one hypothesis, so it is counted once in the q-value family.
     """
-    rng = np.random.default_rng(seed)
-    ka = rng.binomial(a.size, a.mean(), size=n_resamples)
-    kb = rng.binomial(b.size, b.mean(), size=n_resamples)
-    zero = kb == 0
-    ratios = np.full(n_resamples, np.inf)
-    ratios[~zero] = (ka[~zero] / a.size) / (kb[~zero] / b.size)
-    tail = (1 - CONFIDENCE_LEVEL) / 2
-    # Linear interpolation next to an infinite order statistic gives inf or nan (inf - inf).
-    with np.errstate(invalid="ignore"):
-        low, high = np.quantile(ratios, [tail, 1 - tail])
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return (
-            float("nan"),
-            float("nan"),
-            f"interval undefined: the advantaged selection rate is 0 in "
-            f"{int(zero.sum())} of {n_resamples} bootstrap resamples",
-        )
-    return float(low), float(high), ""
-
-
-def _significance(a, b, *, seed: int, n_permutations: int, n_resamples: int):
-    """The significance report, and the text of any warning it raised (for ``reason``)."""
-    from faircode.significance import significance_report
-
-    # A group whose outcomes are all equal (e.g. a true positive rate of 1 in a small group)
-    # cannot vary under resampling; the report still stands, so the warning becomes a note.
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        report = significance_report(
-            a,
-            b,
-            alpha=ALPHA,
-            confidence_level=CONFIDENCE_LEVEL,
-            n_permutations=n_permutations,
-            n_resamples=n_resamples,
-            ci_method="percentile",
-            random_state=seed,
-        )
-    notes = dict.fromkeys(f"bootstrap: {w.message}" for w in caught)
-    return report, "; ".join(notes)
+    if metric == "disparate_impact_ratio":
+        return "demographic_parity_difference"
+    if metric == "equal_opportunity_difference":
+        return "true_positive_rate_difference" if favourable == "positive" else "false_positive_rate_difference"
+    return ""
 
 
 def _performance_row(audit, pred) -> dict:
@@ -282,6 +292,9 @@ def _performance_row(audit, pred) -> dict:
         "model": pred.model,
         "n_test": int(y_true.size),
         "n_positive": int(y_true.sum()),
+        # Rows dropped for a missing target or protected value before the split (manifest
+        # `missing: drop`); the same in every row of an audit.
+        "n_dropped": int(audit.n_dropped),
         "accuracy": float(accuracy_score(y_true, pred.y_pred)),
         "balanced_accuracy": float("nan"),
         "roc_auc": float("nan"),
@@ -298,22 +311,20 @@ def _performance_row(audit, pred) -> dict:
     return row
 
 
-def run_task(
-    task: Task, *, n_permutations: int = N_PERMUTATIONS, n_resamples: int = N_RESAMPLES
-) -> tuple[list[dict], dict]:
+def run_task(task: Task, *, n_permutations: int = N_PERMUTATIONS) -> tuple[list[dict], dict]:
     """Fit one (audit, strategy, model) and compute its fairness rows and performance row.
 
     Parameters
     ----------
     task : Task
-    n_permutations, n_resamples : int
-        Passed to ``faircode.significance.significance_report``.
+    n_permutations : int
+        Relabellings for a Monte Carlo permutation test (0/1 outcomes are tested exactly).
 
     Returns
     -------
     fairness_rows : list of dict
         One per protected attribute x gap metric, keys `FAIRNESS_COLUMNS` (``q_value`` and
-        ``significant`` are filled in by `run_benchmark`, over the whole table).
+        ``significant`` are filled in by `run_benchmark`, within each audit).
     performance_row : dict
         Keys `PERFORMANCE_COLUMNS`.
     """
@@ -322,7 +333,6 @@ def run_task(
         strategy=task.strategy,
         model=task.model,
         n_permutations=n_permutations,
-        n_resamples=n_resamples,
     )
 
 
@@ -333,7 +343,6 @@ def evaluate(
     model: str,
     predictions=None,
     n_permutations: int = N_PERMUTATIONS,
-    n_resamples: int = N_RESAMPLES,
 ) -> tuple[list[dict], dict]:
     """Like `run_task`, on an already loaded ``Audit`` (e.g. a subsample in a bench script).
 
@@ -343,7 +352,7 @@ def evaluate(
     strategy, model : str
     predictions : faircode.models.Predictions, optional
         This audit's predictions for (strategy, model), if already fitted; else fitted here.
-    n_permutations, n_resamples : int
+    n_permutations : int
 
     Returns
     -------
@@ -353,24 +362,27 @@ def evaluate(
     from faircode.models import fit_predict
 
     pred = predictions if predictions is not None else fit_predict(audit, strategy=strategy, model=model)
-    options = {"n_permutations": n_permutations, "n_resamples": n_resamples}
-    fairness = [row for attribute in sorted(audit.masks) for row in _attribute_rows(audit, pred, attribute, **options)]
+    fairness = [row for attribute in sorted(audit.masks)
+                for row in _attribute_rows(audit, pred, attribute, n_permutations=n_permutations)]
     return fairness, _performance_row(audit, pred)
 
 
-def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int, n_resamples: int) -> list[dict]:
+def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list[dict]:
     """The fairness rows of one protected attribute, one per gap metric."""
+    from faircode.significance import permutation_test_result, proportion_difference_ci, proportion_ratio_ci
+
     y_true, y_pred = np.asarray(pred.y_true), np.asarray(pred.y_pred)
     dis = np.asarray(audit.masks[attribute])[pred.rows]
     adv = np.asarray(audit.reference_masks[attribute])[pred.rows]
     dis_label, adv_label = audit.group_labels[attribute]
+    favourable = audit.manifest.target.favourable
     key = (audit.slug, pred.strategy, pred.model, attribute)
     random_state = int(audit.manifest.random_state)
-    reports: dict[str, tuple] = {}  # one report per rate: DP and DI share the selection-rate test
+    tests: dict[str, tuple] = {}  # one test per rate: DP and DI share the selection-rate test
     rows = []
     for metric in GAP_METRICS:
-        rate_name = GAP_RATE[metric]
-        g = gap(metric, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+        rate_name = gap_rate(metric, favourable=favourable)
+        g = gap(metric, y_true, y_pred, disadvantaged=dis, advantaged=adv, favourable=favourable)
         n_a, n_b = g.disadvantaged.denominator, g.advantaged.denominator
         row = {
             "audit": audit.slug,
@@ -387,8 +399,10 @@ def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int, n_resam
             "gap": g.value,
             "ci_low": float("nan"),
             "ci_high": float("nan"),
+            "ci_method": "",
             "p_value": float("nan"),
             "q_value": float("nan"),
+            "same_test_as": _same_test_as(metric, favourable),
             "significant": pd.NA,
             "n_disadvantaged": n_a,
             "n_advantaged": n_b,
@@ -396,34 +410,33 @@ def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int, n_resam
             "reason": g.reason,
             "method": "",
             "n_permutations": pd.NA,
-            "n_resamples": pd.NA,
             "random_state": _row_seed(random_state, *key, metric),
         }
         rows.append(row)
         if not g.defined:
             continue
-        if rate_name not in reports:
+        if rate_name not in tests:
             outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
             seed = _row_seed(random_state, *key, rate_name)
-            reports[rate_name] = (
-                outcomes,
-                *_significance(outcomes.a, outcomes.b, seed=seed, n_permutations=n_permutations, n_resamples=n_resamples),
-            )
-        outcomes, rep, note = reports[rate_name]
-        row.update(
-            reason=note,
-            p_value=float(rep.p_value),
-            small_sample_warning=bool(rep.small_sample_warning),
-            method=str(rep.method),
-            # None for an exact test: no relabelling was drawn.
-            n_permutations=pd.NA if rep.n_permutations is None else int(rep.n_permutations),
-            n_resamples=int(rep.n_resamples),
-            ci_low=float(rep.ci_low),
-            ci_high=float(rep.ci_high),
-        )
+            test = permutation_test_result(outcomes.a, outcomes.b, n_permutations=n_permutations, random_state=seed)
+            tests[rate_name] = (outcomes, test)
+        outcomes, test = tests[rate_name]
+        # Score intervals: they hold their coverage on small groups and never have zero width.
         if GAP_KIND[metric] == "ratio":
-            low, high, why = _ratio_bootstrap(outcomes.a, outcomes.b, n_resamples=n_resamples, seed=row["random_state"])
-            row.update(ci_low=low, ci_high=high, reason="; ".join(filter(None, (note, why))))
+            # The ratio is defined here, so the advantaged selection rate is not 0 and Koopman's
+            # upper limit is finite; no resampling, so no resample with a zero denominator.
+            interval, ci_method = proportion_ratio_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL), "koopman"
+        else:
+            interval, ci_method = proportion_difference_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL), "newcombe"
+        row.update(
+            p_value=float(test.p_value),
+            method=str(test.method),
+            # None for an exact test: no relabelling was drawn.
+            n_permutations=pd.NA if test.n_permutations is None else int(test.n_permutations),
+            ci_low=float(interval.low),
+            ci_high=float(interval.high),
+            ci_method=ci_method,
+        )
     return rows
 
 
@@ -453,16 +466,15 @@ def _execute(tasks, *, n_jobs, backend, scheduler, kwargs) -> Iterator[tuple[lis
             client.close()
 
 
-def _validate_run(n_jobs, backend, scheduler, n_permutations, n_resamples):
+def _validate_run(n_jobs, backend, scheduler, n_permutations):
     if backend not in ("joblib", "dask"):
         raise ValueError(f"`backend` must be 'joblib' or 'dask', got {backend!r}")
     if backend == "dask" and scheduler is None:
         raise ValueError("`scheduler` (an address or a distributed.Client) is required with backend='dask'")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
         raise ValueError(f"`n_jobs` must be a positive integer or -1 (all cores), got {n_jobs!r}")
-    for name, value in (("n_permutations", n_permutations), ("n_resamples", n_resamples)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
+        raise ValueError(f"`n_permutations` must be a positive integer, got {n_permutations!r}")
 
 
 def _sorted_fairness(rows: list[dict]) -> pd.DataFrame:
@@ -486,16 +498,51 @@ def _significant(q: np.ndarray) -> pd.arrays.BooleanArray:
     return flags
 
 
-def _add_q_values(df: pd.DataFrame) -> pd.DataFrame:
+def _family_q_values(df: pd.DataFrame) -> np.ndarray:
+    """Benjamini-Hochberg q-values within each audit, one per distinct hypothesis.
+
+    The family is one audit's rows (the family an auditor of one system faces), not the whole
+    table. A row whose ``same_test_as`` names another metric repeats that row's permutation
+    test (the disparate impact ratio repeats the selection-rate test, the equal opportunity
+    difference the false or true positive rate test); it is left out of the family and takes
+    the q-value of the row it repeats, so one hypothesis is never counted twice.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Columns ``audit, strategy, model, attribute, metric, p_value, same_test_as``; p-values
+        as written in the CSV.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (len(df),)
+        q-values in [0, 1]; NaN where the p-value is NaN.
+    """
     from faircode.significance import adjust_p_values
 
+    p = pd.to_numeric(df["p_value"], errors="coerce").to_numpy(dtype=float)
+    repeats = df["same_test_as"].fillna("").astype(str).to_numpy() != ""
+    q = np.full(len(df), np.nan)
+    for _, idx in df.groupby("audit", sort=False).indices.items():
+        own = idx[~repeats[idx]]
+        q[own] = adjust_p_values(p[own], method="bh")
+    if repeats.any():
+        attr_key = ["audit", "strategy", "model", "attribute"]
+        primary = pd.Series(q, index=pd.MultiIndex.from_frame(df[attr_key + ["metric"]].astype(str)))
+        wanted = pd.MultiIndex.from_frame(
+            df.loc[repeats, attr_key].astype(str).assign(metric=df.loc[repeats, "same_test_as"].astype(str)))
+        q[repeats] = primary.reindex(wanted).to_numpy()
+    return q
+
+
+def _add_q_values(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     df["p_value"] = _as_written(df["p_value"].to_numpy(dtype=float))
-    q = np.asarray(adjust_p_values(df["p_value"].to_numpy(), method="bh"), dtype=float)
+    q = _family_q_values(df)
     df["q_value"] = q
     df["significant"] = _significant(q)
     df["small_sample_warning"] = df["small_sample_warning"].astype(bool)
-    for col in ("n_disadvantaged", "n_advantaged", "n_permutations", "n_resamples", "random_state"):
+    for col in ("n_disadvantaged", "n_advantaged", "n_permutations", "random_state"):
         df[col] = df[col].astype("Int64")
     return df
 
@@ -510,7 +557,6 @@ def run_benchmark(
     scheduler=None,
     progress: bool = True,
     n_permutations: int = N_PERMUTATIONS,
-    n_resamples: int = N_RESAMPLES,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every audit x strategy x model x protected attribute x fairness metric.
 
@@ -528,8 +574,8 @@ def run_benchmark(
         The scheduler address (e.g. ``"tcp://10.0.0.1:8786"``) or a client; required with dask.
     progress : bool, default True
         Show a rich progress bar on stderr.
-    n_permutations, n_resamples : int
-        Passed to ``faircode.significance.significance_report``.
+    n_permutations : int
+        Relabellings for a Monte Carlo permutation test (0/1 outcomes are tested exactly).
 
     Returns
     -------
@@ -547,20 +593,24 @@ def run_benchmark(
     Notes
     -----
     ``gap`` is disadvantaged minus advantaged, except for ``disparate_impact_ratio`` (kind
-    ``ratio``), where it is disadvantaged / advantaged and its interval is a percentile
-    bootstrap of the ratio; its p-value is the selection-rate permutation test (the null
-    hypothesis of equal selection rates is the same for the difference and the ratio).
-    ``q_value`` is the Benjamini-Hochberg adjustment over every non-empty p-value of the table
-    (FDR control); ``significant`` is ``q_value < 0.05``, empty where the gap is undefined.
+    ``ratio``), where it is disadvantaged / advantaged. Intervals are score intervals
+    (``ci_method``: ``newcombe`` for differences, ``koopman`` for the ratio), which hold their
+    coverage on small groups and never have zero width. The ratio row carries the selection-rate
+    permutation test (equal selection rates is one null hypothesis for the difference and the
+    ratio) and the equal opportunity difference row that of the true or false positive rate
+    (``same_test_as``). ``q_value`` is the Benjamini-Hochberg adjustment within each audit over
+    its distinct hypotheses (rows with an empty ``same_test_as``); a repeating row takes the
+    q-value of the row it repeats. ``significant`` is ``q_value < 0.05``, empty where the gap
+    is undefined.
 
     Example
     -------
     >>> fairness, performance = run_benchmark(audits=["german-credit"], strategies=["S0"],
     ...     models=["logistic_regression"], progress=False)  # doctest: +SKIP
     """
-    _validate_run(n_jobs, backend, scheduler, n_permutations, n_resamples)
+    _validate_run(n_jobs, backend, scheduler, n_permutations)
     tasks = plan_tasks(audits=audits, strategies=strategies, models=models)
-    kwargs = {"n_permutations": n_permutations, "n_resamples": n_resamples}
+    kwargs = {"n_permutations": n_permutations}
     fairness_rows: list[dict] = []
     performance_rows: list[dict] = []
     results = _execute(tasks, n_jobs=n_jobs, backend=backend, scheduler=scheduler, kwargs=kwargs)
@@ -628,8 +678,8 @@ def merge_results(fairness: pd.DataFrame, performance: pd.DataFrame,
     """A partial run merged into the committed tables.
 
     The run's (audit, strategy, model) tasks replace the committed rows of the same tasks; every
-    other committed row stays; q-values are recomputed over the whole merged table (BH depends
-    on every p-value in it). Without committed files, the run is returned as it is.
+    other committed row stays; q-values are recomputed within each audit of the merged table
+    (BH depends on every p-value of the audit). Without committed files, the run is returned as it is.
 
     Parameters
     ----------
@@ -670,13 +720,15 @@ def _read_as_text(text_or_path) -> pd.DataFrame:
 COLUMN_KINDS: dict[str, str] = {
     **dict.fromkeys(["audit", "audit_name", "strategy", "model", "attribute", "disadvantaged_group",
                      "advantaged_group", "metric", "kind", "significant", "n_disadvantaged", "n_advantaged",
-                     "small_sample_warning", "reason", "method", "n_permutations", "n_resamples",
-                     "random_state", "n_test", "n_positive"], "exact"),
+                     "small_sample_warning", "reason", "method", "n_permutations", "ci_method",
+                     "same_test_as", "random_state", "n_test", "n_positive", "n_dropped"], "exact"),
     **dict.fromkeys(["value_disadvantaged", "value_advantaged", "accuracy", "balanced_accuracy", "roc_auc"],
                     "fitted"),
     "gap": "gap",  # fitted; for a ratio, the fitted bound propagated through a / b
-    "ci_low": "interval",
-    "ci_high": "interval",
+    # Score intervals (Newcombe, Koopman) are closed-form in the group counts and rates: fitted,
+    # like the gap they bracket.
+    "ci_low": "gap",
+    "ci_high": "gap",
     "p_value": "p_value",  # log scale, or Monte Carlo when n_permutations is set
     "q_value": "p_value",
 }
@@ -722,10 +774,6 @@ def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
     is_ratio = get("kind") == "ratio"
     if kind == "gap":
         return tolerances.fitted_ratio(*rates) if is_ratio else tolerances.fitted()
-    if kind == "interval":
-        return tolerances.bootstrap_endpoint(_cell(get("ci_low", "")), _cell(get("ci_high", "")),
-                                             _count(get("n_resamples")), confidence_level=CONFIDENCE_LEVEL,
-                                             ratio_rates=rates if is_ratio else None)
     if kind == "p_value":
         n = _count(get("n_permutations"))
         if column == "p_value" and n is not None:
@@ -762,22 +810,19 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
 def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
     """Recompute a partial run's q-values as if it were part of the committed table.
 
-    BH depends on every p-value of the table, so the q-values of a subset run differ from
+    BH depends on every p-value of the audit, so the q-values of a subset run differ from
     the committed ones even when nothing changed; here the subset's p-values replace their
-    rows in the committed table before adjusting.
+    rows in the committed table before adjusting within each audit.
     """
-    from faircode.significance import adjust_p_values
-
-    p = pd.to_numeric(committed["p_value"].replace("", np.nan), errors="coerce")
-    merged = pd.Series(p.to_numpy(dtype=float), index=pd.MultiIndex.from_frame(committed[FAIRNESS_KEY]))
-    current = pd.Series(
-        _as_written(fairness["p_value"].to_numpy(dtype=float)),
-        index=pd.MultiIndex.from_frame(fairness[FAIRNESS_KEY].astype(str)),
-    )
-    merged = pd.concat([merged[~merged.index.isin(current.index)], current])
-    q = pd.Series(np.asarray(adjust_p_values(merged.to_numpy(), method="bh"), dtype=float), index=merged.index)
+    key = pd.MultiIndex.from_frame(committed[FAIRNESS_KEY])
+    current = _as_written(fairness["p_value"].to_numpy(dtype=float))
+    ran = pd.MultiIndex.from_frame(fairness[FAIRNESS_KEY].astype(str))
+    columns = [*FAIRNESS_KEY, "p_value", "same_test_as"]
+    kept = committed.loc[~key.isin(ran)].reindex(columns=columns).replace("", np.nan)
+    merged = pd.concat([kept, fairness[columns].assign(p_value=current)], ignore_index=True)
+    q = pd.Series(_family_q_values(merged), index=pd.MultiIndex.from_frame(merged[FAIRNESS_KEY].astype(str)))
     fairness = fairness.copy()
-    fairness["q_value"] = q.loc[current.index].to_numpy()
+    fairness["q_value"] = q.loc[ran].to_numpy()
     fairness["significant"] = _significant(fairness["q_value"].to_numpy())
     return fairness
 

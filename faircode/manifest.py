@@ -47,6 +47,7 @@ __all__ = [
     "DerivedColumn",
     "ExcludedColumn",
     "ManifestError",
+    "MissingPolicy",
     "ParseOptions",
     "ProtectedAttribute",
     "Proxy",
@@ -180,19 +181,39 @@ class RowFilter(_Strict):
         return self
 
 
+#: What happens to rows with a missing value in the target or a protected column: ``drop`` them
+#: from the audit (counted in ``Audit.dropped``), or ``fail`` (a ManifestError naming the column
+#: and the count). Absent means ``fail``, so a missing value never passes unnoticed.
+MissingPolicy = Literal["drop", "fail"]
+
+
 class TargetSpec(_Strict):
-    """The outcome column, which of its values are the positive class, and what that means."""
+    """The outcome column, its positive class, what that means and which class is favourable.
+
+    ``favourable`` says which class of the target is the favourable outcome *for the person*:
+    ``negative`` when the positive class is the harmful one (flagged, refused, held), as in every
+    audit of this project; ``positive`` when it is the one people want (hired, approved). Metrics
+    the literature defines on the favourable outcome (the equal opportunity difference, Hardt,
+    Price and Srebro 2016) are computed from it.
+
+    ``missing`` says what happens to rows whose target is empty (see `MissingPolicy`); an empty
+    target never becomes class 0.
+    """
 
     column: str = Field(min_length=1)
     positive: list[Scalar] = Field(min_length=1)
     meaning: str = Field(min_length=1)
+    favourable: Literal["positive", "negative"]
+    missing: MissingPolicy | None = None
 
 
 class ProtectedAttribute(_Strict):
     """A protected attribute: the column, the disadvantaged group and the reference group.
 
     Without ``advantaged`` values the reference group is everyone outside the disadvantaged
-    group; with them, rows in neither group are left out of the comparison.
+    group; with them, rows in neither group are left out of the comparison. A row whose value is
+    missing is in neither group: ``missing`` (see `MissingPolicy`) says whether such rows are
+    dropped from the audit or stop it; they never join "everyone else".
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -202,6 +223,7 @@ class ProtectedAttribute(_Strict):
     disadvantaged_label: str = Field(min_length=1)
     advantaged_label: str | None = None
     description: str | None = None
+    missing: MissingPolicy | None = None
 
     @model_validator(mode="after")
     def _groups_disjoint(self) -> ProtectedAttribute:
@@ -384,7 +406,7 @@ def _format_pydantic(exc: ValidationError) -> list[str]:
             hint = _did_you_mean(key, known)
             out.append(f"{field}: unknown key {key!r}{hint}")
         elif err["type"] == "missing":
-            out.append(f"{field}: required field is missing")
+            out.append(f"{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
             out.append(f"{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
                        "number, so quote it")
@@ -393,6 +415,13 @@ def _format_pydantic(exc: ValidationError) -> list[str]:
             out.append(f"{field}: {msg}")
     return out
 
+
+# What to write when a required field is absent, for fields whose meaning is easy to get wrong.
+_REQUIRED_HINTS = {
+    "favourable": ("; say which class of the target is the favourable outcome for the person: "
+                   "`favourable: negative` when the positive class is the harmful one (flagged, "
+                   "refused), `favourable: positive` when it is the one people want"),
+}
 
 _SCALAR_TAGS = {"bool", "int", "float", "str", "list", "dict", "function-after"}
 

@@ -8,6 +8,7 @@ rate                        0/1 outcome            rows it is a mean over
 ``selection_rate``          ``y_pred``             all rows
 ``true_positive_rate``      ``y_pred``             rows with ``y_true == 1``
 ``false_positive_rate``     ``y_pred``             rows with ``y_true == 0``
+``true_negative_rate``      ``1 - y_pred``         rows with ``y_true == 0``
 ``precision``               ``y_true``             rows with ``y_pred == 1``
 ``accuracy``                ``y_pred == y_true``   all rows
 ==========================  =====================  ==========================
@@ -16,16 +17,33 @@ Gaps compare a disadvantaged group with an advantaged (reference) group and are 
 **disadvantaged minus advantaged** (signed), except the disparate impact ratio, which is
 disadvantaged divided by advantaged:
 
-==================================  =======================  ==========
-gap                                 rate                     kind
-==================================  =======================  ==========
-``demographic_parity_difference``   selection rate           difference
-``equal_opportunity_difference``    true positive rate       difference
-``false_positive_rate_difference``  false positive rate      difference
-``precision_difference``            precision (PPV)          difference
-``accuracy_difference``             accuracy                 difference
-``disparate_impact_ratio``          selection rate           ratio
-==================================  =======================  ==========
+==================================  ===========================================  ==========
+gap                                 rate                                         kind
+==================================  ===========================================  ==========
+``demographic_parity_difference``   selection rate                               difference
+``equal_opportunity_difference``    favourable-outcome rate among the deserving  difference
+``true_positive_rate_difference``   true positive rate                           difference
+``false_positive_rate_difference``  false positive rate                          difference
+``precision_difference``            precision (PPV)                              difference
+``accuracy_difference``             accuracy                                     difference
+``disparate_impact_ratio``          selection rate                               ratio
+==================================  ===========================================  ==========
+
+The rates are rates of the *positive class* (``y_true == 1``, ``y_pred == 1``), which is whatever
+the audit's target calls positive; in the four audits of this project it is the harmful flag
+(flagged ineligible, bad credit risk, not released, likely to reoffend). Equal opportunity
+(Hardt, Price and Srebro 2016) is defined on the *favourable* outcome instead: people who merit
+the favourable outcome should receive it at equal rates. So ``equal_opportunity_difference``
+takes ``favourable`` (the manifest's ``target.favourable``) and compares
+
+- ``favourable="positive"``: the true positive rate, ``P(y_pred = 1 | y_true = 1)``;
+- ``favourable="negative"``: the true negative rate, ``P(y_pred = 0 | y_true = 0)``, which is
+  ``1 -`` the false positive rate of the flag, so the gap is minus the false positive rate gap.
+
+Either way a negative equal opportunity difference means the disadvantaged group's deserving
+members receive the favourable outcome less often, and the name means the same in every audit.
+``true_positive_rate_difference`` and ``false_positive_rate_difference`` stay as descriptive
+gaps of the positive class, whatever it means.
 
 fairlearn's own ``demographic_parity_difference`` is ``max - min`` over groups (unsigned);
 ours keeps the sign so a reader sees which group is selected more often.
@@ -47,6 +65,8 @@ import numpy as np
 
 __all__ = [
     "RATE_METRICS",
+    "FAVOURABLE",
+    "EQUAL_OPPORTUNITY_RATE",
     "GAP_METRICS",
     "GAP_RATE",
     "GAP_KIND",
@@ -63,8 +83,11 @@ __all__ = [
     "rate_outcomes",
     "group_outcomes",
     "gap",
+    "gap_rate",
+    "true_negative_rate",
     "demographic_parity_difference",
     "equal_opportunity_difference",
+    "true_positive_rate_difference",
     "false_positive_rate_difference",
     "precision_difference",
     "accuracy_difference",
@@ -75,14 +98,27 @@ RATE_METRICS: tuple[str, ...] = (
     "selection_rate",
     "true_positive_rate",
     "false_positive_rate",
+    "true_negative_rate",
     "precision",
     "accuracy",
 )
 
-#: Each gap metric and the rate it compares.
-GAP_RATE: dict[str, str] = {
+#: The values of ``favourable``: which class of the target is the favourable outcome for the person.
+FAVOURABLE: tuple[str, ...] = ("positive", "negative")
+
+#: The rate the equal opportunity difference compares, by favourable class: the rate at which
+#: people who merit the favourable outcome (``y_true`` is the favourable class) receive it.
+EQUAL_OPPORTUNITY_RATE: dict[str, str] = {
+    "positive": "true_positive_rate",
+    "negative": "true_negative_rate",
+}
+
+#: Each gap metric and the rate it compares (``equal_opportunity_difference``: the rate of
+#: `EQUAL_OPPORTUNITY_RATE` for the favourable class; see `gap_rate`).
+GAP_RATE: dict[str, str | None] = {
     "demographic_parity_difference": "selection_rate",
-    "equal_opportunity_difference": "true_positive_rate",
+    "equal_opportunity_difference": None,
+    "true_positive_rate_difference": "true_positive_rate",
     "false_positive_rate_difference": "false_positive_rate",
     "precision_difference": "precision",
     "accuracy_difference": "accuracy",
@@ -101,6 +137,7 @@ _EMPTY_REASON: dict[str, str] = {
     "selection_rate": "no rows",
     "true_positive_rate": "no actual positives (y_true == 1)",
     "false_positive_rate": "no actual negatives (y_true == 0)",
+    "true_negative_rate": "no actual negatives (y_true == 0)",
     "precision": "no predicted positives (y_pred == 1)",
     "accuracy": "no rows",
 }
@@ -285,7 +322,7 @@ def rate_outcomes(metric: str, y_true, y_pred) -> RateOutcomes:
     ----------
     metric : str
         One of ``selection_rate``, ``true_positive_rate``, ``false_positive_rate``,
-        ``precision``, ``accuracy``.
+        ``true_negative_rate``, ``precision``, ``accuracy``.
     y_true, y_pred : array_like of {0, 1}, shape (n,)
         True and predicted labels, 1 = positive class.
 
@@ -302,7 +339,8 @@ def rate_outcomes(metric: str, y_true, y_pred) -> RateOutcomes:
     Notes
     -----
     selection rate: ``y_pred`` over all rows; true positive rate: ``y_pred`` over
-    ``y_true == 1``; false positive rate: ``y_pred`` over ``y_true == 0``; precision:
+    ``y_true == 1``; false positive rate: ``y_pred`` over ``y_true == 0``; true negative rate:
+    ``1 - y_pred`` over ``y_true == 0``; precision:
     ``y_true`` over ``y_pred == 1``; accuracy: ``y_pred == y_true`` over all rows.
 
     Example
@@ -320,6 +358,8 @@ def rate_outcomes(metric: str, y_true, y_pred) -> RateOutcomes:
         outcome, rows = y_pred, y_true == 1
     elif metric == "false_positive_rate":
         outcome, rows = y_pred, y_true == 0
+    elif metric == "true_negative_rate":
+        outcome, rows = 1 - y_pred, y_true == 0
     elif metric == "precision":
         outcome, rows = y_true, y_pred == 1
     else:
@@ -425,6 +465,26 @@ def false_positive_rate(y_true, y_pred) -> Rate:
     return rate("false_positive_rate", y_true, y_pred)
 
 
+def true_negative_rate(y_true, y_pred) -> Rate:
+    """True negative rate (specificity): ``P(y_pred = 0 | y_true = 0)``, ``1 -`` the false positive rate.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of {0, 1}, shape (n,)
+
+    Returns
+    -------
+    Rate
+        In [0, 1]; NaN with reason "no actual negatives" when ``y_true`` has no 0.
+
+    Example
+    -------
+    >>> true_negative_rate([0, 0, 1], [1, 0, 1]).value
+    0.5
+    """
+    return rate("true_negative_rate", y_true, y_pred)
+
+
 def precision(y_true, y_pred) -> Rate:
     """Precision (positive predictive value): ``P(y_true = 1 | y_pred = 1)``.
 
@@ -504,7 +564,57 @@ def group_outcomes(metric: str, y_true, y_pred, *, disadvantaged, advantaged=Non
     return GroupOutcomes(metric=metric, a=o.outcome[o.rows & dis], b=o.outcome[o.rows & adv])
 
 
-def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None) -> Gap:
+def _validate_favourable(favourable) -> str:
+    if favourable not in FAVOURABLE:
+        raise ValueError(
+            "`favourable` must be 'positive' or 'negative' (which class of y_true is the favourable "
+            f"outcome for the person; an audit's manifest declares it as target.favourable); got {favourable!r}"
+        )
+    return favourable
+
+
+def gap_rate(metric: str, *, favourable: str | None = None) -> str:
+    """The rate a gap metric compares.
+
+    Parameters
+    ----------
+    metric : str
+        One of `GAP_METRICS`.
+    favourable : {"positive", "negative"}, optional
+        Which class of ``y_true`` is the favourable outcome for the person; required for
+        ``equal_opportunity_difference`` only (see the module docstring).
+
+    Returns
+    -------
+    str
+        One of `RATE_METRICS`.
+
+    Raises
+    ------
+    ValueError
+        If `metric` is unknown, or `favourable` is missing or invalid for the equal
+        opportunity difference.
+
+    Example
+    -------
+    >>> gap_rate("equal_opportunity_difference", favourable="negative")
+    'true_negative_rate'
+    """
+    metric = _validate_metric(metric, GAP_METRICS, "metric")
+    if favourable is not None:
+        favourable = _validate_favourable(favourable)
+    if GAP_RATE[metric] is not None:
+        return GAP_RATE[metric]
+    if favourable is None:
+        raise ValueError(
+            f"`favourable` is required for {metric}: 'positive' or 'negative', the class of y_true "
+            "that is the favourable outcome for the person (an audit's manifest declares it as "
+            "target.favourable)"
+        )
+    return EQUAL_OPPORTUNITY_RATE[favourable]
+
+
+def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None, favourable: str | None = None) -> Gap:
     """Compute a fairness gap (by name) between the disadvantaged and the advantaged group.
 
     Parameters
@@ -517,6 +627,12 @@ def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None) -> Gap:
         1 = row belongs to the disadvantaged group.
     advantaged : array_like of {0, 1} or bool, shape (n,), optional
         1 = row belongs to the advantaged (reference) group; default: all other rows.
+    favourable : {"positive", "negative"}, optional
+        Which class of ``y_true`` is the favourable outcome for the person (the manifest's
+        ``target.favourable``). Required for ``equal_opportunity_difference``, which compares
+        the rate at which people who merit the favourable outcome receive it (Hardt, Price and
+        Srebro 2016): the true positive rate if ``"positive"``, the true negative rate if
+        ``"negative"``. Ignored by the other metrics.
 
     Returns
     -------
@@ -528,7 +644,13 @@ def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None) -> Gap:
     Raises
     ------
     ValueError
-        If `metric` is unknown, the arrays are invalid, or the groups overlap.
+        If `metric` is unknown, the arrays are invalid, the groups overlap, or `favourable` is
+        missing (equal opportunity difference) or not "positive"/"negative".
+
+    References
+    ----------
+    .. [1] Hardt, M., Price, E. and Srebro, N. (2016). Equality of opportunity in supervised
+       learning. *Advances in Neural Information Processing Systems* 29.
 
     Example
     -------
@@ -536,8 +658,7 @@ def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None) -> Gap:
     ...     disadvantaged=[1, 1, 0, 0]).value
     -0.5
     """
-    metric = _validate_metric(metric, GAP_METRICS, "metric")
-    rate_name = GAP_RATE[metric]
+    rate_name = gap_rate(metric, favourable=favourable)
     g = group_outcomes(rate_name, y_true, y_pred, disadvantaged=disadvantaged, advantaged=advantaged)
     r_dis = _rate_from_outcomes(rate_name, g.a)
     r_adv = _rate_from_outcomes(rate_name, g.b)
@@ -556,7 +677,7 @@ def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None) -> Gap:
 
 
 def _gap_doc(metric: str) -> str:
-    rate_name = GAP_RATE[metric].replace("_", " ")
+    rate_name = (GAP_RATE[metric] or "favourable-outcome rate among the deserving").replace("_", " ")
     op = "divided by" if GAP_KIND[metric] == "ratio" else "minus"
     return f"""{metric.replace('_', ' ').capitalize()}: {rate_name} of the disadvantaged group {op} the advantaged group's.
 
@@ -568,6 +689,8 @@ def _gap_doc(metric: str) -> str:
         1 = row belongs to the disadvantaged group.
     advantaged : array_like of {{0, 1}} or bool, shape (n,), optional
         1 = row belongs to the advantaged (reference) group; default: all other rows.
+    favourable : {{"positive", "negative"}}, optional
+        Which class of ``y_true`` is favourable for the person; {'required: the true positive rate is compared if "positive", the true negative rate if "negative"' if GAP_RATE[metric] is None else 'ignored (only the equal opportunity difference needs it)'}.
 
     Returns
     -------
@@ -586,8 +709,9 @@ def _gap_doc(metric: str) -> str:
 
 
 def _make_gap(metric: str):
-    def fn(y_true, y_pred, *, disadvantaged, advantaged=None) -> Gap:
-        return gap(metric, y_true, y_pred, disadvantaged=disadvantaged, advantaged=advantaged)
+    def fn(y_true, y_pred, *, disadvantaged, advantaged=None, favourable=None) -> Gap:
+        return gap(metric, y_true, y_pred, disadvantaged=disadvantaged, advantaged=advantaged,
+                   favourable=favourable)
 
     fn.__name__ = fn.__qualname__ = metric
     fn.__doc__ = _gap_doc(metric)
@@ -596,6 +720,7 @@ def _make_gap(metric: str):
 
 demographic_parity_difference = _make_gap("demographic_parity_difference")
 equal_opportunity_difference = _make_gap("equal_opportunity_difference")
+true_positive_rate_difference = _make_gap("true_positive_rate_difference")
 false_positive_rate_difference = _make_gap("false_positive_rate_difference")
 precision_difference = _make_gap("precision_difference")
 accuracy_difference = _make_gap("accuracy_difference")

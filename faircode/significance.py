@@ -5,6 +5,9 @@ Every p-value and interval that the Fair Code Project publishes comes from this 
 - :func:`permutation_test` / :func:`permutation_test_result`: the permutation test for a gap in
   means (exact for 0/1 outcomes, vectorised Monte Carlo otherwise, cluster-preserving on request);
 - :func:`bootstrap_ci`: a stratified bootstrap interval for the gap (percentile or BCa);
+- :func:`proportion_difference_ci` / :func:`proportion_ratio_ci`: score intervals for a
+  difference (Newcombe, Agresti-Caffo) and a ratio (Koopman) of two proportions, the intervals
+  of the results table; :func:`bootstrap_ratio_ci`: the percentile bootstrap of a ratio;
 - :func:`significance_report`: gap, interval, p-value and group sizes in one frozen result;
 - :func:`adjust_p_values`: Holm (FWER) and Benjamini-Hochberg (FDR) adjustments;
 - :func:`format_p_value`: the one way a p-value is printed (never "p = 0").
@@ -50,9 +53,12 @@ __all__ = [
     "SignificanceReport",
     "adjust_p_values",
     "bootstrap_ci",
+    "bootstrap_ratio_ci",
     "format_p_value",
     "permutation_test",
     "permutation_test_result",
+    "proportion_difference_ci",
+    "proportion_ratio_ci",
     "significance_report",
 ]
 
@@ -955,6 +961,304 @@ def _bootstrap_ci(a, b, codes, confidence_level, n_resamples, method, random_sta
         return ConfidenceInterval(observed, observed)
     gaps = _bootstrap_gaps(sampler_a, sampler_b, n_resamples, batch_size)
     return _interval_from_gaps(gaps, observed, sampler_a, sampler_b, confidence_level, method, scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# Score intervals for 0/1 outcomes (the results table's intervals) and the ratio bootstrap
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_binary_sample(x, name: str) -> np.ndarray:
+    arr = _as_sample(x, name)
+    if not _is_binary(arr):
+        bad = arr[(arr != 0.0) & (arr != 1.0)][0]
+        raise ValueError(f"`{name}` must hold only 0 and 1 (a score interval is for proportions); found {bad!r}")
+    return arr
+
+
+def _z(confidence_level: float) -> float:
+    return float(ndtri(0.5 + confidence_level / 2))
+
+
+def _wilson(k: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval for a proportion k/n (no continuity correction)."""
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _newcombe(k1, n1, k2, n2, z) -> tuple[float, float]:
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = _wilson(k1, n1, z)
+    l2, u2 = _wilson(k2, n2, z)
+    d = p1 - p2
+    return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
+
+
+def _agresti_caffo(k1, n1, k2, n2, z) -> tuple[float, float]:
+    q1, q2 = (k1 + 1) / (n1 + 2), (k2 + 1) / (n2 + 2)
+    half = z * math.sqrt(q1 * (1 - q1) / (n1 + 2) + q2 * (1 - q2) / (n2 + 2))
+    return max(-1.0, q1 - q2 - half), min(1.0, q1 - q2 + half)
+
+
+_DIFFERENCE_METHODS = {"newcombe": _newcombe, "agresti_caffo": _agresti_caffo}
+
+
+def proportion_difference_ci(a, b, *, confidence_level: float = 0.95, method: str = "newcombe") -> ConfidenceInterval:
+    """Score-based interval for the difference of two proportions, ``mean(a) - mean(b)``.
+
+    The interval the results table gives every gap of two rates: unlike the percentile
+    bootstrap, it keeps close to its nominal coverage on small groups (at 10 against 10 rows
+    the bootstrap of a difference of rates covers about 65% of the time for a nominal 95%) and
+    it never has zero width (0/63 against 0/116 gives an interval around 0, not "[0, 0]").
+
+    Parameters
+    ----------
+    a : array_like of {0, 1}, shape (n_a,)
+        Disadvantaged group's 0/1 outcomes (numbers or booleans); non-empty.
+    b : array_like of {0, 1}, shape (n_b,)
+        Advantaged group's 0/1 outcomes; non-empty.
+    confidence_level : float, default 0.95
+        Nominal coverage, strictly between 0 and 1.
+    method : {"newcombe", "agresti_caffo"}, default "newcombe"
+        ``"newcombe"``: Newcombe's hybrid score interval (his method 10), built from the Wilson
+        score interval of each rate [1]_. ``"agresti_caffo"``: the Wald interval after adding
+        one success and one failure to each group [2]_, clipped to [-1, 1].
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``(low, high)``, a difference of rates in [-1, 1], ``low < high``.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric samples.
+    ValueError
+        Empty, non-1-D or non-0/1 samples; ``confidence_level`` outside (0, 1); unknown
+        ``method``.
+
+    Notes
+    -----
+    With ``p_i = k_i / n_i`` and Wilson limits ``(l_i, u_i)`` at ``z = Phi^-1((1 + level) / 2)``,
+    Newcombe's interval is ``p_1 - p_2 - sqrt((p_1 - l_1)^2 + (u_2 - p_2)^2)`` to
+    ``p_1 - p_2 + sqrt((u_1 - p_1)^2 + (p_2 - l_2)^2)``. Both methods equal statsmodels'
+    ``confint_proportions_2indep(..., compare="diff")`` with ``method="newcomb"`` and
+    ``"agresti-caffo"`` (the tests check this). Deterministic: no resampling.
+
+    References
+    ----------
+    .. [1] Newcombe, R. G. (1998). Interval estimation for the difference between independent
+       proportions: comparison of eleven methods. *Statistics in Medicine* 17(8), 873-890.
+    .. [2] Agresti, A. and Caffo, B. (2000). Simple and effective confidence intervals for
+       proportions and differences of proportions result from adding two successes and two
+       failures. *The American Statistician* 54(4), 280-288.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.significance import proportion_difference_ci
+    >>> low, high = proportion_difference_ci(np.zeros(63), np.zeros(116))
+    >>> round(low, 3), round(high, 3)
+    (-0.032, 0.057)
+    """
+    a = _as_binary_sample(a, "a")
+    b = _as_binary_sample(b, "b")
+    confidence_level = _check_open_unit(confidence_level, "confidence_level")
+    method = _check_choice(method, "method", tuple(_DIFFERENCE_METHODS))
+    low, high = _DIFFERENCE_METHODS[method](float(a.sum()), a.size, float(b.sum()), b.size, _z(confidence_level))
+    return ConfidenceInterval(float(low), float(high))
+
+
+def _ratio_score(theta: float, k1: float, n1: float, k2: float, n2: float) -> float:
+    """Score (Pearson) statistic of ``p1 = theta * p2`` at its restricted MLE (Koopman 1984)."""
+    # Restricted MLE of p2 under p1 = theta p2: the smaller root of
+    # theta N p^2 - (theta n1 + k1 + n2 + k2 theta) p + (k1 + k2) = 0 (Miettinen and Nurminen 1985).
+    n = n1 + n2
+    qa = theta * n
+    qb = -(theta * n1 + k1 + n2 + k2 * theta)
+    qc = k1 + k2
+    disc = max(qb * qb - 4 * qa * qc, 0.0)
+    # The smaller root, written to avoid cancellation: 2c / (-b + sqrt(disc)).
+    p2 = 2 * qc / (-qb + math.sqrt(disc))
+    p1 = theta * p2
+    var = p1 * (1 - p1) / n1 + theta * theta * p2 * (1 - p2) / n2
+    diff = k1 / n1 - theta * k2 / n2
+    if var <= 0.0:
+        return math.inf if diff != 0.0 else 0.0
+    return diff * diff / var
+
+
+def _koopman(k1, n1, k2, n2, z) -> tuple[float, float]:
+    from scipy.optimize import brentq
+
+    crit = z * z
+    estimate = (k1 / n1) / (k2 / n2) if k2 > 0 else math.inf
+
+    def excess(log_theta: float) -> float:
+        return _ratio_score(math.exp(log_theta), k1, n1, k2, n2) - crit
+
+    def root(start: float, step: float) -> float:
+        # Walk away from the estimate (where the statistic is 0) until the statistic passes
+        # the critical value, then solve on that bracket in log(theta).
+        inner, outer = start, start + step
+        while excess(outer) < 0:
+            inner, outer, step = outer, outer + step, step * 2
+        return math.exp(brentq(excess, min(inner, outer), max(inner, outer), xtol=1e-14, rtol=1e-14))
+
+    # k1 = 0: the estimate is 0 and so is the lower limit; k2 = 0: the upper limit is infinite.
+    log_estimate = math.log(estimate) if 0 < estimate < math.inf else None
+    if k1 == 0:
+        low = 0.0
+    else:
+        low = root(log_estimate if log_estimate is not None else math.log((k1 / n1) * n2), -0.5)
+    if k2 == 0:
+        high = math.inf
+    else:
+        high = root(log_estimate if log_estimate is not None else math.log(n1 / (k2 + 0.5)) - 10, 0.5)
+    return low, high
+
+
+def proportion_ratio_ci(a, b, *, confidence_level: float = 0.95) -> ConfidenceInterval:
+    """Koopman's score interval for the ratio of two proportions, ``mean(a) / mean(b)``.
+
+    The interval the results table gives the disparate impact ratio. It inverts the score test
+    of ``p_a = theta * p_b`` (Koopman 1984; Miettinen and Nurminen's statistic without their
+    ``N / (N - 1)`` factor), so it needs no resampling and no resample can have a zero
+    denominator.
+
+    Parameters
+    ----------
+    a : array_like of {0, 1}, shape (n_a,)
+        Disadvantaged group's 0/1 outcomes; non-empty.
+    b : array_like of {0, 1}, shape (n_b,)
+        Advantaged group's 0/1 outcomes; non-empty.
+    confidence_level : float, default 0.95
+        Nominal coverage, strictly between 0 and 1.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``(low, high)`` with ``0 <= low < high <= inf``. When ``a`` has no 1s the ratio is 0 and
+        ``low`` is 0; when ``b`` has no 1s the ratio is infinite and so is ``high`` (the results
+        table reports such a ratio as undefined instead, with no interval); when neither has a
+        1, every ratio fits the data and the result is ``(nan, nan)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`proportion_difference_ci`.
+
+    Notes
+    -----
+    The interval is ``{theta : S(theta) <= z^2}`` with ``S(theta) = (p_a - theta p_b)^2 /
+    (p~_a (1 - p~_a) / n_a + theta^2 p~_b (1 - p~_b) / n_b)``, where ``p~`` are the maximum
+    likelihood estimates under ``p_a = theta p_b`` (closed form, a quadratic); each limit is
+    found by Brent's method on ``log(theta)``. It equals statsmodels'
+    ``confint_proportions_2indep(..., compare="ratio", method="score", correction=False)``
+    wherever that one is well defined (the tests check this).
+
+    References
+    ----------
+    .. [1] Koopman, P. A. R. (1984). Confidence intervals for the ratio of two binomial
+       proportions. *Biometrics* 40(2), 513-517.
+    .. [2] Miettinen, O. and Nurminen, M. (1985). Comparative analysis of two rates.
+       *Statistics in Medicine* 4(2), 213-226.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.significance import proportion_ratio_ci
+    >>> a = np.r_[np.ones(30), np.zeros(70)]   # selection rate 0.30
+    >>> b = np.r_[np.ones(40), np.zeros(60)]   # selection rate 0.40
+    >>> low, high = proportion_ratio_ci(a, b)
+    >>> bool(low < 0.75 < high)
+    True
+    """
+    a = _as_binary_sample(a, "a")
+    b = _as_binary_sample(b, "b")
+    confidence_level = _check_open_unit(confidence_level, "confidence_level")
+    k1, k2 = float(a.sum()), float(b.sum())
+    if k1 == 0 and k2 == 0:
+        return ConfidenceInterval(math.nan, math.nan)
+    low, high = _koopman(k1, a.size, k2, b.size, _z(confidence_level))
+    return ConfidenceInterval(float(low), float(high))
+
+
+def bootstrap_ratio_ci(a, b, *, confidence_level: float = 0.95, n_resamples: int = 9999,
+                       random_state=None) -> ConfidenceInterval:
+    """Percentile bootstrap interval of ``mean(a) / mean(b)`` for 0/1 samples.
+
+    Kept to teach the bootstrap of a ratio and where it fails; the results table uses
+    :func:`proportion_ratio_ci`.
+
+    Parameters
+    ----------
+    a, b : array_like of {0, 1}, shape (n_a,) and (n_b,)
+        Disadvantaged and advantaged group's 0/1 outcomes; non-empty.
+    confidence_level : float, default 0.95
+        Strictly between 0 and 1.
+    n_resamples : int, default 9999
+        Bootstrap resamples, ``>= 1``.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ConfidenceInterval
+        The ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles (linear interpolation) of the
+        resampled ratios, or ``(nan, nan)`` when a quantile falls on a zero denominator (see
+        Warns).
+
+    Warns
+    -----
+    DegenerateSampleWarning
+        When the interval is undefined; the message counts the resamples whose advantaged
+        selection rate was 0.
+
+    Notes
+    -----
+    Resampling n rows with replacement from a 0/1 sample with k ones gives a count of ones
+    distributed Binomial(n, k / n), so the counts are drawn directly (the nonparametric
+    bootstrap itself, not an approximation). **Zero denominators:** a resample whose advantaged
+    selection rate is 0 has no finite ratio; it is ranked above every finite ratio (as
+    ``+inf``). The interval is reported when both quantiles it is read from (and the order
+    statistics they interpolate between) are finite, so a few such resamples in the upper tail
+    beyond the upper quantile do not remove it; it is ``(nan, nan)`` otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.significance import bootstrap_ratio_ci
+    >>> a = np.r_[np.ones(30), np.zeros(70)]
+    >>> b = np.r_[np.ones(40), np.zeros(60)]
+    >>> low, high = bootstrap_ratio_ci(a, b, n_resamples=2000, random_state=0)
+    >>> bool(low < 0.75 < high)
+    True
+    """
+    a = _as_binary_sample(a, "a")
+    b = _as_binary_sample(b, "b")
+    confidence_level = _check_open_unit(confidence_level, "confidence_level")
+    n_resamples = _check_positive_int(n_resamples, "n_resamples")
+    rng = _as_rng(random_state)
+    ka = rng.binomial(a.size, a.mean(), size=n_resamples)
+    kb = rng.binomial(b.size, b.mean(), size=n_resamples)
+    zero = kb == 0
+    ratios = np.full(n_resamples, np.inf)
+    ratios[~zero] = (ka[~zero] / a.size) / (kb[~zero] / b.size)
+    tail = (1 - confidence_level) / 2
+    # Linear interpolation next to an infinite order statistic gives inf or nan (inf - inf).
+    with np.errstate(invalid="ignore"):
+        low, high = np.quantile(ratios, [tail, 1 - tail])
+    if not (np.isfinite(low) and np.isfinite(high)):
+        warnings.warn(
+            f"ratio interval undefined: the advantaged selection rate is 0 in {int(zero.sum())} of "
+            f"{n_resamples} bootstrap resamples, and a quantile falls on them",
+            DegenerateSampleWarning, stacklevel=2,
+        )
+        return ConfidenceInterval(math.nan, math.nan)
+    return ConfidenceInterval(float(low), float(high))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,17 +16,13 @@ kind                      examples                                      a re-run
                           ``significant``, ``small_sample_warning``
 ``fitted``                quantities computed from a fitted model's     ``|new - old| <= 1e-4``
                           predictions: accuracy, balanced accuracy,     (`FITTED_ATOL`); a ratio
-                          ROC AUC, group rates, gaps                    of two rates: the same
+                          ROC AUC, group rates, gaps, score             of two rates: the same
                                                                         bound propagated
 ``monte_carlo``           a resampled proportion (Monte Carlo           ``|new - old| <=
                           p-value, a simulated rate) from ``n``         4 * sqrt(2) * mc_error``
                           resamples                                     (`MC_K` standard errors
                                                                         of a difference of two
                                                                         estimates)
-``bootstrap_endpoint``    an interval endpoint read from ``n``          ``4 * sqrt(2)`` standard
-                          bootstrap resamples (``ci_low``, ``ci_high``) errors of the quantile
-                                                                        estimate, plus the
-                                                                        ``fitted`` bound
 ``p_value``               an exact p-value or its q-value (BH)          ``|log10 new - log10 old|
                                                                         <= 0.05``
                                                                         (`LOG10_P_TOL`), both
@@ -63,12 +59,10 @@ exceeded by chance about once in 16,000 comparisons. With fixed seeds and the lo
 runs are identical; the band is what lets a NumPy upgrade that changes a sampler pass when
 nothing else changed.
 
-**Bootstrap interval endpoints.** A percentile endpoint at level ``q`` read from ``n`` resamples
-has standard error ``sqrt(q (1 - q) / n) / phi(z_q) * sd`` (the asymptotic variance of a sample
-quantile, Serfling 1980, sec. 2.3.3), with ``sd`` the bootstrap distribution's spread, estimated
-from the committed interval as ``width / (2 z_q)``. For the 95% interval and 9,999 resamples that
-is 0.027 sd, so the band is about a tenth of the interval's half-width. The endpoint is also a
-function of the model's decisions, so the ``fitted`` bound is added.
+**Score interval endpoints.** The results file's intervals (Newcombe's for a difference,
+Koopman's for a ratio) are closed-form functions of each group's counts, so they move only when a
+decision moves, exactly like the gap they bracket: they get the ``fitted`` bound (propagated for
+a ratio).
 
 **p-values on the log scale.** p-values span hundreds of orders of magnitude, so an absolute
 tolerance is either meaningless for small ones or too strict for large ones. Our exact
@@ -83,9 +77,9 @@ this table's thousands of tests), so values under the floor compare as the floor
 
 References
 ----------
-R. J. Serfling, *Approximation Theorems of Mathematical Statistics*, Wiley, 1980, sec. 2.3.3.
-B. Efron, R. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall, 1993, ch. 19
-(Monte Carlo error of bootstrap estimates).
+R. G. Newcombe, "Interval estimation for the difference between independent proportions",
+*Statistics in Medicine* 17, 1998. Monte Carlo error: B. Efron,
+R. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall, 1993, ch. 19.
 """
 
 from __future__ import annotations
@@ -93,7 +87,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.stats import norm
 
 __all__ = [
     "FITTED_ATOL",
@@ -106,7 +99,6 @@ __all__ = [
     "fitted",
     "fitted_ratio",
     "monte_carlo",
-    "bootstrap_endpoint",
     "p_value",
 ]
 
@@ -155,7 +147,7 @@ class Tolerance:
     Attributes
     ----------
     kind : str
-        ``"exact"``, ``"fitted"``, ``"monte_carlo"``, ``"bootstrap_endpoint"`` or ``"p_value"``.
+        ``"exact"``, ``"fitted"``, ``"monte_carlo"`` or ``"p_value"``.
     atol : float
         The absolute band on the value's own scale (on ``log10`` for ``p_value``); 0 for exact.
     description : str
@@ -255,40 +247,6 @@ def monte_carlo(p: float, n: int) -> Tolerance:
         return exact()
     atol = MC_K * math.sqrt(2) * mc_error(min(max(p, 0.0), 1.0), n)
     return Tolerance("monte_carlo", atol, f"Monte Carlo ({n:,} resamples): |Δ| ≤ {atol:.2g}")
-
-
-def bootstrap_endpoint(low: float, high: float, n: int, *, confidence_level: float = 0.95,
-                       ratio_rates: tuple[float, float] | None = None) -> Tolerance:
-    """An endpoint of a percentile bootstrap interval ``(low, high)`` from ``n`` resamples.
-
-    Parameters
-    ----------
-    low, high : float
-        The committed interval (its width estimates the bootstrap distribution's spread).
-    n : int
-        Bootstrap resamples.
-    confidence_level : float, default 0.95
-    ratio_rates : (float, float), optional
-        ``(a, b)`` when the interval is of a ratio ``a / b``: the fitted part of the band is then
-        `fitted_ratio`'s.
-
-    Returns
-    -------
-    Tolerance
-        ``MC_K * sqrt(2) * sqrt(q (1 - q) / n) / phi(z_q) * sd + fitted``, with
-        ``q = (1 - confidence_level) / 2`` and ``sd = (high - low) / (2 z_{1-q})``; the exact
-        rule if the interval or ``n`` is missing.
-    """
-    if (isinstance(n, bool) or not isinstance(n, int) or n <= 0
-            or not all(_is_number(v) and math.isfinite(v) for v in (low, high))):
-        return exact()
-    q = (1 - confidence_level) / 2
-    z = norm.ppf(1 - q)
-    sd = abs(high - low) / (2 * z)
-    se = math.sqrt(q * (1 - q) / n) / norm.pdf(z) * sd
-    model = fitted_ratio(*ratio_rates) if ratio_rates is not None else fitted()
-    atol = MC_K * math.sqrt(2) * se + (model.atol if model.kind == "fitted" else 0.0)
-    return Tolerance("bootstrap_endpoint", atol, f"bootstrap endpoint ({n:,} resamples) + fitted: |Δ| ≤ {atol:.2g}")
 
 
 def p_value() -> Tolerance:

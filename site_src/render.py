@@ -7,6 +7,7 @@ empty string). The page furniture lives in ``site_src/templates/*.j2``.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import re
 import shutil
@@ -173,7 +174,9 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path,
     if not results.exists:
         return
     h = hashlib.sha256()
-    for part in (results.path.read_bytes(), (TEMPLATES / "results.md.j2").read_bytes(),
+    performance = results.path.with_name("results_performance.csv")
+    for part in (results.path.read_bytes(), performance.read_bytes() if performance.exists() else b"",
+                 (TEMPLATES / "results.md.j2").read_bytes(),
                  Path(results_page.__file__).read_bytes(), Path(__file__).read_bytes(),
                  " ".join(sorted(slugs)).encode(), metadata.version("matplotlib").encode()):
         h.update(part)
@@ -197,8 +200,19 @@ def _write_results_page(env, results: ResultsTable, out: Path, slugs: set[str]) 
         csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df),
         figures=draw_audit_figures(df, out), label=label,
         has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
+        dropped=_dropped_per_audit(results.path.with_name("results_performance.csv")),
     )
     (out / "index.md").write_text(page, encoding="utf-8")
+
+
+def _dropped_per_audit(performance: Path) -> dict[str, int]:
+    """Rows each audit dropped for a missing target or protected value, by audit display name
+    (empty when the performance file or its ``n_dropped`` column is absent)."""
+    if not performance.exists():
+        return {}
+    with open(performance, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return {r["audit_name"]: int(r["n_dropped"]) for r in rows if r.get("n_dropped", "") != ""}
 
 
 def _notebook(e: Explainer, code_rel: str, root: Path) -> str:

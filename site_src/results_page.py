@@ -30,7 +30,7 @@ FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
 # The gaps the per-audit figures show, when the table holds them (panel title for each).
 FIGURE_METRICS = {
     "demographic_parity_difference": "Selection rate gap\n(demographic parity difference)",
-    "equal_opportunity_difference": "True positive rate gap\n(equal opportunity difference)",
+    "equal_opportunity_difference": "Favourable outcome among the deserving\n(equal opportunity difference)",
 }
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
 _COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00")
@@ -42,7 +42,7 @@ _MODEL_ORDER = ("logistic_regression", "random_forest", "gradient_boosting")
 _HEADER_TITLES = {
     "value_disadvantaged": "the disadvantaged group's rate", "value_advantaged": "the advantaged group's rate",
     "gap": "disadvantaged minus advantaged (pp), or their ratio", "p_value": "permutation test p-value",
-    "q_value": "Benjamini-Hochberg q-value over the whole table",
+    "q_value": "Benjamini-Hochberg q-value within the audit",
 }
 
 
@@ -64,7 +64,8 @@ def escape(value) -> str:
 
 # Short names for the metrics, so the table fits a screen; the filter and README give the full ones.
 _METRIC_LABELS = {
-    "demographic_parity_difference": "selection rate (DP)", "equal_opportunity_difference": "true positive rate (EO)",
+    "demographic_parity_difference": "selection rate (DP)", "equal_opportunity_difference": "equal opportunity (EO)",
+    "true_positive_rate_difference": "true positive rate",
     "false_positive_rate_difference": "false positive rate", "precision_difference": "precision",
     "accuracy_difference": "accuracy", "disparate_impact_ratio": "disparate impact ratio",
 }

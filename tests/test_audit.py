@@ -224,3 +224,89 @@ def test_operations_the_data_cannot_take():
     text = str(info.value)
     assert "derived[0].mapping: values ['Black'] of 'colour' are not mapped" in text
     assert "filters[0].op: 'gt' needs a numeric column, but 'sex' holds" in text
+
+
+# --- missing values of the target and of protected columns -----------------------------------------
+
+
+def _missing_audit(tmp_path, *, target_missing=None, protected_missing=None, advantaged=None,
+                   derived=False) -> Path:
+    """A small audit whose file has 2 empty target cells and 3 empty group cells (1 row has both)."""
+    import hashlib
+
+    import yaml
+
+    rows = [("1" if i % 3 == 0 else "0", ["A", "B"][i % 2], str(20 + i), str(i % 5)) for i in range(40)]
+    rows[1] = ("", "A", "21", "1")
+    rows[2] = ("", "", "22", "2")
+    rows[5] = ("0", "", "25", "0")
+    rows[8] = ("1", "", "28", "3")
+    data = tmp_path / "data.csv"
+    data.write_text("y,group,age,score\n" + "".join(",".join(r) + "\n" for r in rows))
+    if derived:  # a group derived from a column with missing values stays missing
+        rows_age = data.read_text().replace(",25,0\n", ",,0\n")
+        data.write_text(rows_age)
+    protected = {"name": "g", "column": "young" if derived else "group",
+                 "disadvantaged": [True] if derived else ["A"], "disadvantaged_label": "A"}
+    if advantaged is not None:
+        protected["advantaged"] = advantaged
+    if protected_missing is not None:
+        protected["missing"] = protected_missing
+    target = {"column": "y", "positive": [1], "meaning": "flagged", "favourable": "negative"}
+    if target_missing is not None:
+        target["missing"] = target_missing
+    raw = {
+        "name": "Missing", "dataset": {"file": str(data), "sha256": hashlib.sha256(data.read_bytes()).hexdigest()},
+        "target": target, "protected": [protected], "core_features": ["score"],
+        "test_size": 0.25, "random_state": 0, "models": ["logistic_regression"], "strategies": ["S0"],
+    }
+    if derived:
+        raw["derived"] = [{"name": "young", "from": "age", "op": "lt", "value": 30}]
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_missing_values_without_a_policy_name_the_column_and_the_count(tmp_path):
+    with pytest.raises(ManifestError) as info:
+        load_audit(_missing_audit(tmp_path))
+    problems = info.value.problems
+    assert len(problems) == 2
+    assert ("target.missing: column 'y' has 2 missing values after the filters and the manifest does not "
+            "say what to do with them; add `missing: drop` to target") in problems[0]
+    assert "protected[0].missing: column 'group' has 3 missing values" in problems[1]
+
+
+def test_missing_fail_refuses_the_rows(tmp_path):
+    with pytest.raises(ManifestError, match=r"column 'group' has 3 missing values after the filters and "
+                                            r"the manifest says `missing: fail`"):
+        load_audit(_missing_audit(tmp_path, target_missing="drop", protected_missing="fail"))
+
+
+@pytest.mark.parametrize("advantaged", [None, ["B"]])
+def test_missing_drop_removes_the_rows_and_counts_them(tmp_path, advantaged):
+    audit = load_audit(_missing_audit(tmp_path, target_missing="drop", protected_missing="drop",
+                                      advantaged=advantaged))
+    # Rows 1, 2, 5, 8 have a missing target or group (row 2 has both): 40 - 4 = 36 remain.
+    assert len(audit.df) == len(audit.y) == 36 and audit.n_dropped == 4
+    assert dict(audit.dropped) == {"y": 2, "group": 3}
+    assert audit.df["y"].notna().all() and audit.df["group"].notna().all()
+    # No empty cell joined either group: every remaining row is A or B, counted independently.
+    assert audit.masks["g"].sum() == (audit.df["group"] == "A").sum()
+    assert audit.reference_masks["g"].sum() == (audit.df["group"] == "B").sum()
+    assert audit.missing_summary() == "Missing: 4 rows dropped for a missing value (y: 2, group: 3)"
+    assert "dropped=4" in repr(audit)
+
+
+def test_an_empty_target_never_becomes_class_zero(tmp_path):
+    audit = load_audit(_missing_audit(tmp_path, target_missing="drop", protected_missing="drop"))
+    raw = [line.split(",")[0] for line in (tmp_path / "data.csv").read_text().splitlines()[1:]]
+    groups = [line.split(",")[1] for line in (tmp_path / "data.csv").read_text().splitlines()[1:]]
+    kept = [y for y, g in zip(raw, groups) if y != "" and g != ""]
+    assert audit.y.tolist() == [int(y) for y in kept]
+
+
+def test_a_group_derived_from_a_missing_value_stays_missing(tmp_path):
+    """age < 30 of an unknown age is unknown, not "30 and over" (the reference group)."""
+    with pytest.raises(ManifestError, match=r"protected\[0\]\.missing: column 'young' has 1 missing value "):
+        load_audit(_missing_audit(tmp_path, target_missing="drop", derived=True))

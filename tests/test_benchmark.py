@@ -1,6 +1,5 @@
 """faircode.benchmark and the `faircode benchmark` command on a small subset."""
 
-import math
 import shutil
 
 import numpy as np
@@ -14,7 +13,7 @@ from faircode.metrics import GAP_METRICS
 
 SUBSET = dict(audits=["german-credit"], strategies=["S0"], models=["logistic_regression"])
 # Small resample counts keep the tests fast; determinism does not depend on them.
-FAST = dict(n_resamples=200, n_permutations=999, progress=False)
+FAST = dict(n_permutations=999, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -73,16 +72,58 @@ def test_gap_and_group_values_match_the_predictions(subset_run):
         assert di.p_value == row.p_value
 
 
-def test_q_value_is_statsmodels_fdr_bh_over_the_table(subset_run):
+def test_q_value_is_statsmodels_fdr_bh_within_the_audit_without_repeated_tests(subset_run):
     fairness, _ = subset_run
     p = fairness["p_value"].to_numpy(dtype=float)
-    ok = ~np.isnan(p)
-    assert ok.sum() >= 2
-    expected = multipletests(p[ok], method="fdr_bh")[1]
-    np.testing.assert_allclose(fairness["q_value"].to_numpy(dtype=float)[ok], expected, rtol=1e-12)
-    assert np.isnan(fairness["q_value"].to_numpy(dtype=float)[~ok]).all()
+    q = fairness["q_value"].to_numpy(dtype=float)
+    repeats = (fairness["same_test_as"] != "").to_numpy()
+    # The ratio repeats the selection-rate test; equal opportunity (favourable negative) the FPR test.
+    assert set(fairness.loc[repeats, "metric"]) == {"disparate_impact_ratio", "equal_opportunity_difference"}
+    family = ~np.isnan(p) & ~repeats
+    assert family.sum() >= 2
+    expected = multipletests(p[family], method="fdr_bh")[1]
+    np.testing.assert_allclose(q[family], expected, rtol=1e-12)
+    assert np.isnan(q[np.isnan(p)]).all()
+    for _, row in fairness[repeats].iterrows():
+        twin = fairness[(fairness.attribute == row.attribute) & (fairness.metric == row.same_test_as)].iloc[0]
+        assert row.p_value == twin.p_value and (row.q_value == twin.q_value or np.isnan(twin.q_value))
     sig = fairness["significant"]
-    assert (sig[ok].astype(bool).to_numpy() == (expected < 0.05)).all()
+    ok = ~np.isnan(q)
+    assert (sig[ok].astype(bool).to_numpy() == (q[ok] < 0.05)).all()
+
+
+def test_q_values_are_computed_within_each_audit():
+    """Two audits' rows adjusted together equal each audit's rows adjusted alone."""
+    rows = []
+    for audit, ps in (("x", [0.001, 0.02, 0.04]), ("y", [0.03, 0.5])):
+        for i, p in enumerate(ps):
+            rows.append(dict(audit=audit, strategy="S0", model="m", attribute="a", metric=f"m{i}",
+                             p_value=p, same_test_as=""))
+    rows.append(dict(audit="x", strategy="S0", model="m", attribute="a", metric="ratio", p_value=0.02,
+                     same_test_as="m1"))
+    q = bm._family_q_values(pd.DataFrame(rows))
+    np.testing.assert_allclose(q[:3], multipletests([0.001, 0.02, 0.04], method="fdr_bh")[1])
+    np.testing.assert_allclose(q[3:5], multipletests([0.03, 0.5], method="fdr_bh")[1])
+    assert q[5] == q[1]
+
+
+def test_intervals_are_score_intervals_matching_statsmodels(subset_run):
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    fairness, _ = subset_run
+    defined = fairness[fairness["gap"].notna()]
+    assert set(defined["ci_method"]) == {"newcombe", "koopman"}
+    assert (fairness.loc[fairness["gap"].isna(), "ci_method"] == "").all()
+    for _, row in defined.iterrows():
+        k1 = round(row.value_disadvantaged * row.n_disadvantaged)
+        k2 = round(row.value_advantaged * row.n_advantaged)
+        if row.kind == "difference":
+            low, high = confint_proportions_2indep(k1, row.n_disadvantaged, k2, row.n_advantaged, method="newcomb")
+        else:
+            low, high = confint_proportions_2indep(k1, row.n_disadvantaged, k2, row.n_advantaged,
+                                                   compare="ratio", method="score", correction=False)
+        assert (row.ci_low, row.ci_high) == pytest.approx((low, high), rel=1e-6, abs=1e-9)
+        assert row.ci_low < row.ci_high  # never a zero-width interval
 
 
 def test_undefined_rows_are_empty_with_a_reason(subset_run):
@@ -127,43 +168,13 @@ def test_row_seed_is_stable_crc32():
     assert bm._row_seed(7, "a", "b") != bm._row_seed(8, "a", "b")
 
 
-def test_ratio_bootstrap_matches_resampling_rows():
-    """The binomial shortcut has the distribution of resampling 0/1 rows with replacement."""
-    rng = np.random.default_rng(0)
-    a = (rng.random(300) < 0.3).astype(np.int8)
-    b = (rng.random(500) < 0.5).astype(np.int8)
-    low, high, why = bm._ratio_bootstrap(a, b, n_resamples=20000, seed=1)
-    ia = rng.integers(0, a.size, size=(20000, a.size))
-    ib = rng.integers(0, b.size, size=(20000, b.size))
-    brute = a[ia].mean(axis=1) / b[ib].mean(axis=1)
-    lo_b, hi_b = np.quantile(brute, [0.025, 0.975])
-    assert why == ""
-    assert low == pytest.approx(lo_b, abs=0.02) and high == pytest.approx(hi_b, abs=0.02)
-
-
-def test_ratio_bootstrap_tolerates_a_few_zero_denominators():
-    """A few resamples with no advantaged selection sit above the upper quantile: still defined."""
-    a = np.r_[np.ones(10), np.zeros(90)].astype(np.int8)
-    b = np.r_[np.ones(2), np.zeros(198)].astype(np.int8)  # P(resample has 0 ones) = 0.99**200 ~ 13%
-    low, high, why = bm._ratio_bootstrap(a, b, n_resamples=4000, seed=3)
-    assert math.isnan(low) and "selection rate is 0 in" in why
-    b = np.r_[np.ones(6), np.zeros(194)].astype(np.int8)  # ~0.2% of resamples have 0 ones
-    low, high, why = bm._ratio_bootstrap(a, b, n_resamples=4000, seed=3)
-    assert why == "" and 0 < low < 0.1 / 0.03 < high < np.inf
-
-
-def test_ratio_bootstrap_with_zero_advantaged_rate_is_undefined():
-    low, high, why = bm._ratio_bootstrap(np.array([1, 0]), np.zeros(5, dtype=np.int8), n_resamples=50, seed=0)
-    assert math.isnan(low) and math.isnan(high) and "selection rate is 0" in why
-
-
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
         (dict(backend="spark"), r"`backend` must be 'joblib' or 'dask'"),
         (dict(backend="dask"), r"`scheduler` .* is required"),
         (dict(n_jobs=0), r"`n_jobs` must be a positive integer or -1"),
-        (dict(n_resamples=0), r"`n_resamples` must be a positive integer"),
+        (dict(n_permutations=0), r"`n_permutations` must be a positive integer"),
         (dict(strategies=["S9"]), r"`strategies` has unknown value\(s\) 'S9'"),
         (dict(models=["svm"]), r"`models` has unknown value\(s\) 'svm'"),
     ],
@@ -337,26 +348,18 @@ def test_check_gap_just_inside_and_outside(subset_run, written, tmp_path, metric
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
-def test_check_bootstrap_endpoint_just_inside_and_outside(subset_run, written, tmp_path, factor, fails):
-    from scipy import stats
-
-    from faircode.tolerances import FITTED_ATOL, MC_K
+def test_check_score_interval_endpoint_just_inside_and_outside(subset_run, written, tmp_path, factor, fails):
+    """Score intervals are closed-form in the counts and rates: an endpoint gets the fitted band."""
+    from faircode.tolerances import FITTED_ATOL
 
     def edit(df):
         row = _first(df, metric="demographic_parity_difference")
-        low, high, n = float(df.loc[row, "ci_low"]), float(df.loc[row, "ci_high"]), int(df.loc[row, "n_resamples"])
-        z = stats.norm.ppf(0.975)
-        # Quantile standard error (Serfling 1980, 2.3.3) with sd from the interval's width.
-        # The band is sized by the committed interval, which the move itself narrows: solve
-        # d = factor * (c * (high - low - d) + FITTED_ATOL) for the move d.
-        c = MC_K * math.sqrt(2) * math.sqrt(0.025 * 0.975 / n) / stats.norm.pdf(z) / (2 * z)
-        d = factor * (c * (high - low) + FITTED_ATOL) / (1 + factor * c)
-        df.loc[row, "ci_low"] = _moved(df.loc[row, "ci_low"], d)
+        df.loc[row, "ci_low"] = _moved(df.loc[row, "ci_low"], factor * FITTED_ATOL)
 
     diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
     assert (not diffs.empty) == fails
     if fails:
-        assert list(diffs["column"]) == ["ci_low"] and "bootstrap" in diffs.loc[0, "tolerance"]
+        assert list(diffs["column"]) == ["ci_low"] and "fitted model" in diffs.loc[0, "tolerance"]
 
 
 @pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])

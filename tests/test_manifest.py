@@ -206,3 +206,39 @@ def test_name_lists_agree_with_the_code():
     from faircode.strategies import STRATEGIES
     assert tuple(MODELS) == MODEL_NAMES
     assert tuple(STRATEGIES) == STRATEGY_NAMES
+
+
+def _write(tmp_path, raw) -> Path:
+    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_favourable_outcome_is_required_and_explained(tmp_path):
+    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    del raw["target"]["favourable"]
+    with pytest.raises(ManifestError, match=r"target\.favourable: required field is missing; say which class "
+                                            r"of the target is the favourable outcome for the person"):
+        load_manifest(_write(tmp_path, raw))
+
+
+def test_favourable_outcome_and_missing_policy_values(tmp_path):
+    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw["target"]["favourable"] = "released"
+    raw["target"]["missing"] = "impute"
+    raw["protected"][0]["missing"] = "skip"
+    with pytest.raises(ManifestError) as info:
+        load_manifest(_write(tmp_path, raw))
+    text = str(info.value)
+    assert "target.favourable: Input should be 'positive' or 'negative'" in text
+    assert "target.missing: Input should be 'drop' or 'fail'" in text
+    assert "protected[0].missing: Input should be 'drop' or 'fail'" in text
+
+
+@pytest.mark.parametrize("slug", AUDITS)
+def test_real_manifests_declare_favourable_and_missing(slug):
+    m = load_manifest(ROOT / "audits" / slug / "audit.yaml")
+    # Every audit's positive class is the harmful flag, so not being flagged is favourable.
+    assert m.target.favourable == "negative"
+    assert m.target.missing is not None and all(p.missing is not None for p in m.protected)

@@ -7,6 +7,7 @@ import pytest
 from fairlearn.metrics import (
     MetricFrame,
     false_positive_rate as fl_false_positive_rate,
+    true_negative_rate as fl_true_negative_rate,
     selection_rate as fl_selection_rate,
     true_positive_rate as fl_true_positive_rate,
 )
@@ -33,6 +34,7 @@ FAIRLEARN_RATES = {
     "selection_rate": fl_selection_rate,
     "true_positive_rate": fl_true_positive_rate,
     "false_positive_rate": fl_false_positive_rate,
+    "true_negative_rate": fl_true_negative_rate,
     "precision": lambda t, p: precision_score(t, p, zero_division=np.nan),
     "accuracy": accuracy_score,
 }
@@ -51,16 +53,17 @@ def test_rates_match_fairlearn_metricframe_by_group(predictions, metric):
         assert ours.value == pytest.approx(frame.by_group[label], abs=1e-12)
 
 
+@pytest.mark.parametrize("favourable", fm.FAVOURABLE)
 @pytest.mark.parametrize("metric", fm.GAP_METRICS)
-def test_gaps_are_signed_disadvantaged_vs_advantaged_from_fairlearn(predictions, metric):
+def test_gaps_are_signed_disadvantaged_vs_advantaged_from_fairlearn(predictions, metric, favourable):
     y_true, y_pred, group = predictions
-    rate_name = fm.GAP_RATE[metric]
+    rate_name = fm.gap_rate(metric, favourable=favourable)
     frame = MetricFrame(
         metrics=FAIRLEARN_RATES[rate_name], y_true=y_true, y_pred=y_pred, sensitive_features=group
     )
     dis, ref = frame.by_group["disadvantaged"], frame.by_group["reference"]
     expected = dis / ref if fm.GAP_KIND[metric] == "ratio" else dis - ref
-    result = getattr(fm, metric)(y_true, y_pred, disadvantaged=group == "disadvantaged")
+    result = getattr(fm, metric)(y_true, y_pred, disadvantaged=group == "disadvantaged", favourable=favourable)
     assert result.value == pytest.approx(expected, abs=1e-12)
     assert result.kind == fm.GAP_KIND[metric]
     # fairlearn's difference is max - min over groups: our unsigned size must agree.
@@ -128,7 +131,7 @@ def test_undefined_rate_is_nan_with_reason_not_zero(metric, y_true, y_pred, reas
 def test_gap_with_undefined_group_rate_is_nan_with_reason():
     y_true = np.array([0, 0, 1, 0])
     y_pred = np.array([1, 0, 1, 0])
-    g = fm.equal_opportunity_difference(y_true, y_pred, disadvantaged=[1, 1, 0, 0])
+    g = fm.true_positive_rate_difference(y_true, y_pred, disadvantaged=[1, 1, 0, 0])
     assert math.isnan(g.value)
     assert g.reason == "disadvantaged group: no actual positives (y_true == 1)"
     assert g.advantaged.value == 1.0
@@ -182,3 +185,33 @@ def test_results_are_frozen():
     r = fm.selection_rate([0, 1], [1, 1])
     with pytest.raises(AttributeError):
         r.value = 0.0
+
+
+def test_equal_opportunity_is_the_favourable_outcome_rate_of_the_deserving():
+    """Hardt et al. (2016): among people who merit the favourable outcome, the rate who get it.
+
+    Favourable negative (the positive class is a harmful flag): among y_true == 0, the share
+    not flagged, i.e. 1 - FPR, so the gap is minus the false positive rate gap. Favourable
+    positive: among y_true == 1, the share flagged (the TPR). Counted by hand below.
+    """
+    y_true = np.array([0, 0, 0, 1, 1, 0, 0, 1, 1, 1])
+    y_pred = np.array([1, 0, 0, 1, 0, 0, 0, 0, 1, 1])
+    dis = np.array([1, 1, 1, 1, 1, 0, 0, 0, 0, 0])
+    # Disadvantaged deserving-of-negative rows 0-2: 2 of 3 not flagged; advantaged rows 5, 6: 2 of 2.
+    neg = fm.equal_opportunity_difference(y_true, y_pred, disadvantaged=dis, favourable="negative")
+    assert neg.value == pytest.approx(2 / 3 - 1) and neg.disadvantaged.metric == "true_negative_rate"
+    fpr = fm.false_positive_rate_difference(y_true, y_pred, disadvantaged=dis)
+    assert neg.value == pytest.approx(-fpr.value)
+    # Disadvantaged positives rows 3, 4: 1 of 2 flagged; advantaged rows 7-9: 2 of 3.
+    pos = fm.equal_opportunity_difference(y_true, y_pred, disadvantaged=dis, favourable="positive")
+    assert pos.value == pytest.approx(1 / 2 - 2 / 3)
+
+
+@pytest.mark.parametrize(
+    ("favourable", "match"),
+    [(None, r"`favourable` is required for equal_opportunity_difference"),
+     ("good", r"`favourable` must be 'positive' or 'negative'.*got 'good'")],
+)
+def test_equal_opportunity_needs_the_favourable_outcome(favourable, match):
+    with pytest.raises(ValueError, match=match):
+        fm.gap("equal_opportunity_difference", [0, 1], [0, 1], disadvantaged=[1, 0], favourable=favourable)

@@ -132,3 +132,16 @@ def test_link_checker_finds_missing_files_anchors_and_outside_loads(tmp_path):
         "index.html: https://cdn.example.org/x.js", "index.html: //cdn.example.org/i.png",
         "style.css: https://fonts.example.org/f.css",
     ]
+
+
+def test_results_page_lists_rows_dropped_per_audit(tmp_path):
+    """Issue 12: the dropped counts come from results_performance.csv's n_dropped column."""
+    from site_src.render import _dropped_per_audit
+
+    perf = tmp_path / "results_performance.csv"
+    perf.write_text("audit,audit_name,strategy,model,n_dropped\n"
+                    "a,Audit A,S0,m,0\na,Audit A,S1,m,0\nb,Audit B,S0,m,12\n")
+    assert _dropped_per_audit(perf) == {"Audit A": 0, "Audit B": 12}
+    assert _dropped_per_audit(tmp_path / "absent.csv") == {}
+    perf.write_text("audit,audit_name,strategy,model\na,Audit A,S0,m\n")  # an older file
+    assert _dropped_per_audit(perf) == {}

@@ -708,3 +708,126 @@ def test_accepts_pandas_series_and_rejects_missing_values():
         permutation_test(pd.Series([1.0, None], dtype="Float64"), b)
     with pytest.raises(TypeError, match="`b`"):
         permutation_test(a, pd.Series(["x", "y"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Score intervals for 0/1 outcomes (the results table's intervals)
+# ---------------------------------------------------------------------------------------------
+
+
+def _ones(k, n):
+    return np.r_[np.ones(k), np.zeros(n - k)]
+
+
+_COUNTS = [(k1, n1, k2, n2) for n1 in (1, 3, 10, 63) for n2 in (1, 4, 10, 116)
+           for k1 in sorted({0, 1, n1 // 2, n1 - 1, n1}) for k2 in sorted({0, 1, n2 // 3, n2 - 1, n2})]
+
+
+@pytest.mark.parametrize(("method", "sm_method"), [("newcombe", "newcomb"), ("agresti_caffo", "agresti-caffo")])
+def test_difference_interval_equals_statsmodels(method, sm_method):
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    for k1, n1, k2, n2 in _COUNTS:
+        for level in (0.9, 0.95):
+            ours = sig.proportion_difference_ci(_ones(k1, n1), _ones(k2, n2), confidence_level=level, method=method)
+            low, high = confint_proportions_2indep(k1, n1, k2, n2, method=sm_method, alpha=1 - level)
+            # Agresti-Caffo's Wald step can leave [-1, 1]; ours is clipped to the range of a difference.
+            assert ours == pytest.approx((max(low, -1.0), min(high, 1.0)), abs=1e-12), (k1, n1, k2, n2)
+            assert ours.low < ours.high
+
+
+def test_difference_interval_regression_zero_width_for_zero_counts():
+    """0/63 against 0/116 read as "[0, 0]" under the bootstrap; the score interval has width."""
+    low, high = sig.proportion_difference_ci(np.zeros(63), np.zeros(116))
+    assert low < 0 < high
+    # Closed form: Wilson's upper limit for 0/n is z^2 / (n + z^2).
+    z2 = stats.norm.ppf(0.975) ** 2
+    assert (low, high) == pytest.approx((-z2 / (116 + z2), z2 / (63 + z2)))
+
+
+def test_ratio_interval_equals_statsmodels_score_inside_the_boundary():
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    for k1, n1, k2, n2 in _COUNTS:
+        if not (0 < k1 < n1 and 0 < k2 < n2):
+            continue  # statsmodels' cubic solution picks the wrong root at a rate of 0 or 1
+        low, high = sig.proportion_ratio_ci(_ones(k1, n1), _ones(k2, n2))
+        sm_low, sm_high = confint_proportions_2indep(k1, n1, k2, n2, compare="ratio", method="score",
+                                                     correction=False)
+        assert (low, high) == pytest.approx((sm_low, sm_high), rel=1e-6), (k1, n1, k2, n2)
+
+
+def _restricted_score(theta, k1, n1, k2, n2):
+    """The score statistic with the restricted MLE found numerically (independent of the code)."""
+    from scipy.optimize import minimize_scalar
+
+    def nll(p2):
+        p1 = theta * p2
+        return -(stats.binom.logpmf(k1, n1, p1) + stats.binom.logpmf(k2, n2, p2))
+
+    upper = min(1.0, 1.0 / theta)
+    p2 = minimize_scalar(nll, bounds=(1e-12, upper - 1e-12), method="bounded",
+                         options={"xatol": 1e-13}).x
+    p1 = theta * p2
+    var = p1 * (1 - p1) / n1 + theta**2 * p2 * (1 - p2) / n2
+    return (k1 / n1 - theta * k2 / n2) ** 2 / var
+
+
+@pytest.mark.parametrize(("k1", "n1", "k2", "n2"), [(1, 1, 1, 4), (10, 10, 10, 10), (3, 10, 10, 10), (9, 10, 4, 10)])
+def test_ratio_interval_limits_solve_the_score_equation_at_a_rate_of_one(k1, n1, k2, n2):
+    low, high = sig.proportion_ratio_ci(_ones(k1, n1), _ones(k2, n2))
+    z2 = stats.norm.ppf(0.975) ** 2
+    estimate = (k1 / n1) / (k2 / n2)
+    assert low < estimate < high
+    assert _restricted_score(low, k1, n1, k2, n2) == pytest.approx(z2, rel=1e-4)
+    assert _restricted_score(high, k1, n1, k2, n2) == pytest.approx(z2, rel=1e-4)
+
+
+def test_ratio_interval_at_zero_counts():
+    low, high = sig.proportion_ratio_ci(np.zeros(10), _ones(3, 10))
+    assert low == 0.0 and 0 < high < np.inf
+    low, high = sig.proportion_ratio_ci(_ones(3, 10), np.zeros(10))
+    assert 0 < low and high == np.inf
+    assert all(np.isnan(sig.proportion_ratio_ci(np.zeros(5), np.zeros(7))))
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: sig.proportion_difference_ci([0, 2], [1, 0]), r"`a` must hold only 0 and 1"),
+        (lambda: sig.proportion_difference_ci([0, 1], [1, 0.5]), r"`b` must hold only 0 and 1"),
+        (lambda: sig.proportion_difference_ci([0, 1], [1, 0], method="wald"), r"`method` must be one of"),
+        (lambda: sig.proportion_ratio_ci([0, 1], [], confidence_level=0.9), r"`b` must contain at least one row"),
+        (lambda: sig.proportion_ratio_ci([0, 1], [1], confidence_level=1.0), r"`confidence_level` must be strictly"),
+        (lambda: sig.bootstrap_ratio_ci([0, 1], [1], n_resamples=0), r"`n_resamples` must be a positive integer"),
+    ],
+)
+def test_score_interval_validation_messages(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_bootstrap_ratio_matches_resampling_rows():
+    """The binomial shortcut has the distribution of resampling 0/1 rows with replacement."""
+    rng = np.random.default_rng(0)
+    a = (rng.random(300) < 0.3).astype(np.int8)
+    b = (rng.random(500) < 0.5).astype(np.int8)
+    low, high = sig.bootstrap_ratio_ci(a, b, n_resamples=20000, random_state=1)
+    ia = rng.integers(0, a.size, size=(20000, a.size))
+    ib = rng.integers(0, b.size, size=(20000, b.size))
+    brute = a[ia].mean(axis=1) / b[ib].mean(axis=1)
+    lo_b, hi_b = np.quantile(brute, [0.025, 0.975])
+    assert low == pytest.approx(lo_b, abs=0.02) and high == pytest.approx(hi_b, abs=0.02)
+
+
+def test_bootstrap_ratio_zero_denominators_ranked_infinite():
+    """Resamples with no advantaged selection rank as +inf: a few above the upper quantile leave
+    the interval defined; once a quantile falls on them it is NaN with a warning counting them."""
+    a = np.r_[np.ones(10), np.zeros(90)]
+    b = np.r_[np.ones(2), np.zeros(198)]  # P(resample has 0 ones) = 0.99**200 ~ 13%
+    with pytest.warns(sig.DegenerateSampleWarning, match=r"selection rate is 0 in \d+ of 4000"):
+        low, high = sig.bootstrap_ratio_ci(a, b, n_resamples=4000, random_state=3)
+    assert math.isnan(low) and math.isnan(high)
+    b = np.r_[np.ones(6), np.zeros(194)]  # ~0.2% of resamples have 0 ones: above the 97.5% quantile
+    low, high = sig.bootstrap_ratio_ci(a, b, n_resamples=4000, random_state=3)
+    assert 0 < low < 0.1 / 0.03 < high < np.inf

@@ -48,15 +48,15 @@ for in_group, hand in ((is_black_all, calibration_black), (is_white_all, calibra
 CUT = 5
 flagged = (decile >= CUT).astype(np.int8)
 compas = {}
-for name in ("precision_difference", "false_positive_rate_difference", "equal_opportunity_difference"):
+for name in ("precision_difference", "false_positive_rate_difference", "true_positive_rate_difference"):
     g = gap(name, reoffended, flagged, disadvantaged=is_black_all, advantaged=is_white_all)
     compas[name] = g
 ppv_black, ppv_white = (compas["precision_difference"].disadvantaged.value,
                         compas["precision_difference"].advantaged.value)
 fpr_black, fpr_white = (compas["false_positive_rate_difference"].disadvantaged.value,
                         compas["false_positive_rate_difference"].advantaged.value)
-fnr_black = 1 - compas["equal_opportunity_difference"].disadvantaged.value
-fnr_white = 1 - compas["equal_opportunity_difference"].advantaged.value
+fnr_black = 1 - compas["true_positive_rate_difference"].disadvantaged.value
+fnr_white = 1 - compas["true_positive_rate_difference"].advantaged.value
 ppv_gap = ppv_black - ppv_white
 fpr_gap = fpr_black - fpr_white
 fnr_gap = fnr_black - fnr_white
@@ -148,14 +148,14 @@ print(f"model: mean score {mean_score_black:.3f}/{mean_score_white:.3f} vs base 
 
 # The model's error rates at its own threshold (0.5).
 model_rates = {}
-for name in ("precision_difference", "false_positive_rate_difference", "equal_opportunity_difference"):
+for name in ("precision_difference", "false_positive_rate_difference", "true_positive_rate_difference"):
     model_rates[name] = gap(name, pred.y_true, pred.y_pred, disadvantaged=is_black, advantaged=is_white)
 m_ppv_black = model_rates["precision_difference"].disadvantaged.value
 m_ppv_white = model_rates["precision_difference"].advantaged.value
 m_fpr_black = model_rates["false_positive_rate_difference"].disadvantaged.value
 m_fpr_white = model_rates["false_positive_rate_difference"].advantaged.value
-m_fnr_black = 1 - model_rates["equal_opportunity_difference"].disadvantaged.value
-m_fnr_white = 1 - model_rates["equal_opportunity_difference"].advantaged.value
+m_fnr_black = 1 - model_rates["true_positive_rate_difference"].disadvantaged.value
+m_fnr_white = 1 - model_rates["true_positive_rate_difference"].advantaged.value
 print(f"model at 0.5: PPV {m_ppv_black:.3f}/{m_ppv_white:.3f}  FPR {m_fpr_black:.3f}/{m_fpr_white:.3f}  "
       f"FNR {m_fnr_black:.3f}/{m_fnr_white:.3f}")
 

@@ -14,6 +14,7 @@ from faircode.significance import permutation_test
 
 SEED = 20240611
 audit = load_audit("recidivism-risk")
+print(audit.missing_summary())  # rows dropped for a missing target or race/sex (the manifest says)
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
 y_true, y_pred, y_score = pred.y_true, pred.y_pred, pred.y_score
 
@@ -27,7 +28,7 @@ base_white = float(y_true[is_white].mean())
 # Each gap compares one rate; the rate is a mean over different rows.
 GAPS = {
     "selection_rate": "demographic_parity_difference",  # everyone
-    "true_positive_rate": "equal_opportunity_difference",  # people who did reoffend
+    "true_positive_rate": "true_positive_rate_difference",  # people who did reoffend
     "false_positive_rate": "false_positive_rate_difference",  # people who did not
 }
 
@@ -50,6 +51,15 @@ eo_gap = model["true_positive_rate"]["gap"]
 fpr_gap = model["false_positive_rate"]["gap"]
 for rate_name, r in model.items():
     print(f"{rate_name:20s} Black {r['black']:.3f}  white {r['white']:.3f}  gap {r['gap']:+.3f}")
+
+# Equal opportunity is defined on the favourable outcome (Hardt et al. 2016), which the manifest
+# declares: here not being flagged, so it compares the rate of not being flagged among people
+# who did not reoffend (the true negative rate).
+favourable = audit.manifest.target.favourable
+eod = gap("equal_opportunity_difference", y_true, y_pred, disadvantaged=is_black, advantaged=is_white,
+          favourable=favourable)
+eod_gap, eod_rate = eod.value, eod.disadvantaged.metric
+print(f"favourable outcome: {favourable}; equal opportunity difference ({eod_rate}) {eod_gap:+.3f}")
 
 # The same rates by group from fairlearn's MetricFrame, an independent implementation.
 both = is_black | is_white
@@ -100,7 +110,15 @@ identity_error = max(abs(sr_black - (base_black * tpr_black + (1 - base_black) *
 sr_black_with_white_errors = base_black * tpr_white + (1 - base_black) * fpr_white
 gap_from_base_rates = sr_black_with_white_errors - sr_white
 gap_from_error_rates = dp_gap - gap_from_base_rates
-print(f"gap from base rates {gap_from_base_rates:+.3f}, from error rates {gap_from_error_rates:+.3f}")
+share_from_base_rates = gap_from_base_rates / dp_gap
+# The other reference: the white group's selection rate with the Black group's error rates.
+sr_white_with_black_errors = base_white * tpr_black + (1 - base_white) * fpr_black
+gap_from_base_rates_b = sr_black - sr_white_with_black_errors
+gap_from_error_rates_b = dp_gap - gap_from_base_rates_b
+share_from_base_rates_b = gap_from_base_rates_b / dp_gap
+print(f"white errors held: base rates {gap_from_base_rates:+.3f} ({share_from_base_rates:.0%}), "
+      f"error rates {gap_from_error_rates:+.3f}; Black errors held: base rates "
+      f"{gap_from_base_rates_b:+.3f} ({share_from_base_rates_b:.0%}), error rates {gap_from_error_rates_b:+.3f}")
 
 # Thought experiment 1: a perfect predictor flags exactly the people who reoffended.
 perfect = three_gaps(y_true)
@@ -135,12 +153,21 @@ for slug, attribute in (("recidivism-risk", "race"), ("recidivism-risk", "sex"),
         g = gap(gap_name, p.y_true, p.y_pred, disadvantaged=dis, advantaged=adv)
         row[gap_name] = g.value
         row[rate_name + "_adv"] = g.advantaged.value
+        row[rate_name + "_dis"] = g.disadvantaged.value
     # The part of the selection-rate gap left if both groups had the advantaged group's errors.
     row["from_base_rates"] = (row["base_dis"] * row["true_positive_rate_adv"]
                               + (1 - row["base_dis"]) * row["false_positive_rate_adv"]
                               - row["selection_rate_adv"])
+    # ... and if both groups had the disadvantaged group's errors.
+    row["from_base_rates_dis"] = (row["selection_rate_dis"]
+                                  - row["base_adv"] * row["true_positive_rate_dis"]
+                                  - (1 - row["base_adv"]) * row["false_positive_rate_dis"])
+    row["share_adv"] = row["from_base_rates"] / row["demographic_parity_difference"]
+    row["share_dis"] = row["from_base_rates_dis"] / row["demographic_parity_difference"]
     table.append(row)
     print(row)
+
+signs_agree = all(len({np.sign(r[g]) for g in GAPS.values()}) == 1 for r in table)
 
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.8), sharey=True)
 panels = [(model, "The model (S2 features)"), (perfect, "Perfect prediction"),

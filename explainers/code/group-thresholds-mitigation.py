@@ -24,7 +24,7 @@ white = audit.reference_masks["race"][before.rows] == 1
 
 METRICS = {
     "demographic_parity_difference": "selection rate",
-    "equal_opportunity_difference": "true positive rate",
+    "true_positive_rate_difference": "true positive rate",
     "false_positive_rate_difference": "false positive rate",
     "precision_difference": "precision",
     "accuracy_difference": "accuracy",
@@ -47,8 +47,8 @@ for m, label in METRICS.items():
 # The names the prose cites.
 dp_before = sex_before["demographic_parity_difference"]
 dp_after = sex_after["demographic_parity_difference"]
-eo_before = sex_before["equal_opportunity_difference"]
-eo_after = sex_after["equal_opportunity_difference"]
+eo_before = sex_before["true_positive_rate_difference"]
+eo_after = sex_after["true_positive_rate_difference"]
 fpr_before = sex_before["false_positive_rate_difference"]
 fpr_after = sex_after["false_positive_rate_difference"]
 precision_before = sex_before["precision_difference"]
@@ -97,7 +97,7 @@ print(f"hand-written shuffle test: p = {p_by_hand:.4f} "
 # An independent oracle for the gaps: fairlearn's MetricFrame, group by group.
 sex_label = np.where(women, "Women", np.where(men, "Men", "other"))
 fairlearn_metrics = {"demographic_parity_difference": selection_rate,
-                     "equal_opportunity_difference": true_positive_rate,
+                     "true_positive_rate_difference": true_positive_rate,
                      "false_positive_rate_difference": false_positive_rate}
 largest_gap_discrepancy = 0.0
 for pred, ours in ((before, sex_before), (after, sex_after)):
