@@ -87,6 +87,7 @@ print(f"accuracy {accuracy_before:.4f} -> {accuracy_after:.4f}; "
       f"decisions changed {share_changed:.3%}")
 
 # Is the gap that remains after mitigation distinguishable from zero?
+alpha = 0.05
 report_after = significance_report(after.y_pred[women], after.y_pred[men],
                                    random_state=7)
 p_after = report_after.p_value
