@@ -108,8 +108,8 @@ def mc_percent(value, n: int, digits: int | None = None) -> str:
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
         raise ValueError(f"mc_percent filter: n must be a positive whole number of simulations, got {n!r}")
     se = 100 * max(math.sqrt(x * (1 - x) / n), 1 / n)  # percentage points
-    if digits is None:
-        digits = max(0, -math.floor(math.log10(se)))
+    if digits is None:  # the decimal place of the standard error rounded to one significant digit
+        digits = max(0, -math.floor(math.log10(float(f"{se:.1g}"))))
     return f"{100 * x:.{digits}f}% ± {se:.{digits}f}".replace("-", MINUS)
 
 

@@ -99,6 +99,7 @@ def test_filter_rejects_what_is_not_a_p_value():
         (0.414, 500, "41% ± 2"),  # se = sqrt(.414 * .586 / 500) = 2.2 points
         (0.049, 2000, "4.9% ± 0.5"),  # se = 0.48 points
         (0.0, 2000, "0.00% ± 0.05"),  # a count of zero: the resolution 1 / n
+        (0.05, 500, "5% ± 1"),  # se = 0.97 points rounds to 1: no tenths
     ],
 )
 def test_mc_percent_shows_only_the_digits_the_simulation_supports(share, n, shown):
