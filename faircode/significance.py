@@ -115,7 +115,7 @@ class PermutationTestResult:
         Smallest p-value the method can report: ``1 / (n_permutations + 1)``, 0.0 for exact.
     is_monte_carlo_minimum : bool
         True when no drawn relabelling was as extreme as the data, so ``p_value`` equals
-        ``p_value_floor``; report it as "p < 1/(n_permutations + 1)" (see
+        ``p_value_floor``; report it as "p ≤ 1/(n_permutations + 1)" (see
         :func:`format_p_value`).
     alternative : str
         ``"two-sided"``, ``"less"`` or ``"greater"``.
@@ -133,7 +133,7 @@ class PermutationTestResult:
     null_distribution: np.ndarray | None = field(default=None, compare=False)
 
     def format_p_value(self, *, digits: int = 2) -> str:
-        """The p-value as :func:`format_p_value` prints it (``"p < 1/10,000"`` at the floor)."""
+        """The p-value as :func:`format_p_value` prints it (``"p ≤ 1/10,000"`` at the floor)."""
         return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
 
     def __repr__(self) -> str:
@@ -177,7 +177,7 @@ class SignificanceReport:
     p_value_floor : float
         Smallest reportable p-value (0.0 for exact).
     is_monte_carlo_minimum : bool
-        True when the p-value sits at its Monte Carlo floor ("p < 1/n").
+        True when the p-value sits at its Monte Carlo floor ("p ≤ 1/(m + 1)").
     """
 
     gap: float
@@ -560,7 +560,7 @@ def permutation_test_result(
     extreme as the data (ties within a relative 1e-9 of the outcome scale count as extreme),
     the p-value is ``(b + 1) / (m + 1)`` [2]_: a valid p-value that is never 0. When ``b = 0``
     the result has ``is_monte_carlo_minimum=True`` and should be read and printed as
-    "p < 1/(m + 1)" (:func:`format_p_value`). When ``C(N, n_a)`` is smaller than ``m`` the
+    "p ≤ 1/(m + 1)" (:func:`format_p_value`). When ``C(N, n_a)`` is smaller than ``m`` the
     relabellings repeat and the p-value is slightly conservative [2]_.
 
     **Grouped test.** Whole clusters are relabelled: the groups keep their number of clusters
@@ -644,7 +644,7 @@ def permutation_test(
     """p-value of the permutation test for ``mean(a) - mean(b)``, as a plain float.
 
     Same parameters, conventions, errors and references as :func:`permutation_test_result`;
-    use that function when the report needs to say "p < 1/n" for a Monte Carlo minimum.
+    use that function when the report needs to say "p ≤ 1/(m + 1)" for a Monte Carlo minimum.
 
     Parameters
     ----------
@@ -1328,7 +1328,7 @@ def significance_report(
     -----
     ``small_sample_warning`` is True when a group has fewer than ``SMALL_SAMPLE_THRESHOLD``
     (30) rows: the test stays valid, but the interval and the power are poor. Print the p-value
-    with ``report.format_p_value()`` so a Monte Carlo minimum reads "p < 1/n", never "p = 0".
+    with ``report.format_p_value()`` so a Monte Carlo minimum reads "p ≤ 1/(m + 1)", never "p = 0".
 
     References
     ----------
@@ -1457,15 +1457,19 @@ def adjust_p_values(p_values, *, method: str = "holm") -> np.ndarray:
 
 
 def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
-    """Format a p-value for prose and tables; never prints "p = 0".
+    """Format a p-value for prose and tables; the one convention of the project, never "p = 0".
+
+    The site's ``pvalue`` filter and the results page call this function, so a p-value reads the
+    same in a console, an explainer and the results table.
 
     Parameters
     ----------
     p : float
         p-value in [0, 1], or NaN (an untestable gap).
     floor : float, optional
-        The method's smallest reportable p-value, ``PermutationTestResult.p_value_floor``
-        (``1 / (m + 1)`` for ``m`` Monte Carlo relabellings; 0 or None for exact tests).
+        The method's smallest attainable p-value, ``PermutationTestResult.p_value_floor``:
+        ``1 / (m + 1)`` for ``m`` Monte Carlo relabellings under the ``(b + 1) / (m + 1)``
+        convention; 0 or None for exact tests.
     digits : int, default 2
         Significant digits, ``>= 1``.
 
@@ -1474,12 +1478,15 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     str
         Convention:
 
-        - Monte Carlo minimum (``floor`` given and ``p <= floor``): ``"p < 1/10,000"`` for
-          ``floor = 1/10,000`` (9,999 relabellings, none as extreme as the data), i.e. below
-          the resolution of the resamples drawn;
-        - ``p == 0`` (an exact p-value that underflowed double precision): ``"p < 1e-300"``;
-        - otherwise ``digits`` significant digits: ``"p = 0.032"``, ``"p = 0.50"``,
-          ``"p = 3.2e-07"``;
+        - Monte Carlo minimum (``floor`` given and ``p <= floor``): ``"p ≤ 1/10,000"`` for
+          ``floor = 1/10,000`` (9,999 relabellings, none as extreme as the data). The estimate
+          is then exactly ``1 / (m + 1)`` and the true p-value is at most about that, hence
+          "≤", not "=" (Phipson and Smyth 2010);
+        - ``p == 0`` (an exact p-value that underflowed double precision): ``"p < 10⁻³⁰⁰"``;
+        - ``p >= 0.001``: ``digits`` significant digits in fixed notation: ``"p = 0.032"``,
+          ``"p = 0.50"``, ``"p = 0.0012"``, ``"p = 1.0"``;
+        - ``p < 0.001``: scientific notation with a true minus sign and superscripts,
+          ``"p = 3.2 × 10⁻⁷"``;
         - NaN: ``"p = n/a"``.
 
     Raises
@@ -1489,13 +1496,21 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     ValueError
         ``p`` or ``floor`` outside [0, 1]; ``digits < 1``.
 
+    References
+    ----------
+    Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero: calculating
+    exact p-values when permutations are randomly drawn. *Statistical Applications in Genetics
+    and Molecular Biology* 9(1), article 39.
+
     Examples
     --------
     >>> from faircode.significance import format_p_value
     >>> format_p_value(1 / 10_000, floor=1 / 10_000)
-    'p < 1/10,000'
+    'p ≤ 1/10,000'
     >>> format_p_value(0.0321)
     'p = 0.032'
+    >>> format_p_value(3.2e-7)
+    'p = 3.2 × 10⁻⁷'
     """
     digits = _check_positive_int(digits, "digits")
     p = _check_probability(p, "p")
@@ -1503,14 +1518,25 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
         floor = _check_probability(floor, "floor")
     if math.isnan(p):
         return "p = n/a"
-    if floor and p <= floor * (1 + 1e-12):
+    if floor and p <= floor * (1 + 1e-9):
         reciprocal = 1.0 / floor
         if abs(reciprocal - round(reciprocal)) < 1e-6 * reciprocal:
-            return f"p < 1/{round(reciprocal):,}"
-        return f"p < {floor:#.{digits}g}"
+            return f"p \u2264 1/{round(reciprocal):,}"
+        return f"p \u2264 {_p_digits(floor, digits)}"
     if p == 0.0:
-        return "p < 1e-300"
-    return f"p = {p:#.{digits}g}"
+        return "p < 10\u207b\u00b3\u2070\u2070"  # smaller than any positive double
+    return f"p = {_p_digits(p, digits)}"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _p_digits(p: float, digits: int) -> str:
+    """``digits`` significant digits; fixed notation from 0.001 up, ``m.m × 10⁻ᵉ`` below."""
+    if p >= 0.001:
+        return f"{p:#.{digits}g}".rstrip(".")  # "#" keeps the trailing zero of "0.50"
+    mantissa, exponent = f"{p:.{digits - 1}e}".split("e")
+    return f"{mantissa} \u00d7 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def _check_probability(value, name: str) -> float:

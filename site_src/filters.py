@@ -8,9 +8,11 @@ shown in percentage points.
 from __future__ import annotations
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 from jinja2 import Undefined
+
+from faircode.significance import format_p_value
 
 MINUS = "\u2212"
 
@@ -73,31 +75,43 @@ def interval(value, digits: int = 1, unit: str = "pp") -> str:
 
 
 def pvalue(value, n_resamples: int | None = None) -> str:
-    """A p-value as readers should see it; never ``p = 0``.
+    """A p-value as :func:`faircode.significance.format_p_value` prints it; never ``p = 0``.
 
-    With ``n_resamples`` (a Monte Carlo p-value under the (b + 1) / (m + 1) convention), a p at
-    its floor 1 / (m + 1) means no resample was as extreme, shown as ``p < 1/m``. Otherwise
-    ``p = 0.034``, ``p = 0.0012`` or, below 0.001, scientific notation ``p = 2.1 × 10⁻⁹``.
+    ``n_resamples`` is the number ``m`` of Monte Carlo relabellings behind the p-value, whose
+    smallest value under the ``(b + 1) / (m + 1)`` convention is ``1 / (m + 1)``: a p at that
+    floor (no relabelling as extreme) reads ``p ≤ 1/(m + 1)``, e.g. ``p ≤ 1/2,001`` for 2,000
+    shuffles. Without it the p-value is exact: ``p = 0.034``, ``p = 0.0012``, ``p = 2.1 × 10⁻⁹``.
     """
     p = _num(value, "pvalue")
-    if not 0 <= p <= 1 or math.isnan(p):
+    if not 0 <= p <= 1:
         raise ValueError(f"pvalue filter expects a p-value in [0, 1], got {p!r}")
+    floor = None
     if n_resamples is not None:
-        m = int(n_resamples)
-        if p <= 1 / (m + 1) * (1 + 1e-9):
-            return f"p < 1/{m:,}"
-    if p == 0:
-        return "p < 10⁻³⁰⁰"  # an exact p that underflowed: smaller than any double
-    if p == 1:
-        return "p = 1"
-    if p >= 0.01:
-        return f"p = {p:.3f}"
-    if p >= 0.001:
-        return f"p = {p:.2g}"
-    exponent = math.floor(math.log10(p))
-    mantissa = p / 10**exponent
-    sup = str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"p = {mantissa:.1f} × 10{sup}"
+        if isinstance(n_resamples, bool) or not isinstance(n_resamples, Integral) or n_resamples < 1:
+            raise ValueError(f"pvalue filter: n_resamples must be a positive whole number of resamples, "
+                             f"got {n_resamples!r}")
+        floor = 1 / (int(n_resamples) + 1)
+    return format_p_value(p, floor=floor)
 
 
-FILTERS = {"number": number, "percent": percent, "gap": gap, "signed": signed, "interval": interval, "pvalue": pvalue}
+def mc_percent(value, n: int, digits: int | None = None) -> str:
+    """A Monte Carlo proportion (a share of ``n`` simulated audits or resamples) with its standard error.
+
+    The standard error is ``sqrt(x (1 - x) / n)`` (at least ``1 / n``, the resolution of a count
+    out of ``n``); the share is shown to the decimal place of the standard error's leading digit,
+    so no digit is printed that the simulation cannot support: ``0.414`` from 500 subsamples ->
+    ``41% ± 2``, ``0.049`` from 2,000 -> ``4.9% ± 0.5``. ``digits`` overrides the decimals.
+    """
+    x = _num(value, "mc_percent")
+    if not 0 <= x <= 1:
+        raise ValueError(f"mc_percent filter expects a share in [0, 1], got {x!r}")
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+        raise ValueError(f"mc_percent filter: n must be a positive whole number of simulations, got {n!r}")
+    se = 100 * max(math.sqrt(x * (1 - x) / n), 1 / n)  # percentage points
+    if digits is None:  # the decimal place of the standard error rounded to one significant digit
+        digits = max(0, -math.floor(math.log10(float(f"{se:.1g}"))))
+    return f"{100 * x:.{digits}f}% ± {se:.{digits}f}".replace("-", MINUS)
+
+
+FILTERS = {"number": number, "percent": percent, "gap": gap, "signed": signed, "interval": interval, "pvalue": pvalue,
+           "mc_percent": mc_percent}

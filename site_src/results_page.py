@@ -247,7 +247,7 @@ def _cell(key: str, row: dict) -> str:
         return f'<td data-value=""{tip}>—</td>'
     raw = float(value)
     if key in ("p_value", "q_value"):
-        text = pvalue_text(raw).removeprefix("p = ").replace("p < ", "< ")
+        text = pvalue_text(raw).removeprefix("p = ").removeprefix("p ")
     elif key == "gap":
         text = _num(raw, ratio)
     else:

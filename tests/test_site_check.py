@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from site_src.check import _bare_tokens
-from site_src.filters import gap, interval, number, percent, pvalue
+from site_src.filters import gap, interval, number, percent
 
 
 @pytest.mark.parametrize("text, bare", [
@@ -41,23 +41,9 @@ def test_filters_format_rates_gaps_and_intervals():
     assert number(6513) == "6,513"
 
 
-@pytest.mark.parametrize("p, n, shown", [
-    (1 / 2001, 2000, "p < 1/2,000"),  # a Monte Carlo p at its floor (b + 1) / (m + 1)
-    (0.2, None, "p = 0.200"),
-    (0.0342, None, "p = 0.034"),
-    (0.0012, None, "p = 0.0012"),
-    (9.085e-26, None, "p = 9.1 × 10⁻²⁶"),
-    (1.0, None, "p = 1"),
-])
-def test_pvalue_never_prints_zero(p, n, shown):
-    assert pvalue(p, n) == shown
-
-
 def test_filters_name_what_they_expected():
     with pytest.raises(TypeError, match="percent filter expects a number"):
         percent("high")
-    with pytest.raises(ValueError, match="p-value in \\[0, 1\\]"):
-        pvalue(1.5)
 
 
 def _explainer(tmp_path, prose: str):

@@ -123,13 +123,39 @@ for size in (50, n_small, 1000):
         n_degenerate += any(issubclass(w.category, DegenerateSampleWarning) for w in caught)
     coverage.append({"rows": size, "percentile": hits["percentile"] / n_audits,
                      "bca": hits["bca"] / n_audits, "median_width": float(np.median(widths)),
-                     "degenerate": n_degenerate / n_audits})
+                     "degenerate": n_degenerate / n_audits,
+                     # women flagged in an audit of this size, on average: what coverage follows
+                     "expected_flagged_women": size * float(is_female.mean()) * rate_female})
     if size == n_small:
         first_intervals = drawn[:50]
     print(coverage[-1])
 coverage_small = coverage[1]
 coverage_se = float(np.sqrt(level * (1 - level) / n_audits))  # Monte Carlo error of a coverage
 coverage_tiny = coverage[0]
+# Which sizes keep the promise within two Monte Carlo standard errors?
+kept_sizes = [f"{row['rows']:,}" for row in coverage if row["percentile"] >= level - 2 * coverage_se]
+missed_sizes = [f"{row['rows']:,}" for row in coverage if row["percentile"] < level - 2 * coverage_se]
+
+# Coverage follows the expected number of positives per group, not the number of rows: made-up
+# populations with fixed group sizes and true rates. Resampling 0/1 rows is all that matters
+# here, so each audit is drawn directly as two groups of Bernoulli outcomes.
+n_audits_rare = 1000
+rare = []
+for n_a, n_b, rate_a, rate_b in ((20, 200, 0.05, 0.10), (20, 200, 0.50, 0.40),
+                                 (200, 2000, 0.05, 0.10)):
+    covered = 0
+    for k in range(n_audits_rare):
+        a = (rng.random(n_a) < rate_a).astype(float)
+        b = (rng.random(n_b) < rate_b).astype(float)
+        with warnings.catch_warnings():
+            # An audit with no positive in a group is expected here: it is the point.
+            warnings.simplefilter("ignore", DegenerateSampleWarning)
+            low, high = bootstrap_ci(a, b, n_resamples=2000, method="percentile",
+                                     confidence_level=level, random_state=k)
+        covered += bool(low <= rate_a - rate_b <= high)
+    rare.append({"n_a": n_a, "n_b": n_b, "rate_a": rate_a, "rate_b": rate_b,
+                 "expected_positives_a": n_a * rate_a, "coverage": covered / n_audits_rare})
+    print(rare[-1])
 n_shown = len(first_intervals)
 n_shown_missed = sum(not (low <= population_gap <= high) for low, high in first_intervals)
 

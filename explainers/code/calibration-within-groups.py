@@ -35,6 +35,9 @@ calibration_black = [row["black"] for row in by_decile]
 calibration_white = [row["white"] for row in by_decile]
 ALPHA = 0.05
 n_deciles_below_alpha = sum(row["p"] < ALPHA for row in by_decile)
+close_band = 0.1  # "similar rates": within ten percentage points
+n_close = sum(abs(row["gap"]) < close_band for row in by_decile)
+largest_gap_row = max(by_decile, key=lambda row: abs(row["gap"]))
 chance_at_least_one = 1 - (1 - ALPHA) ** len(by_decile)  # if the ten tests were independent
 
 # scikit-learn's calibration_curve on the same data: decile d is the bin [(d-1)/10, d/10).

@@ -121,6 +121,7 @@ for scale in (1, 5, 25, 125):
 
 # How often would a 200-row audit of these group sizes land on the wrong side of four-fifths?
 pooled_approval = float(approved[both].mean())
+n_file = len(audit.df)  # applicants in the whole German Credit file
 n_sim = 100000
 no_gap = (rng.binomial(n_young, pooled_approval, n_sim) / n_young) / (
     rng.binomial(n_older, pooled_approval, n_sim) / n_older)
@@ -151,6 +152,9 @@ for slug, attribute, outcome in (("german-credit", "sex", "rated a good risk"),
                    "rate_dis": fav.disadvantaged.value, "rate_adv": fav.advantaged.value,
                    "ratio": fav.value, "low": float(low), "high": float(high)})
     print(others[-1])
+
+# "On the two larger audits ... say which side each one is on": both intervals clear the line.
+larger_audits_clear_of_line = all(o["high"] < FOUR_FIFTHS or o["low"] > FOUR_FIFTHS for o in others[1:])
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
 left.hist(boot_favourable, bins=40, color="#7986cb", edgecolor="white")

@@ -69,10 +69,25 @@ share_changed = float(changed.mean())
 women_now_flagged = int(np.sum(changed & women & (after.y_pred == 1)))
 men_now_cleared = int(np.sum(changed & men & (after.y_pred == 0)))
 n_women, n_men = int(women.sum()), int(men.sum())
+# The lowest score at which each group is flagged under S3 (the figure's left panel).
+lowest_flagged_women = float(after.y_score[women & (after.y_pred == 1)].min())
+lowest_flagged_men = float(after.y_score[men & (after.y_pred == 1)].min())
+
+# selection rate = base rate x TPR + (1 - base rate) x FPR in every group: with equal TPR and
+# FPR, two groups' selection rates differ by (base-rate gap) x (TPR - FPR), zero only when
+# TPR = FPR (a classifier no better than chance).
+identity_error = 0.0
+for pred in (before, after):
+    for group in (women, men):
+        y_t, y_p = pred.y_true[group], pred.y_pred[group]
+        base, tpr, fpr = y_t.mean(), y_p[y_t == 1].mean(), y_p[y_t == 0].mean()
+        identity_error = max(identity_error,
+                             abs(y_p.mean() - (base * tpr + (1 - base) * fpr)))
 print(f"accuracy {accuracy_before:.4f} -> {accuracy_after:.4f}; "
       f"decisions changed {share_changed:.3%}")
 
 # Is the gap that remains after mitigation distinguishable from zero?
+alpha = 0.05
 report_after = significance_report(after.y_pred[women], after.y_pred[men],
                                    random_state=7)
 p_after = report_after.p_value

@@ -61,6 +61,37 @@ def auc_by_hand(labels, score):
 score_s1, auc_s1 = sex_auc(feature_columns(audit, "S1"))
 score_s2, auc_s2 = sex_auc(feature_columns(audit, "S2"))
 truth = is_woman[audit.test]
+
+
+def auc_standard_error(labels, score):
+    """DeLong, DeLong and Clarke-Pearson's (1988) standard error of an AUC over these rows.
+
+    Each woman's placement is the share of men she outscores (ties half), each man's the share
+    of women who outscore him; the AUC is their mean, and its variance is the sum of the two
+    placement variances over the group sizes. Midranks give the placements without pairs.
+    """
+    pos, neg = score[labels == 1], score[labels == 0]
+    all_ranks = rankdata(np.concatenate([pos, neg]))
+    placement_pos = (all_ranks[:pos.size] - rankdata(pos)) / neg.size
+    placement_neg = 1 - (all_ranks[pos.size:] - rankdata(neg)) / pos.size
+    variance = (placement_pos.var(ddof=1) / pos.size
+                + placement_neg.var(ddof=1) / neg.size)
+    return float(np.sqrt(variance))
+
+
+auc_s1_se = auc_standard_error(truth, score_s1)
+auc_s2_se = auc_standard_error(truth, score_s2)
+# The formula against a bootstrap of the test rows (women and men resampled separately).
+rng = np.random.default_rng(seed)
+women_rows, men_rows = np.flatnonzero(truth == 1), np.flatnonzero(truth == 0)
+boot_aucs = []
+for _ in range(200):
+    rows_b = np.concatenate([rng.choice(women_rows, women_rows.size),
+                             rng.choice(men_rows, men_rows.size)])
+    boot_aucs.append(roc_auc_score(truth[rows_b], score_s1[rows_b]))
+auc_s1_se_boot = float(np.std(boot_aucs, ddof=1))
+print(f"S1 probe AUC standard error: DeLong {auc_s1_se:.4f}, "
+      f"bootstrap {auc_s1_se_boot:.4f}")
 auc_s1_by_hand = auc_by_hand(truth, score_s1)
 auc_s2_by_hand = auc_by_hand(truth, score_s2)
 print(f"predicting sex: AUC {auc_s1:.4f} from S1's features, "

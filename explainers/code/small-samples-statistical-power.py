@@ -110,6 +110,7 @@ for slug in ("german-credit", "benefits-denial"):
         # Power on the audit's own test split, by simulation with its real group sizes.
         key = round(gap * 100)
         info[f"power_test_{key}"] = simulated_power(p_a, base_rate, info["n_a"], info["n_b"], n_sims, rng)
+        info[f"power_test_closed_{key}"] = normal_power(p_a, base_rate, info["n_a"], info["n_b"], alpha)
         if info["n_test"] <= max_enumerated:
             info[f"power_test_exact_{key}"] = enumerated_power(p_a, base_rate, info["n_a"], info["n_b"], alpha)
         # Rows needed for the target power (closed form, continuous in the number of rows).

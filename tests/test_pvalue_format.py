@@ -1,0 +1,109 @@
+"""The project's one p-value convention: ``faircode.significance.format_p_value`` decides, and the
+site's ``pvalue`` filter and results page print exactly what it decides (issue 12, statement 7)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from faircode.significance import format_p_value, permutation_test_result
+from site_src.filters import mc_percent, pvalue
+from site_src.results_page import _cell
+
+HYPOTHESIS = settings(max_examples=200, deadline=None, database=None, derandomize=True)
+
+
+@pytest.mark.parametrize(
+    ("p", "floor", "expected"),
+    [
+        (1 / 10_000, 1 / 10_000, "p ≤ 1/10,000"),  # 9,999 relabellings, none as extreme
+        (1 / 2001, 1 / 2001, "p ≤ 1/2,001"),  # 2,000 relabellings
+        (0.0321, None, "p = 0.032"),  # two significant digits
+        (0.5, 1 / 10_000, "p = 0.50"),  # the trailing zero is a significant digit
+        (0.2, None, "p = 0.20"),
+        (0.0012, None, "p = 0.0012"),  # fixed notation down to 0.001
+        (1.0, None, "p = 1.0"),
+        (3.2e-7, 0.0, "p = 3.2 × 10⁻⁷"),  # below 0.001: superscript exponent, true minus sign
+        (9.085e-26, None, "p = 9.1 × 10⁻²⁶"),
+        (0.0, 0.0, "p < 10⁻³⁰⁰"),  # an exact p that underflowed
+        (float("nan"), None, "p = n/a"),
+    ],
+)
+def test_format_p_value_convention(p, floor, expected):
+    assert format_p_value(p, floor=floor) == expected
+
+
+@pytest.mark.parametrize("m", [99, 999, 2000, 9999])
+def test_floor_text_is_one_over_m_plus_one_for_m_permutations(m):
+    # Two groups that no relabelling can separate further: none of the m shuffles is as extreme,
+    # so the Phipson-Smyth estimate (b + 1) / (m + 1) is 1 / (m + 1), and both the library and
+    # the site say "p ≤ 1/(m + 1)".
+    a, b = np.arange(100.0, 140.0), np.arange(0.0, 40.0)
+    res = permutation_test_result(a, b, n_permutations=m, random_state=0)
+    assert res.is_monte_carlo_minimum
+    expected = f"p ≤ 1/{m + 1:,}"
+    assert res.format_p_value() == expected
+    assert pvalue(res.p_value, m) == expected
+
+
+@HYPOTHESIS
+@given(p=st.floats(0, 1), m=st.one_of(st.none(), st.integers(1, 10**6)))
+def test_site_filter_prints_what_the_library_decides(p, m):
+    floor = None if m is None else 1 / (m + 1)
+    if m is not None:
+        p = max(p, floor)  # a Monte Carlo p-value is never below its floor
+    assert pvalue(p, m) == format_p_value(p, floor=floor)
+
+
+@HYPOTHESIS
+@given(p=st.floats(0, 1), m=st.integers(1, 10**6))
+def test_never_prints_zero_and_keeps_two_significant_digits(p, m):
+    p = max(p, 1 / (m + 1))
+    text = format_p_value(p, floor=1 / (m + 1))
+    if text.startswith("p ≤ 1/"):
+        assert int(text[len("p ≤ 1/"):].replace(",", "")) == m + 1
+        return
+    shown = text.removeprefix("p = ")
+    if "×" in shown:
+        mantissa, power = shown.split(" × 10")
+        exponent = int(power.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+        value = float(mantissa) * 10.0**exponent
+        assert len(mantissa.replace(".", "")) == 2
+    else:
+        value = float(shown)
+        assert len(shown.replace(".", "").lstrip("0")) == 2
+    assert value > 0
+    assert value == pytest.approx(p, rel=0.06)  # rounding to two significant digits
+
+
+def test_results_page_prints_the_same_p_value():
+    for p, shown in ((0.0321, "0.032"), (3.2e-7, "3.2 × 10⁻⁷"), (0.0, "&lt; 10⁻³⁰⁰")):
+        row = {"metric": "demographic_parity_difference", "p_value": p}
+        assert _cell("p_value", row).endswith(f">{shown}</td>")
+
+
+def test_filter_rejects_what_is_not_a_p_value():
+    with pytest.raises(ValueError, match=r"p-value in \[0, 1\]"):
+        pvalue(1.5)
+    with pytest.raises(ValueError, match="n_resamples must be a positive whole number"):
+        pvalue(0.5, 0)
+
+
+@pytest.mark.parametrize(
+    ("share", "n", "shown"),
+    [
+        (0.414, 500, "41% ± 2"),  # se = sqrt(.414 * .586 / 500) = 2.2 points
+        (0.049, 2000, "4.9% ± 0.5"),  # se = 0.48 points
+        (0.0, 2000, "0.00% ± 0.05"),  # a count of zero: the resolution 1 / n
+        (0.05, 500, "5% ± 1"),  # se = 0.97 points rounds to 1: no tenths
+    ],
+)
+def test_mc_percent_shows_only_the_digits_the_simulation_supports(share, n, shown):
+    assert mc_percent(share, n) == shown
+    se = 100 * max(math.sqrt(share * (1 - share) / n), 1 / n)
+    printed_se = float(shown.split("± ")[1])
+    assert printed_se == pytest.approx(se, rel=0.25)
