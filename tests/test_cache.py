@@ -165,8 +165,8 @@ def test_inputs_are_validated_with_the_field_named(tmp_path):
     with pytest.raises(ConfigError) as info:
         collect(root / "explainers")
     msg = str(info.value)
-    assert "inputs.0: Value error, must stay inside the repository (no '..')" in msg
-    assert "inputs.1: Value error, must be relative to the repository root" in msg
+    assert "inputs.0: must stay inside the repository (no '..')" in msg
+    assert "inputs.1: must be relative to the repository root" in msg
     assert "inputs.3: String should have at least 1 character" in msg
     assert ("explainers/missing-input.md: front matter: inputs: 'data/none.db' does not exist "
             "(paths are relative to the repository root)") in msg
