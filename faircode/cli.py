@@ -24,8 +24,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "benchmark",
         help="run every audit x strategy x model x attribute x metric and write results/",
         description=(
-            "Run the fairness benchmark and write results_fairness.csv and "
-            "results_performance.csv (byte-identical on rerun). Writing a subset replaces "
+            "Run the fairness benchmark and write results_fairness.csv, "
+            "results_performance.csv and results_by_group.csv (byte-identical on rerun). Writing a subset replaces "
             "the files with that subset; --check compares a subset with its committed rows."
         ),
     )
@@ -46,7 +46,7 @@ def _benchmark(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from faircode.benchmark import compare_results, merge_results, run_benchmark, write_results
+    from faircode.benchmark import compare_results, merge_by_group, merge_results, run_benchmark, write_results
 
     console = Console()
     if args.backend == "dask" and not args.scheduler:
@@ -54,7 +54,7 @@ def _benchmark(args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     try:
-        fairness, performance = run_benchmark(
+        fairness, performance, by_group = run_benchmark(
             audits=args.audit,
             strategies=args.strategy,
             models=args.model,
@@ -62,6 +62,7 @@ def _benchmark(args: argparse.Namespace) -> int:
             backend=args.backend,
             scheduler=args.scheduler,
             progress=not args.no_progress,
+            return_by_group=True,
         )
     except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest
         # Name the flag the user typed, not the library's argument.
@@ -77,24 +78,26 @@ def _benchmark(args: argparse.Namespace) -> int:
         if args.audit or args.strategy or args.model:
             # A partial run updates its own rows of the committed tables, never truncates them.
             fairness, performance = merge_results(fairness, performance, args.output)
-        paths = write_results(fairness, performance, args.output)
+            by_group = merge_by_group(by_group, args.output)
+        paths = write_results(fairness, performance, args.output, by_group=by_group)
         console.print(
-            f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows and {len(performance)} "
-            f"performance rows to {paths[0].parent} in {elapsed:.1f} s"
+            f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows, {len(performance)} "
+            f"performance rows and {len(by_group)} by-group rows to {paths[0].parent} in {elapsed:.1f} s"
         )
         return 0
     try:
-        diffs = compare_results(fairness, performance, args.output)
+        diffs = compare_results(fairness, performance, args.output, by_group=by_group)
     except FileNotFoundError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
     if diffs.empty:
-        console.print(f"results reproduce: {len(fairness)} fairness rows identical ({elapsed:.1f} s)")
+        console.print(f"results reproduce: {len(fairness)} fairness rows and {len(by_group)} by-group rows "
+                      f"identical ({elapsed:.1f} s)")
         return 0
     table = Table(title=f"{len(diffs)} cells differ from the committed results in {args.output}")
     for col in ("file", "row", "column", "committed", "current"):
         table.add_column(col, overflow="fold")
-    key = ["audit", "strategy", "model", "attribute", "metric"]
+    key = ["audit", "strategy", "model", "attribute", "group", "metric"]
     for row in diffs.to_dict("records"):
         ident = " ".join(str(row[k]) for k in key if row[k])
         table.add_row(row["file"], ident, row["column"], str(row["committed"]), str(row["current"]))

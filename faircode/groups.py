@@ -37,7 +37,9 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -120,6 +122,7 @@ class GroupLabels:
                 f"in no group: {int(pd.isna(self.labels).sum())})")
 
 
+@functools.lru_cache(maxsize=64)
 def group_labels(audit: Audit, name: str) -> GroupLabels:
     """Each row's group for an attribute or intersection declared in the manifest's ``groups:``.
 
@@ -134,7 +137,8 @@ def group_labels(audit: Audit, name: str) -> GroupLabels:
     Returns
     -------
     GroupLabels
-        ``labels[audit.test]`` are the test rows' groups.
+        ``labels[audit.test]`` are the test rows' groups. Cached per (audit, name): the same
+        read-only object on every call.
 
     Raises
     ------
@@ -164,6 +168,7 @@ def group_labels(audit: Audit, name: str) -> GroupLabels:
     present = np.all([pd.notna(p.labels) for p in parts], axis=0)
     joined = [INTERSECTION_SEPARATOR.join(map(str, combo)) for combo in zip(*(p.labels[present] for p in parts))]
     labels[present] = joined
+    labels.setflags(write=False)
     groups = tuple(INTERSECTION_SEPARATOR.join(c) for c in itertools.product(*(p.groups for p in parts)))
     reference = INTERSECTION_SEPARATOR.join(
         _display(declared[a], str(r)) for a, r in zip(item.attributes, item.reference)
@@ -193,6 +198,7 @@ def _attribute_labels(audit: Audit, attr) -> GroupLabels:
     missing = int(col.isna().sum())
     if missing:
         notes.append(f"{attr.name}: {missing} row(s) with a missing {attr.column!r} left out")
+    labels.setflags(write=False)
     groups = tuple(_display(attr, g) for g in attr.group_names)
     return GroupLabels(attr.name, "attribute", labels, groups, _display(attr, str(attr.reference)), tuple(notes))
 
@@ -273,18 +279,19 @@ def metric_by_group(metric: str, y_true, y_pred, groups, *, favourable: str) -> 
     [1.0, 0.0]
     """
     o = group_rate_outcomes(metric, y_true, y_pred, favourable=favourable)
-    labels = _as_groups(groups, o.outcome.size)
-    in_group = pd.notna(labels)
-    frame = pd.DataFrame({"group": labels[in_group], "outcome": o.outcome[in_group], "row": o.rows[in_group]})
-    present = sorted(frame["group"].unique())
-    used = frame[frame["row"]]
-    n_outcome = used.groupby("group")["outcome"].sum().reindex(present, fill_value=0).astype(int)
-    n_group = used.groupby("group")["outcome"].size().reindex(present, fill_value=0).astype(int)
+    codes, names = _group_codes(groups, o.outcome.size)
+    return _rates_table(metric, o, codes, names)
+
+
+def _rates_table(metric: str, o: RateOutcomes, codes: np.ndarray, names: np.ndarray) -> pd.DataFrame:
+    used = o.rows & (codes >= 0)
+    n_outcome = np.bincount(codes[used], weights=o.outcome[used], minlength=names.size).round().astype(int)
+    n_group = np.bincount(codes[used], minlength=names.size)
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = n_outcome / n_group.where(n_group > 0)
-    out = pd.DataFrame({"value": value.astype(float), "n_outcome": n_outcome, "n_group": n_group})
+        value = np.where(n_group > 0, n_outcome / n_group, np.nan)
+    out = pd.DataFrame({"value": value, "n_outcome": n_outcome, "n_group": n_group},
+                       index=pd.Index(names, name="group"))
     out["reason"] = np.where(n_group > 0, "", _EMPTY_REASON[metric])
-    out.index.name = "group"
     return out
 
 
@@ -325,7 +332,8 @@ class GroupComparison:
     max_gap_test : MaxGapTestResult or None
         :func:`faircode.significance.max_gap_test` over ``compared``.
     pairwise : tuple of PairwiseComparison
-        Every pair of ``compared``, Holm-adjusted over the pairs.
+        Every pair of ``compared``, Holm-adjusted over the pairs (empty with
+        ``all_pairs=False``).
     reason : str
         Why a summary or the tests against the reference are undefined; empty otherwise
         (the groups left out as small are `small_groups`).
@@ -369,6 +377,7 @@ def compare_groups(
     confidence_level: float = 0.95,
     n_permutations: int = 9999,
     random_state=None,
+    all_pairs: bool = True,
 ) -> GroupComparison:
     """Compare one rate across every group: values, intervals, summaries and tests.
 
@@ -397,6 +406,9 @@ def compare_groups(
         Relabellings of the max-gap test.
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
         Seed of the max-gap test (the pairwise tests of 0/1 outcomes are exact).
+    all_pairs : bool, default True
+        Test every pair of compared groups (``pairwise``); False leaves ``pairwise`` empty
+        (the benchmark reports only the comparisons with the reference).
 
     Returns
     -------
@@ -441,24 +453,27 @@ def compare_groups(
     """
     if isinstance(min_size, (bool, np.bool_)) or not isinstance(min_size, (int, np.integer)) or min_size < 1:
         raise ValueError(f"`min_size` must be a positive integer; got {min_size!r}")
-    table = metric_by_group(metric, y_true, y_pred, groups, favourable=favourable)
+    o = group_rate_outcomes(metric, y_true, y_pred, favourable=favourable)
+    codes, names = _group_codes(groups, o.outcome.size)
     if order is not None:
         order = [str(g) for g in order]
-        missing = [g for g in table.index if g not in order]
+        missing = [g for g in names if g not in order]
         if missing:
             raise ValueError(f"`order` must list every group present; it misses {missing}")
-        table = table.reindex(order)
-        empty = table["n_group"].isna()
-        table.loc[empty, ["n_outcome", "n_group"]] = 0
-        table.loc[empty, "reason"] = _EMPTY_REASON[metric]
-        table[["n_outcome", "n_group"]] = table[["n_outcome", "n_group"]].astype(int)
+        # Recode so that code i is order[i]; declared groups without rows get no code.
+        position = {g: i for i, g in enumerate(order)}
+        remap = np.array([position[g] for g in names], dtype=np.int64)
+        codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+        names = np.array(order, dtype=object)
+    table = _rates_table(metric, o, codes, names)
     if reference is not None and reference not in table.index:
         raise ValueError(f"`reference` must be one of the groups {list(table.index)}; got {reference!r}")
     low, high = wilson_interval(table["n_outcome"].to_numpy(), table["n_group"].to_numpy(),
                                 confidence_level=confidence_level)
     table["ci_low"], table["ci_high"] = low, high
     table["small_cell"] = table["n_group"] < min_size
-    compared = tuple(g for g in table.index if not table.at[g, "small_cell"])
+    eligible = ~table["small_cell"].to_numpy()
+    compared = tuple(names[eligible])
     notes = []
 
     # Descriptive comparisons with the reference hold for every group with a rate...
@@ -468,11 +483,6 @@ def compare_groups(
         table["ratio_vs_reference"] = table["value"] / ref_value if ref_value else np.nan
     table["p_value_vs_reference"] = np.nan
     table["p_value_vs_reference_holm"] = np.nan
-
-    o = group_rate_outcomes(metric, y_true, y_pred, favourable=favourable)
-    labels = _as_groups(groups, o.outcome.size)
-    keep = o.rows & np.isin(labels.astype(str), list(compared)) & pd.notna(labels)
-    outcome, kept_labels = o.outcome[keep], labels[keep].astype(str)
 
     difference = ratio = np.nan
     high_group = low_group = None
@@ -488,13 +498,22 @@ def compare_groups(
             ratio = float(values.min() / values.max())
         else:
             notes.append("ratio undefined: every compared group's rate is 0")
-        test = max_gap_test(outcome, kept_labels, n_permutations=n_permutations, random_state=random_state)
-        pairs = pairwise_tests(outcome, kept_labels)
+        # The tests see integer codes (fast to sort) of the compared groups' rows only.
+        keep = o.rows & (codes >= 0)
+        keep[keep] = eligible[codes[keep]]
+        outcome, kept = o.outcome[keep], codes[keep]
+        test = max_gap_test(outcome, kept, n_permutations=n_permutations, random_state=random_state)
+        test = dataclasses.replace(test, groups=tuple(names[list(test.groups)]),
+                                   high_group=names[test.high_group], low_group=names[test.low_group])
+        if all_pairs:
+            pairs = tuple(dataclasses.replace(c, group_a=names[c.group_a], group_b=names[c.group_b])
+                          for c in pairwise_tests(outcome, kept))
         # ...while tests against it are only run when the reference itself is large enough.
         if reference is not None and reference in compared:
-            for c in pairwise_tests(outcome, kept_labels, reference=reference):
-                table.at[c.group_a, "p_value_vs_reference"] = c.p_value
-                table.at[c.group_a, "p_value_vs_reference_holm"] = c.p_value_adjusted
+            ref_code = int(np.flatnonzero(names == reference)[0])
+            for c in pairwise_tests(outcome, kept, reference=ref_code):
+                table.at[names[c.group_a], "p_value_vs_reference"] = c.p_value
+                table.at[names[c.group_a], "p_value_vs_reference_holm"] = c.p_value_adjusted
         elif reference is not None:
             notes.append(f"the reference group {reference} has fewer than {min_size} rows: no test against it")
     return GroupComparison(
@@ -521,10 +540,10 @@ def _check_favourable(favourable: str) -> str:
     return favourable
 
 
-def _as_groups(groups, n: int) -> np.ndarray:
+def _group_codes(groups, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(code per row, -1 for no group; the group names as text, sorted)."""
     labels = np.asarray(groups, dtype=object)
     if labels.ndim != 1 or labels.size != n:
         raise ValueError(f"`groups` must hold one label per row ({n}); got shape {labels.shape}")
-    out = labels.copy()
-    out[pd.isna(labels)] = None
-    return out
+    codes, names = pd.factorize(labels, sort=True, use_na_sentinel=True)
+    return codes.astype(np.int64), np.asarray([str(g) for g in names], dtype=object)

@@ -1658,8 +1658,9 @@ def wilson_interval(count, nobs, *, confidence_level: float = 0.95) -> Confidenc
         denom = 1 + z * z / n
         center = (p + z * z / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    low = np.where(n > 0, np.clip(center - half, 0.0, 1.0), np.nan)
-    high = np.where(n > 0, np.clip(center + half, 0.0, 1.0), np.nan)
+    # At a rate of 0 (or 1) the bound is exactly 0 (or 1); the formula leaves rounding noise.
+    low = np.where(n > 0, np.where(k == 0, 0.0, np.clip(center - half, 0.0, 1.0)), np.nan)
+    high = np.where(n > 0, np.where(k == n, 1.0, np.clip(center + half, 0.0, 1.0)), np.nan)
     if low.ndim == 0:
         return ConfidenceInterval(float(low), float(high))
     return ConfidenceInterval(low, high)
