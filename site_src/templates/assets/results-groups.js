@@ -1,4 +1,5 @@
 // Filters for the by-group table of the results explorer (results/index.md, site_src/results_page.py).
+// Its own data-group-filter attributes keep it apart from the main table's filters and script.
 // The table is complete HTML without this script; the script shows one comparison at a time (the
 // selects start on the data-default values), so a reader sees every group of one attribute and rate.
 (function () {
@@ -9,8 +10,8 @@
     if (!table || table.dataset.fcReady) return;
     table.dataset.fcReady = "true";
     var panel = table.closest(".fc-groups").querySelector(".fc-filters");
-    var selects = Array.prototype.slice.call(panel.querySelectorAll("select[data-filter]"));
-    var count = panel.querySelector(".fc-count");
+    var selects = Array.prototype.slice.call(panel.querySelectorAll("select[data-group-filter]"));
+    var count = panel.querySelector(".fc-group-count");
     var rows = Array.prototype.slice.call(table.tBodies[0].rows);
     panel.hidden = false;
 
@@ -18,7 +19,7 @@
       var shown = 0;
       rows.forEach(function (row) {
         var keep = selects.every(function (s) {
-          return !s.value || row.dataset[s.dataset.filter] === s.value;
+          return !s.value || row.dataset[s.dataset.groupFilter] === s.value;
         });
         row.hidden = !keep;
         if (keep) shown += 1;
@@ -36,7 +37,7 @@
     }
 
     selects.forEach(function (s) { s.addEventListener("change", apply); });
-    panel.querySelector("[data-filter-reset]").addEventListener("click", reset);
+    panel.querySelector("[data-group-filter-reset]").addEventListener("click", reset);
     reset();
   }
 
