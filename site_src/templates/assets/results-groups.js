@@ -31,7 +31,8 @@
       selects.forEach(function (s) {
         var wanted = s.dataset.default || "";
         var has = Array.prototype.some.call(s.options, function (o) { return o.value === wanted; });
-        s.value = has ? wanted : (s.options.length > 1 ? s.options[1].value : "");
+        // No default (or one this table lacks): the first real option, so one comparison shows.
+        s.value = wanted && has ? wanted : (s.options.length > 1 ? s.options[1].value : "");
       });
       apply();
     }
