@@ -234,6 +234,7 @@ def _load_cached(path: Path) -> Audit:
         masks[attr.name] = _frozen(mask)
         reference[attr.name] = _frozen(ref)
         labels[attr.name] = (attr.disadvantaged_label, attr.reference_label)
+    _check_group_values(manifest, df, problems)
     if problems:
         raise ManifestError([f"{label}: {p}" for p in problems])
 
@@ -380,6 +381,35 @@ def _check_values(col: pd.Series, values: list[Any], field: str, problems: list[
             hint = f" (did you mean {close[0]!r}?)" if close else ""
         problems.append(f"{field}[{j}]: {v!r} never occurs in {col.name!r} after the filters{hint}; "
                         f"values: {sample}")
+
+
+def _check_group_values(manifest: AuditManifest, df: pd.DataFrame, problems: list[str]) -> None:
+    """Every value of a multi-group column is declared once, and every declared value occurs.
+
+    An undeclared value would otherwise become a group of its own unnoticed (or vanish), and a
+    declared one that never occurs is a typo.
+    """
+    if manifest.groups is None:
+        return
+    for i, attr in enumerate(manifest.groups.attributes):
+        field = f"groups.attributes[{i}]"
+        col = df[attr.column]
+        _check_values(col, attr.categories, f"{field}.categories", problems)
+        for j, m in enumerate(attr.merge):
+            _check_values(col, m.values, f"{field}.merge[{j}].values", problems)
+        for j, lo in enumerate(attr.leave_out):
+            _check_values(col, lo.values, f"{field}.leave_out[{j}].values", problems)
+        declared = [*attr.categories, *(v for m in attr.merge for v in m.values),
+                    *(v for lo in attr.leave_out for v in lo.values)]
+        undeclared = sorted(map(str, col[col.notna() & ~_isin(col, declared)].unique()))
+        if undeclared:
+            problems.append(f"{field}: values {undeclared[:8]} of {attr.column!r} are not declared; "
+                            "list each in `categories`, `merge` or `leave_out` (with a reason)")
+        n_missing = int(col.isna().sum())
+        if n_missing and attr.missing == "fail":
+            problems.append(f"{field}.missing: {attr.column!r} is missing in {n_missing} row(s) after the "
+                            "filters; set `missing: leave_out` to leave those rows out of this attribute's "
+                            "comparisons")
 
 
 def _infer(s: pd.Series) -> pd.Series:

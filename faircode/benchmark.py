@@ -10,6 +10,11 @@ is recorded per row in ``ci_method``), and adjusts the p-values for the false di
 reproducibly; `compare_results` lists every cell that differs from the committed files beyond
 the tolerance `faircode.tolerances` declares for its kind of quantity (`COLUMN_KINDS`).
 
+For audits whose manifest has a ``groups:`` section, the same fit also gives every group's
+rates (`faircode.groups.compare_groups`: each group of a multi-group attribute or an
+intersection, with its interval, its comparison with the reference group and the max-gap
+test), written beside the two-group table as ``results/results_by_group.csv``.
+
 Determinism: each row's random state is derived from the manifest's ``random_state`` and the
 row's key with ``zlib.crc32`` (not Python's salted ``hash``), so results do not depend on task
 order, ``n_jobs`` or the backend, and models fit with one BLAS/OpenMP thread
@@ -51,6 +56,9 @@ __all__ = [
     "compare_results",
     "COLUMN_KINDS",
     "column_tolerance",
+    "BY_GROUP_COLUMNS",
+    "BY_GROUP_FILE",
+    "merge_by_group",
 ]
 
 #: Significance level for ``significant`` (applied to the q-value) and 1 - confidence level.
@@ -65,7 +73,10 @@ SMALL_SAMPLE = 30
 FAIRNESS_FILE = "results_fairness.csv"
 PERFORMANCE_FILE = "results_performance.csv"
 
+BY_GROUP_FILE = "results_by_group.csv"
+
 FAIRNESS_KEY = ["audit", "strategy", "model", "attribute", "metric"]
+BY_GROUP_KEY = ["audit", "strategy", "model", "attribute", "group", "metric"]
 PERFORMANCE_KEY = ["audit", "strategy", "model"]
 
 FAIRNESS_COLUMNS = [
@@ -109,6 +120,41 @@ PERFORMANCE_COLUMNS = [
     "balanced_accuracy",
     "roc_auc",
     "reason",
+]
+
+#: One row per audit x strategy x model x group attribute (or intersection) x group x rate.
+BY_GROUP_COLUMNS = [
+    "audit",
+    "audit_name",
+    "strategy",
+    "model",
+    "attribute",
+    "attribute_kind",
+    "group",
+    "reference_group",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "n_outcome",
+    "n_group",
+    "small_cell",
+    "min_size",
+    "diff_vs_reference",
+    "ratio_vs_reference",
+    "p_value_vs_reference",
+    "p_value_vs_reference_holm",
+    "max_gap",
+    "max_gap_high_group",
+    "max_gap_low_group",
+    "min_max_ratio",
+    "n_groups_compared",
+    "p_value_max_gap",
+    "method_max_gap",
+    "n_permutations",
+    "reason",
+    "random_state",
 ]
 
 _FLOAT_FORMAT = "%.10g"
@@ -311,8 +357,8 @@ def _performance_row(audit, pred) -> dict:
     return row
 
 
-def run_task(task: Task, *, n_permutations: int = N_PERMUTATIONS) -> tuple[list[dict], dict]:
-    """Fit one (audit, strategy, model) and compute its fairness rows and performance row.
+def run_task(task: Task, *, n_permutations: int = N_PERMUTATIONS) -> tuple[list[dict], dict, list[dict]]:
+    """Fit one (audit, strategy, model) and compute its fairness, performance and by-group rows.
 
     Parameters
     ----------
@@ -327,6 +373,9 @@ def run_task(task: Task, *, n_permutations: int = N_PERMUTATIONS) -> tuple[list[
         ``significant`` are filled in by `run_benchmark`, within each audit).
     performance_row : dict
         Keys `PERFORMANCE_COLUMNS`.
+    by_group_rows : list of dict
+        One per group attribute or intersection x group x rate, keys `BY_GROUP_COLUMNS`
+        (empty when the manifest has no ``groups:`` section).
     """
     return evaluate(
         _load_audit(task.audit),
@@ -343,7 +392,7 @@ def evaluate(
     model: str,
     predictions=None,
     n_permutations: int = N_PERMUTATIONS,
-) -> tuple[list[dict], dict]:
+) -> tuple[list[dict], dict, list[dict]]:
     """Like `run_task`, on an already loaded ``Audit`` (e.g. a subsample in a bench script).
 
     Parameters
@@ -358,13 +407,14 @@ def evaluate(
     -------
     fairness_rows : list of dict
     performance_row : dict
+    by_group_rows : list of dict
     """
     from faircode.models import fit_predict
 
     pred = predictions if predictions is not None else fit_predict(audit, strategy=strategy, model=model)
     fairness = [row for attribute in sorted(audit.masks)
                 for row in _attribute_rows(audit, pred, attribute, n_permutations=n_permutations)]
-    return fairness, _performance_row(audit, pred)
+    return fairness, _performance_row(audit, pred), _by_group_rows(audit, pred, n_permutations=n_permutations)
 
 
 def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list[dict]:
@@ -440,10 +490,68 @@ def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list
     return rows
 
 
+def _by_group_rows(audit, pred, *, n_permutations: int) -> list[dict]:
+    """The by-group rows of one fit: every declared group attribute and intersection x rate."""
+    from faircode.groups import GROUP_METRICS, compare_groups, group_labels
+
+    spec = audit.manifest.groups
+    if spec is None:
+        return []
+    random_state = int(audit.manifest.random_state)
+    rows = []
+    for name in spec.by_name():
+        labels = group_labels(audit, name)
+        for metric in GROUP_METRICS:
+            seed = _row_seed(random_state, audit.slug, pred.strategy, pred.model, "by_group", name, metric)
+            c = compare_groups(
+                metric, pred.y_true, pred.y_pred, labels.labels[pred.rows],
+                favourable=audit.manifest.target.favourable, reference=labels.reference, order=labels.groups,
+                min_size=spec.min_size, confidence_level=CONFIDENCE_LEVEL, n_permutations=n_permutations,
+                random_state=seed, all_pairs=False,
+            )
+            test = c.max_gap_test
+            for group, g in c.by_group.iterrows():
+                small = f"fewer than {c.min_size} rows: reported, left out of the largest gap and the tests"
+                rows.append({
+                    "audit": audit.slug,
+                    "audit_name": audit.name,
+                    "strategy": pred.strategy,
+                    "model": pred.model,
+                    "attribute": name,
+                    "attribute_kind": labels.kind,
+                    "group": group,
+                    "reference_group": labels.reference,
+                    "metric": metric,
+                    "value": g["value"],
+                    "ci_low": g["ci_low"],
+                    "ci_high": g["ci_high"],
+                    "ci_method": "" if pd.isna(g["value"]) else "wilson",
+                    "n_outcome": int(g["n_outcome"]),
+                    "n_group": int(g["n_group"]),
+                    "small_cell": bool(g["small_cell"]),
+                    "min_size": c.min_size,
+                    "diff_vs_reference": g["diff_vs_reference"],
+                    "ratio_vs_reference": g["ratio_vs_reference"],
+                    "p_value_vs_reference": g["p_value_vs_reference"],
+                    "p_value_vs_reference_holm": g["p_value_vs_reference_holm"],
+                    "max_gap": c.difference,
+                    "max_gap_high_group": c.high_group or "",
+                    "max_gap_low_group": c.low_group or "",
+                    "min_max_ratio": c.ratio,
+                    "n_groups_compared": len(c.compared),
+                    "p_value_max_gap": float("nan") if test is None else test.p_value,
+                    "method_max_gap": "" if test is None else test.method,
+                    "n_permutations": pd.NA if test is None or test.n_permutations is None else test.n_permutations,
+                    "reason": "; ".join(filter(None, (g["reason"], small if g["small_cell"] else "", c.reason))),
+                    "random_state": seed,
+                })
+    return rows
+
+
 # --------------------------------------------------------------------------- execution
 
 
-def _execute(tasks, *, n_jobs, backend, scheduler, kwargs) -> Iterator[tuple[list[dict], dict]]:
+def _execute(tasks, *, n_jobs, backend, scheduler, kwargs) -> Iterator[tuple[list[dict], dict, list[dict]]]:
     if backend == "joblib":
         if n_jobs == 1:
             for t in tasks:
@@ -557,7 +665,8 @@ def run_benchmark(
     scheduler=None,
     progress: bool = True,
     n_permutations: int = N_PERMUTATIONS,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return_by_group: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame] | tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Run every audit x strategy x model x protected attribute x fairness metric.
 
     Parameters
@@ -576,6 +685,8 @@ def run_benchmark(
         Show a rich progress bar on stderr.
     n_permutations : int
         Relabellings for a Monte Carlo permutation test (0/1 outcomes are tested exactly).
+    return_by_group : bool, default False
+        Also return the by-group table (a third item).
 
     Returns
     -------
@@ -584,6 +695,11 @@ def run_benchmark(
         `FAIRNESS_COLUMNS`, sorted by that key (metrics in `GAP_METRICS` order).
     performance : DataFrame
         One row per audit x strategy x model, columns `PERFORMANCE_COLUMNS`.
+    by_group : DataFrame, only with ``return_by_group=True``
+        One row per audit x strategy x model x group attribute (or intersection) x rate x
+        group, columns `BY_GROUP_COLUMNS`, sorted by audit, strategy and model, then in
+        manifest order (attributes, rates in ``faircode.groups.GROUP_METRICS`` order, groups
+        as declared).
 
     Raises
     ------
@@ -613,6 +729,7 @@ def run_benchmark(
     kwargs = {"n_permutations": n_permutations}
     fairness_rows: list[dict] = []
     performance_rows: list[dict] = []
+    by_group_rows: list[dict] = []
     results = _execute(tasks, n_jobs=n_jobs, backend=backend, scheduler=scheduler, kwargs=kwargs)
     if progress:
         from rich.console import Console
@@ -621,20 +738,24 @@ def run_benchmark(
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True)) as bar:
             job = bar.add_task("benchmark (audit x strategy x model)", total=len(tasks))
-            for fair, perf in results:
+            for fair, perf, groups in results:
                 fairness_rows.extend(fair)
                 performance_rows.append(perf)
+                by_group_rows.extend(groups)
                 bar.advance(job)
     else:
-        for fair, perf in results:
+        for fair, perf, groups in results:
             fairness_rows.extend(fair)
             performance_rows.append(perf)
+            by_group_rows.extend(groups)
     fairness = _add_q_values(_sorted_fairness(fairness_rows))
     performance = (
         pd.DataFrame(performance_rows, columns=PERFORMANCE_COLUMNS)
         .sort_values(PERFORMANCE_KEY, kind="stable")
         .reset_index(drop=True)
     )
+    if return_by_group:
+        return fairness, performance, _sorted_by_group(by_group_rows)
     return fairness, performance
 
 
@@ -645,8 +766,9 @@ def _csv_text(df: pd.DataFrame) -> str:
     return df.to_csv(index=False, float_format=_FLOAT_FORMAT, lineterminator="\n")
 
 
-def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results") -> tuple[Path, Path]:
-    """Write the two results files, byte-for-byte reproducibly.
+def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results", *,
+                  by_group: pd.DataFrame | None = None) -> tuple[Path, ...]:
+    """Write the results files, byte-for-byte reproducibly.
 
     Parameters
     ----------
@@ -654,11 +776,15 @@ def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir=
         As returned by `run_benchmark`.
     output_dir : str or Path, default "results"
         Created if missing.
+    by_group : DataFrame, optional
+        The by-group table (``run_benchmark(return_by_group=True)``), written to
+        ``results_by_group.csv`` when given.
 
     Returns
     -------
-    (Path, Path)
-        Paths of ``results_fairness.csv`` and ``results_performance.csv``.
+    tuple of Path
+        Paths of ``results_fairness.csv`` and ``results_performance.csv`` (and
+        ``results_by_group.csv`` when written).
 
     Notes
     -----
@@ -670,6 +796,9 @@ def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir=
     paths = (out / FAIRNESS_FILE, out / PERFORMANCE_FILE)
     for path, df, columns in ((paths[0], fairness, FAIRNESS_COLUMNS), (paths[1], performance, PERFORMANCE_COLUMNS)):
         path.write_text(_csv_text(df[columns]), encoding="utf-8")
+    if by_group is not None:
+        paths = (*paths, out / BY_GROUP_FILE)
+        paths[2].write_text(_csv_text(by_group[BY_GROUP_COLUMNS]), encoding="utf-8")
     return paths
 
 
@@ -731,6 +860,15 @@ COLUMN_KINDS: dict[str, str] = {
     "ci_high": "gap",
     "p_value": "p_value",  # log scale, or Monte Carlo when n_permutations is set
     "q_value": "p_value",
+    # results_by_group.csv: labels and counts exact; rates, intervals and the summaries built
+    # from them fitted; the reference tests exact p-values; the max-gap test Monte Carlo.
+    **dict.fromkeys(["attribute_kind", "group", "reference_group", "n_outcome", "n_group", "small_cell",
+                     "min_size", "max_gap_high_group", "max_gap_low_group", "n_groups_compared",
+                     "method_max_gap"], "exact"),
+    **dict.fromkeys(["value", "diff_vs_reference", "ratio_vs_reference", "max_gap", "min_max_ratio"], "fitted"),
+    "p_value_vs_reference": "p_value",
+    "p_value_vs_reference_holm": "p_value",
+    "p_value_max_gap": "p_value",  # Monte Carlo: n_permutations relabellings
 }
 
 
@@ -776,8 +914,8 @@ def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
         return tolerances.fitted_ratio(*rates) if is_ratio else tolerances.fitted()
     if kind == "p_value":
         n = _count(get("n_permutations"))
-        if column == "p_value" and n is not None:
-            return tolerances.monte_carlo(_cell(get("p_value", "")), n)
+        if column in ("p_value", "p_value_max_gap") and n is not None:
+            return tolerances.monte_carlo(_cell(get(column, "")), n)
         return tolerances.p_value()
     return tolerances.exact()
 
@@ -788,7 +926,7 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
     diffs = []
     for idx in committed.index.union(current.index, sort=True):
         ident = dict(zip(key, idx if isinstance(idx, tuple) else (idx,)))
-        base = {"file": file, **{k: ident.get(k, "") for k in FAIRNESS_KEY}}
+        base = {"file": file, **{k: ident.get(k, "") for k in [*FAIRNESS_KEY, "group"]}}
         row = {"tolerance": "exact", "difference": "", "within_tolerance": False}
         if idx not in current.index:
             diffs.append({**base, "column": "(row)", "committed": "present", "current": "missing", **row})
@@ -828,7 +966,7 @@ def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.Data
 
 
 def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results", *,
-                    include_within: bool = False) -> pd.DataFrame:
+                    include_within: bool = False, by_group: pd.DataFrame | None = None) -> pd.DataFrame:
     """List every cell where a fresh run differs from the committed results files beyond tolerance.
 
     Only rows whose (audit, strategy, model) the fresh run covers are compared, so a check of
@@ -842,11 +980,15 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         Where the committed files are.
     include_within : bool, default False
         Also list the cells whose text differs but whose value is within its tolerance.
+    by_group : DataFrame, optional
+        A fresh by-group table (``run_benchmark(return_by_group=True)``), compared with the
+        committed ``results_by_group.csv`` the same way.
 
     Returns
     -------
     DataFrame
-        Columns file, audit, strategy, model, attribute, metric, column, committed, current,
+        Columns file, audit, strategy, model, attribute, metric, group (empty outside the by-group
+        file), column, committed, current,
         tolerance (the rule, e.g. ``"fitted model: |Δ| ≤ 0.0001"``), difference (on the rule's
         scale) and within_tolerance; empty when every cell matches. Cells are compared as the
         CSV holds them: identical text matches; otherwise by the rule of `column_tolerance`
@@ -866,10 +1008,13 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
     if (out / FAIRNESS_FILE).is_file():
         fairness = _q_values_within(fairness, _read_as_text(out / FAIRNESS_FILE))
     covered = set(map(tuple, performance[PERFORMANCE_KEY].astype(str).to_numpy().tolist()))
-    for name, df, columns, key in (
+    files = [
         (FAIRNESS_FILE, fairness, FAIRNESS_COLUMNS, FAIRNESS_KEY),
         (PERFORMANCE_FILE, performance, PERFORMANCE_COLUMNS, PERFORMANCE_KEY),
-    ):
+    ]
+    if by_group is not None:
+        files.append((BY_GROUP_FILE, by_group, BY_GROUP_COLUMNS, BY_GROUP_KEY))
+    for name, df, columns, key in files:
         path = out / name
         if not path.is_file():
             raise FileNotFoundError(f"committed results file {path} does not exist; run `faircode benchmark` first")
@@ -878,7 +1023,44 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         committed = committed[in_run] if len(committed) else committed
         current = _read_as_text(StringIO(_csv_text(df[columns])))
         diffs.extend(_diff_table(committed, current, key, name))
-    table = pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "column", "committed", "current", "tolerance",
-                                         "difference", "within_tolerance"])
+    table = pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "group", "column", "committed", "current",
+                                         "tolerance", "difference", "within_tolerance"])
     table["within_tolerance"] = table["within_tolerance"].astype(bool)
     return table if include_within else table[~table["within_tolerance"]].reset_index(drop=True)
+
+
+def _sorted_by_group(rows: list[dict]) -> pd.DataFrame:
+    # Tasks finish in any order; within a task the rows are already in manifest order.
+    df = pd.DataFrame(rows, columns=BY_GROUP_COLUMNS)
+    df = df.sort_values(PERFORMANCE_KEY, kind="stable").reset_index(drop=True)
+    for col in ("n_outcome", "n_group", "min_size", "n_groups_compared", "n_permutations", "random_state"):
+        df[col] = df[col].astype("Int64")
+    df["small_cell"] = df["small_cell"].astype(bool)
+    return df
+
+
+def merge_by_group(by_group: pd.DataFrame, output_dir="results") -> pd.DataFrame:
+    """A partial run's by-group rows merged into the committed ``results_by_group.csv``.
+
+    The run's (audit, strategy, model) tasks replace the committed rows of the same tasks;
+    every other committed row stays. Without a committed file, the run is returned as it is.
+
+    Parameters
+    ----------
+    by_group : DataFrame
+        A (partial) run, as returned by ``run_benchmark(return_by_group=True)``.
+    output_dir : str or Path, default "results"
+        Where the committed file is.
+
+    Returns
+    -------
+    DataFrame
+        The merged table, ready for ``write_results(..., by_group=...)``.
+    """
+    path = Path(output_dir) / BY_GROUP_FILE
+    if not path.exists():
+        return by_group
+    old = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    ran = pd.MultiIndex.from_frame(by_group[PERFORMANCE_KEY].astype(str))
+    keep = ~pd.MultiIndex.from_frame(old[PERFORMANCE_KEY].astype(str)).isin(ran)
+    return _sorted_by_group(pd.concat([old[keep], by_group], ignore_index=True).to_dict("records"))

@@ -26,8 +26,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "benchmark",
         help="run every audit x strategy x model x attribute x metric and write results/",
         description=(
-            "Run the fairness benchmark and write results_fairness.csv and "
-            "results_performance.csv (byte-identical on rerun). Writing a subset replaces "
+            "Run the fairness benchmark and write results_fairness.csv, "
+            "results_performance.csv and results_by_group.csv (byte-identical on rerun). Writing a subset replaces "
             "the files with that subset; --check compares a subset with its committed rows."
         ),
     )
@@ -48,7 +48,7 @@ def _benchmark(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from faircode.benchmark import compare_results, merge_results, run_benchmark, write_results
+    from faircode.benchmark import compare_results, merge_by_group, merge_results, run_benchmark, write_results
 
     console = Console()
     if args.backend == "dask" and not args.scheduler:
@@ -57,7 +57,7 @@ def _benchmark(args: argparse.Namespace) -> int:
     _warn_if_not_locked(console)
     start = time.perf_counter()
     try:
-        fairness, performance = run_benchmark(
+        fairness, performance, by_group = run_benchmark(
             audits=args.audit,
             strategies=args.strategy,
             models=args.model,
@@ -65,6 +65,7 @@ def _benchmark(args: argparse.Namespace) -> int:
             backend=args.backend,
             scheduler=args.scheduler,
             progress=not args.no_progress,
+            return_by_group=True,
         )
     except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest
         # Name the flag the user typed, not the library's argument.
@@ -80,14 +81,15 @@ def _benchmark(args: argparse.Namespace) -> int:
         if args.audit or args.strategy or args.model:
             # A partial run updates its own rows of the committed tables, never truncates them.
             fairness, performance = merge_results(fairness, performance, args.output)
-        paths = write_results(fairness, performance, args.output)
+            by_group = merge_by_group(by_group, args.output)
+        paths = write_results(fairness, performance, args.output, by_group=by_group)
         console.print(
-            f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows and {len(performance)} "
-            f"performance rows to {paths[0].parent} in {elapsed:.1f} s"
+            f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows, {len(performance)} "
+            f"performance rows and {len(by_group)} by-group rows to {paths[0].parent} in {elapsed:.1f} s"
         )
         return 0
     try:
-        diffs = compare_results(fairness, performance, args.output, include_within=True)
+        diffs = compare_results(fairness, performance, args.output, by_group=by_group, include_within=True)
     except FileNotFoundError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
@@ -96,13 +98,14 @@ def _benchmark(args: argparse.Namespace) -> int:
     noise = (f"; {len(within)} cells differ within their tolerance (e.g. "
              f"{_example(within)})" if len(within) else "")
     if beyond.empty:
-        console.print(f"results reproduce: {len(fairness)} fairness rows match the committed ones{noise} "
+        console.print(f"results reproduce: {len(fairness)} fairness rows and {len(by_group)} by-group rows "
+                      f"match the committed ones{noise} "
                       f"({elapsed:.1f} s)", markup=False)
         return 0
     table = Table(title=f"{len(beyond)} cells differ from the committed results in {args.output} beyond tolerance")
     for col in ("file", "row", "column", "committed", "current", "difference", "tolerance"):
         table.add_column(col, overflow="fold")
-    key = ["audit", "strategy", "model", "attribute", "metric"]
+    key = ["audit", "strategy", "model", "attribute", "group", "metric"]
     for row in beyond.to_dict("records"):
         ident = " ".join(str(row[k]) for k in key if row[k])
         table.add_row(row["file"], ident, row["column"], str(row["committed"]), str(row["current"]),

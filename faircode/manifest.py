@@ -46,8 +46,13 @@ __all__ = [
     "DecodeSpec",
     "DerivedColumn",
     "ExcludedColumn",
+    "GroupAttribute",
+    "GroupsSpec",
+    "Intersection",
+    "LeftOutCategories",
     "ManifestError",
     "MissingPolicy",
+    "MergedCategories",
     "ParseOptions",
     "ProtectedAttribute",
     "Proxy",
@@ -257,6 +262,111 @@ class Proxy(_Strict):
     reason: str = Field(min_length=1)
 
 
+class MergedCategories(_Strict):
+    """Categories of a multi-group attribute counted as one group, and why."""
+
+    values: list[Scalar] = Field(min_length=2)
+    into: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class LeftOutCategories(_Strict):
+    """Categories of a multi-group attribute left out of every comparison, and why."""
+
+    values: list[Scalar] = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class GroupAttribute(_Strict):
+    """A protected attribute compared across all its groups (k >= 2), not as a pair.
+
+    Every value the column takes after the filters must be declared: kept as its own group
+    (``categories``), merged with others (``merge``) or left out (``leave_out``), so a new or
+    misspelt category is an error, never a silent extra group. ``reference`` is the group the
+    others are compared with (a category or a merged group's ``into``). ``labels`` gives
+    display names to groups (e.g. ``African-American: Black``). Missing values are never a
+    group: ``missing: fail`` (the default) makes them an error, ``leave_out`` drops those rows
+    from this attribute's comparisons.
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    column: str = Field(min_length=1)
+    categories: list[Scalar] = Field(min_length=1)
+    reference: Scalar
+    merge: list[MergedCategories] = Field(default_factory=list)
+    leave_out: list[LeftOutCategories] = Field(default_factory=list)
+    labels: dict[str, str] = Field(default_factory=dict)
+    missing: Literal["fail", "leave_out"] = "fail"
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _declared_once(self) -> GroupAttribute:
+        seen: dict[str, str] = {}
+        declared = [(v, "categories") for v in self.categories]
+        declared += [(v, f"merge[{i}].values") for i, m in enumerate(self.merge) for v in m.values]
+        declared += [(v, f"leave_out[{i}].values") for i, lo in enumerate(self.leave_out) for v in lo.values]
+        for value, where in declared:
+            if str(value) in seen:
+                raise ValueError(f"value {value!r} is declared twice (in `{seen[str(value)]}` and `{where}`)")
+            seen[str(value)] = where
+        groups = self.group_names
+        if len(set(groups)) != len(groups):
+            raise ValueError(f"group names repeat: {groups} (a merge's `into` may not reuse a category)")
+        if len(groups) < 2:
+            raise ValueError(f"needs at least two groups to compare; declares {groups}")
+        if str(self.reference) not in groups:
+            raise ValueError(f"`reference` {self.reference!r} is not one of the groups {groups}"
+                             f"{_did_you_mean(str(self.reference), groups)}")
+        unknown = [k for k in self.labels if k not in groups]
+        if unknown:
+            raise ValueError(f"`labels` names {unknown}, which are not groups; the groups are {groups}")
+        return self
+
+    @property
+    def group_names(self) -> list[str]:
+        """The groups as text, before display labels: each category, then each merged group."""
+        return [str(v) for v in self.categories] + [m.into for m in self.merge]
+
+
+class Intersection(_Strict):
+    """Groups formed by crossing several multi-group attributes (e.g. sex x race).
+
+    ``attributes`` names entries of ``groups.attributes``; ``reference`` gives one group of
+    each, in the same order (e.g. ``[Male, White]``).
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    attributes: list[str] = Field(min_length=2)
+    reference: list[Scalar] = Field(min_length=2)
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _one_reference_per_attribute(self) -> Intersection:
+        if len(set(self.attributes)) != len(self.attributes):
+            raise ValueError(f"`attributes` repeats a name: {self.attributes}")
+        if len(self.reference) != len(self.attributes):
+            raise ValueError(f"`reference` needs one group per attribute ({len(self.attributes)}); "
+                             f"got {len(self.reference)}")
+        return self
+
+
+class GroupsSpec(_Strict):
+    """Comparisons across all groups of an attribute and across intersections.
+
+    ``min_size`` is the smallest number of rows a group needs, in the rows a rate is a mean
+    over, to enter the between-groups gap and its tests; a smaller group is still reported,
+    with its interval and a warning, so a 3-person intersection cannot become the headline.
+    """
+
+    min_size: int = Field(ge=1)
+    attributes: list[GroupAttribute] = Field(min_length=1)
+    intersections: list[Intersection] = Field(default_factory=list)
+
+    def by_name(self) -> dict[str, GroupAttribute | Intersection]:
+        """Every attribute and intersection, by name."""
+        return {a.name: a for a in [*self.attributes, *self.intersections]}
+
+
 class AuditManifest(_Strict):
     """The validated content of one ``audit.yaml``.
 
@@ -279,6 +389,7 @@ class AuditManifest(_Strict):
     random_state: int = Field(ge=0, le=2**32 - 1)
     models: list[str] = Field(min_length=1)
     strategies: list[str] = Field(min_length=1)
+    groups: GroupsSpec | None = None
     # Set by load_manifest, never read from YAML (private attributes are not YAML keys).
     _path: Path = PrivateAttr(default=Path("audit.yaml"))
     _root: Path = PrivateAttr(default=Path("."))
@@ -579,6 +690,37 @@ def _semantic_problems(raw: dict, root: Path) -> list[str]:
                                (excluded, "excluded"), ({target_col}, "the target")):
                 if c in other:
                     problems.append(f"core_features[{i}]: {c!r} is {why}; core features must not be")
+    groups = raw.get("groups") if isinstance(raw.get("groups"), dict) else {}
+    attributes = _try_items(GroupAttribute, groups.get("attributes"))
+    for i, g in attributes.items():
+        if need(g.column, f"groups.attributes[{i}].column", available) and g.column == target_col:
+            problems.append(f"groups.attributes[{i}].column: {g.column!r} is the target column")
+    problems.extend(_group_name_problems(attributes, _try_items(Intersection, groups.get("intersections"))))
+    return problems
+
+
+def _group_name_problems(attributes: dict[int, GroupAttribute], intersections: dict[int, Intersection]) -> list[str]:
+    """Names unique across ``groups``; each intersection names known attributes and groups."""
+    problems = []
+    by_name: dict[str, GroupAttribute] = {}
+    for i, a in attributes.items():
+        if a.name in by_name:
+            problems.append(f"groups.attributes[{i}].name: {a.name!r} is used by another attribute")
+        by_name.setdefault(a.name, a)
+    taken = set(by_name)
+    for i, x in intersections.items():
+        field = f"groups.intersections[{i}]"
+        if x.name in taken:
+            problems.append(f"{field}.name: {x.name!r} is already an attribute or intersection name")
+        taken.add(x.name)
+        for j, (attr, ref) in enumerate(zip(x.attributes, x.reference)):
+            if attr not in by_name:
+                problems.append(f"{field}.attributes[{j}]: {attr!r} is not one of groups.attributes "
+                                f"{sorted(by_name)}{_did_you_mean(attr, by_name)}")
+            elif str(ref) not in by_name[attr].group_names:
+                names = by_name[attr].group_names
+                problems.append(f"{field}.reference[{j}]: {ref!r} is not a group of {attr!r} {names}"
+                                f"{_did_you_mean(str(ref), names)}")
     return problems
 
 

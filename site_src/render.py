@@ -32,6 +32,10 @@ from site_src.terminal import terminal_html
 from site_src import notebook, results_page
 from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
+# faircode.benchmark.BY_GROUP_FILE, spelt out: importing the benchmark (scikit-learn) on every build
+# would cost more than the page (tests pin that the two agree).
+BY_GROUP_FILE = "results_by_group.csv"
+
 TEMPLATES = Path(__file__).parent / "templates"
 KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
 
@@ -175,7 +179,9 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path,
         return
     h = hashlib.sha256()
     performance = results.path.with_name("results_performance.csv")
+    by_group = results.path.with_name(BY_GROUP_FILE)
     for part in (results.path.read_bytes(), performance.read_bytes() if performance.exists() else b"",
+                 by_group.read_bytes() if by_group.exists() else b"",
                  (TEMPLATES / "results.md.j2").read_bytes(),
                  Path(results_page.__file__).read_bytes(), Path(__file__).read_bytes(),
                  " ".join(sorted(slugs)).encode(), metadata.version("matplotlib").encode()):
@@ -196,8 +202,9 @@ def _write_results_page(env, results: ResultsTable, out: Path, slugs: set[str]) 
 
     shutil.copyfile(results.path, out / results.path.name)
     df = results.df
+    groups = _by_group_view(results.path.with_name(BY_GROUP_FILE), out, alpha=ALPHA)
     page = env.get_template("results.md.j2").render(
-        csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df),
+        csv_name=results.path.name, n_rows=len(df), options=filter_options(df), table=table_html(df), groups=groups,
         figures=draw_audit_figures(df, out), label=label,
         has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
         dropped=_dropped_per_audit(results.path.with_name("results_performance.csv")),
@@ -213,6 +220,17 @@ def _dropped_per_audit(performance: Path) -> dict[str, int]:
     with open(performance, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     return {r["audit_name"]: int(r["n_dropped"]) for r in rows if r.get("n_dropped", "") != ""}
+def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
+    """The by-group table for the results page (None without ``results_by_group.csv``)."""
+    if not path.exists():
+        return None
+    import pandas as pd
+
+    shutil.copyfile(path, out / path.name)
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return {"csv_name": path.name, "n_rows": len(df), "options": results_page.group_filter_options(df),
+            "defaults": results_page.GROUP_DEFAULTS, "table": results_page.groups_table_html(df, alpha=alpha),
+            "min_sizes": sorted(df["min_size"].dropna().astype(int).unique().tolist())}
 
 
 def _notebook(e: Explainer, code_rel: str, root: Path) -> str:

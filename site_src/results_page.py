@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the build imports this module on every run; pandas only whe
 from site_src.filters import gap as gap_pp
 from site_src.filters import pvalue as pvalue_text
 
-__all__ = ["FILTER_COLUMNS", "AuditFigure", "draw_audit_figures", "filter_options", "table_html"]
+__all__ = ["FILTER_COLUMNS", "AuditFigure", "draw_audit_figures", "filter_options", "group_filter_options",
+           "groups_table_html", "table_html"]
 
 # The columns a reader filters on, in the order the filters appear.
 FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
@@ -297,3 +298,77 @@ def _require(df: pd.DataFrame, columns) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"results table: missing column(s) {missing}; see results/README.md for the columns")
+
+
+# --------------------------------------------------------------------------- the by-group view
+
+# The columns a reader filters the by-group table on, and the view it opens with (one comparison).
+GROUP_FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
+GROUP_DEFAULTS = {"strategy": "S2", "model": "logistic_regression", "metric": "selection_rate"}
+_GROUP_METRIC_LABELS = {
+    "selection_rate": "selection rate", "true_positive_rate": "true positive rate",
+    "false_positive_rate": "false positive rate", "precision": "precision", "accuracy": "accuracy",
+    "true_favourable_rate": "favourable outcome among the deserving (equal opportunity)",
+}
+
+
+def group_filter_options(df: pd.DataFrame) -> dict[str, list[str]]:
+    """The distinct values of each by-group filter column, sorted (metrics in the file's order)."""
+    out = {}
+    for c in GROUP_FILTER_COLUMNS:
+        values = df[c].dropna().astype(str)
+        out[c] = list(dict.fromkeys(values)) if c == "metric" else sorted(values.unique())
+    return out
+
+
+def groups_table_html(df: pd.DataFrame, *, alpha: float) -> Markup:
+    """``results_by_group.csv`` as one HTML table: a row per group, rate, interval and tests.
+
+    Rows carry ``data-<column>`` attributes for ``assets/results-groups.js``; a group below the
+    manifest's minimum size is marked (``fc-small``) and its comparison cells say why they are
+    empty. The largest gap and its max-gap p-value repeat on each row of a comparison.
+    """
+    _require(df, ("audit", "strategy", "model", "attribute", "group", "metric", "value", "ci_low", "ci_high",
+                  "n_group", "small_cell", "diff_vs_reference", "p_value_vs_reference_holm", "max_gap",
+                  "p_value_max_gap", "reference_group", "min_size"))
+    head = ("<th scope='col'>Audit</th><th scope='col'>Strategy</th><th scope='col'>Model</th>"
+            "<th scope='col'>Attribute</th><th scope='col'>Rate</th><th scope='col'>Group</th>"
+            "<th scope='col' title='rows the rate is a mean over'>n</th><th scope='col'>Rate</th>"
+            "<th scope='col' title='95% Wilson score interval'>95% interval</th>"
+            "<th scope='col' title='group minus the reference group'>vs reference</th>"
+            "<th scope='col' title='permutation test against the reference group, Holm-adjusted'>p (Holm)</th>"
+            "<th scope='col' title='largest minus smallest rate among groups of at least the minimum size'>Largest gap</th>"
+            "<th scope='col' title='max-gap permutation test: accounts for picking the largest gap'>p (max gap)</th>")
+    body = []
+    for row in df.to_dict("records"):
+        attrs = "".join(f' data-{c}="{escape(row[c])}"' for c in GROUP_FILTER_COLUMNS)
+        small = _flag(row["small_cell"])
+        group = escape(row["group"])
+        if str(row["group"]) == str(row["reference_group"]):
+            group += ' <span class="fc-ref" title="the reference group">(ref.)</span>'
+        if small:
+            group += (f' <span class="fc-warn" title="fewer than {escape(row["min_size"])} rows: reported, left out of the '
+                      'largest gap and the tests">⚠</span>')
+        rate = "—" if _missing(row["value"]) else f"{100 * float(row['value']):.1f}%"
+        ci = ("" if _missing(row["ci_low"]) else
+              f"[{100 * float(row['ci_low']):.1f}%, {100 * float(row['ci_high']):.1f}%]")
+        diff = "" if _missing(row["diff_vs_reference"]) else _num(row["diff_vs_reference"], False)
+        p_ref = _p_text(row["p_value_vs_reference_holm"], alpha)
+        largest = "" if _missing(row["max_gap"]) else _num(row["max_gap"], False).lstrip("+")
+        p_max = _p_text(row["p_value_max_gap"], alpha)
+        cells = [label(row["audit_name"] if "audit_name" in row else row["audit"]), row["strategy"], label(row["model"]),
+                 label(row["attribute"]), _GROUP_METRIC_LABELS.get(row["metric"], label(row["metric"]))]
+        tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
+        tds += (f"<td>{group}</td><td>{int(row['n_group']):,}</td><td>{rate}</td><td>{ci}</td><td>{escape(diff)}</td>"
+                f"<td>{p_ref}</td><td>{escape(largest)}</td><td>{p_max}</td>")
+        cls = ' class="fc-small"' if small else ""
+        body.append(f"<tr{attrs}{cls}>{tds}</tr>")
+    return Markup(f"<table data-fc-groups>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body)
+                  + "\n</tbody>\n</table>")
+
+
+def _p_text(value, alpha: float) -> str:
+    if _missing(value):
+        return ""
+    text = escape(pvalue_text(float(value)).removeprefix("p = ").replace("p < ", "< "))
+    return f"<strong>{text}</strong>" if float(value) < alpha else text

@@ -270,7 +270,7 @@ def test_a_partial_run_updates_its_rows_and_keeps_the_rest(tmp_path):
 
 
 def test_every_results_column_has_a_declared_kind():
-    assert set(bm.FAIRNESS_COLUMNS) | set(bm.PERFORMANCE_COLUMNS) <= set(bm.COLUMN_KINDS)
+    assert set(bm.FAIRNESS_COLUMNS) | set(bm.PERFORMANCE_COLUMNS) | set(bm.BY_GROUP_COLUMNS) <= set(bm.COLUMN_KINDS)
 
 
 def _tampered(written, tmp_path, file, edit):

@@ -1,0 +1,133 @@
+# Generated from explainers/intersections-small-cells.md by `fairsite build`; edit the explainer, not this file.
+# Run it from the repository root:  python explainers/code/intersections-small-cells.py
+"""Sex x race on Benefits Denial: cells, small cells, the minimum-size rule and the max-gap test."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from faircode import fit_predict, load_audit
+from faircode.groups import compare_groups, group_labels
+
+# A toy case of "fairness gerrymandering": parity on each attribute, not on the cells.
+toy_n = 400
+sex_toy = np.repeat(["woman", "man"], toy_n // 2)
+group_toy = np.tile(np.repeat(["A", "B"], toy_n // 4), 2)
+toy_high, toy_low = 0.6, 0.2
+toy_rate = np.where((sex_toy == "man") == (group_toy == "A"), toy_high, toy_low)
+toy_flag = (np.arange(toy_n) % (toy_n // 4) < toy_rate * (toy_n // 4)).astype(float)  # exact rates, no noise
+toy_gap_a = toy_flag[sex_toy == "woman"].mean() - toy_flag[sex_toy == "man"].mean()
+toy_gap_b = toy_flag[group_toy == "A"].mean() - toy_flag[group_toy == "B"].mean()
+toy_cells = pd.Series(toy_flag).groupby([sex_toy, group_toy]).mean()
+toy_cell_gap = toy_cells.max() - toy_cells.min()
+
+audit = load_audit("benefits-denial")
+pred = fit_predict(audit, strategy="S2", model="logistic_regression")
+n_test = len(pred.rows)
+min_size = audit.manifest.groups.min_size
+favourable = audit.manifest.target.favourable
+flagged = pred.y_pred.astype(float)
+test_rows = audit.df.iloc[pred.rows]
+
+# The cells by hand, checked against faircode's intersection and a crosstab.
+sex_names = {"Male": "Men", "Female": "Women"}
+race_names = dict(zip(audit.df["race"].unique(), audit.df["race"].unique()))
+race_names.update({"Asian-Pac-Islander": "Asian or Pacific Islander", "Amer-Indian-Eskimo": "American Indian or Eskimo"})
+by_hand = (test_rows["sex"].map(sex_names) + " & " + test_rows["race"].map(race_names)).to_numpy()
+cross = group_labels(audit, "sex_x_race")
+cells_labels = cross.labels[pred.rows]
+crosstab = pd.crosstab(test_rows["sex"], test_rows["race"]).stack()
+cells_match = bool((by_hand == cells_labels).all()
+                   and sorted(pd.Series(by_hand).value_counts().tolist()) == sorted(crosstab[crosstab > 0].tolist()))
+
+marginal = {}
+for name in ("sex", "race"):
+    labels = group_labels(audit, name).labels[pred.rows]
+    marginal[name] = {g: float(flagged[labels == g].mean()) for g in group_labels(audit, name).groups}
+sex_rates, race_rates = marginal["sex"], marginal["race"]
+sex_gap = sex_rates["Women"] - sex_rates["Men"]
+race_gap = race_rates["Black"] - race_rates["White"]
+
+n_permutations = 9999
+alpha = 0.05
+c = compare_groups("selection_rate", pred.y_true, pred.y_pred, cells_labels, favourable=favourable,
+                   reference=cross.reference, order=cross.groups, min_size=min_size,
+                   n_permutations=n_permutations, random_state=11)
+print(c)
+z = norm.ppf(0.975)
+cells, wilson_diff = [], 0.0
+for g, row in c.by_group.iterrows():
+    n, k = int(row["n_group"]), int(row["n_outcome"])
+    p = k / n
+    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    wilson_diff = max(wilson_diff, abs(low - row["ci_low"]), abs(high - row["ci_high"]))
+    cells.append({"group": g, "n": n, "rate": p, "low": low, "high": high})
+    print(f"{g:36s} n={n:5d} flagged {p:6.1%} [{low:.3f}, {high:.3f}]{'  small' if n < min_size else ''}")
+n_cells = len(cells)
+small_cells = [x for x in cells if x["n"] < min_size]
+small_cells_below = set(x["group"] for x in small_cells) == set(c.small_groups)
+bw_rate = c.by_group.at["Women & Black", "value"]
+wm_rate = c.by_group.at["Men & White", "value"]
+bw_gap = bw_rate - wm_rate
+
+# Face value: the largest gap over every cell, however small.
+by_rate = sorted(cells, key=lambda x: x["rate"])
+naive_gap = by_rate[-1]["rate"] - by_rate[0]["rate"]
+naive_high, naive_low = by_rate[-1]["group"], by_rate[0]["group"]
+naive_involves_small = min(by_rate[-1]["n"], by_rate[0]["n"]) < min_size
+naive_small_n = min(by_rate[-1]["n"], by_rate[0]["n"])
+
+# With the rule: the largest gap among the cells of at least min_size rows, and its test.
+n_compared = len(c.compared)
+pair_gap, pair_high, pair_low = c.difference, c.high_group, c.low_group
+pair_high_n = int(c.by_group.at[pair_high, "n_group"])
+pair_low_n = int(c.by_group.at[pair_low, "n_group"])
+p_library = c.max_gap_test.p_value
+vs_reference = [{"group": g, "gap": float(c.by_group.at[g, "diff_vs_reference"]),
+                 "p_holm": float(c.by_group.at[g, "p_value_vs_reference_holm"])}
+                for g in c.compared if g != cross.reference]
+
+# The same test by hand: relabel the compared cells at random, record the largest gap.
+rng = np.random.default_rng(20261130)
+n_shuffles = 2000
+compared = np.isin(cells_labels, c.compared)
+codes = pd.Categorical(cells_labels[compared], categories=c.compared).codes
+sizes = np.bincount(codes)
+rates = np.bincount(codes, weights=flagged[compared]) / sizes
+observed = rates.max() - rates.min()
+null = np.empty(n_shuffles)
+for i in range(n_shuffles):
+    shuffled = np.bincount(rng.permutation(codes), weights=flagged[compared]) / sizes
+    null[i] = shuffled.max() - shuffled.min()
+p_by_hand = (np.sum(null >= observed - 1e-12) + 1) / (n_shuffles + 1)
+
+# Under relabelling of all cells, how often is the highest or lowest rate a small cell's?
+all_codes = pd.Categorical(cells_labels, categories=cross.groups).codes
+all_sizes = np.bincount(all_codes, minlength=n_cells)
+is_small = all_sizes < min_size
+small_row_share = float(all_sizes[is_small].sum() / all_sizes.sum())
+hits = 0
+for _ in range(n_shuffles):
+    shuffled = np.bincount(rng.permutation(all_codes), weights=flagged, minlength=n_cells) / all_sizes
+    hits += bool(is_small[np.argmax(shuffled)] or is_small[np.argmin(shuffled)])
+null_share_small = hits / n_shuffles
+print(f"small cells hold {small_row_share:.1%} of rows; extreme in {null_share_small:.1%} of relabellings")
+
+fig, ax = plt.subplots(figsize=(8, 4.2))
+for y, x in enumerate(cells):
+    ok = x["n"] >= min_size
+    colour = "#0072B2" if x["group"].startswith("Men") else "#D55E00"
+    colour = colour if ok else "#999999"
+    ax.plot([x["low"], x["high"]], [y, y], color=colour, lw=2)
+    ax.plot([x["rate"]], [y], "o", color=colour, markerfacecolor=colour if ok else "white")
+for value, label, style in ((sex_rates["Women"], "all women", ":"), (sex_rates["Men"], "all men", "--"),
+                            (race_rates["Black"], "all Black", "-."), (race_rates["White"], "all white", (0, (1, 3)))):
+    ax.axvline(value, color="0.4", lw=1, linestyle=style, label=f"{label} ({value:.1%})")
+ax.set_yticks(range(n_cells), [f"{x['group']} (n={x['n']:,})" for x in cells])
+ax.invert_yaxis()
+ax.set_xlabel("selection rate (flagged ineligible) with 95% Wilson interval")
+ax.set_title(f"Hollow grey: fewer than {min_size} rows, left out of the comparison", fontsize=9)
+ax.legend(fontsize=8, loc="lower right")
+fig.tight_layout()

@@ -1,0 +1,549 @@
+"""Every group of a protected attribute, and intersections of attributes.
+
+The two-group gaps of :mod:`faircode.metrics` compare one disadvantaged group with one
+reference. Here an attribute has k >= 2 groups (all of COMPAS's race categories) or is the
+intersection of several (sex x race), as the manifest's ``groups:`` section declares them:
+
+- :func:`group_labels`: each row's group for a declared attribute or intersection (merged
+  categories as one group; left-out categories and, on request, missing values as no group);
+- :func:`metric_by_group`: one rate per group, the way fairlearn's ``MetricFrame.by_group``
+  reports it;
+- :func:`compare_groups`: the rates with a Wilson interval each, the summaries an auditor reads
+  (largest minus smallest, fairlearn's ``between_groups`` difference; the min/max ratio; each
+  group against the reference) and their tests: the max-gap permutation test, which accounts
+  for having picked the largest gap, and pairwise tests with Holm's correction. Groups with
+  fewer rows than the manifest's ``min_size`` are reported with a warning and left out of the
+  largest gap and of every test, so a three-person cell cannot become the headline.
+
+Rates (each in [0, 1], a mean of a 0/1 outcome over some rows of a group) follow the
+project's convention: the positive class is what the manifest's ``target.positive`` names (in
+these audits, the harmful flag), so the selection rate is the flag rate ``P(y_pred = 1)`` and
+the true and false positive rates, precision and accuracy are those of the flag.
+``true_favourable_rate`` is the rate the literature defines relative to the favourable outcome:
+the share given the favourable outcome among those whose true outcome is favourable
+(``P(y_pred = f | y_true = f)`` with ``f`` the manifest's ``target.favourable`` class), the rate
+equal opportunity asks to be equal across groups (Hardt, Price and Srebro 2016). With
+``favourable: negative`` it is the flag's true negative rate, ``1 - false_positive_rate``.
+
+References
+----------
+.. [1] Buolamwini, J. and Gebru, T. (2018). Gender Shades: intersectional accuracy disparities
+   in commercial gender classification. *Proceedings of FAT* 2018*, PMLR 81, 77-91.
+.. [2] Kearns, M., Neel, S., Roth, A. and Wu, Z. S. (2018). Preventing fairness gerrymandering:
+   auditing and learning for subgroup fairness. *ICML 2018*, PMLR 80, 2564-2572.
+.. [3] Hardt, M., Price, E. and Srebro, N. (2016). Equality of opportunity in supervised
+   learning. *NeurIPS 2016*.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from faircode.metrics import RATE_METRICS, RateOutcomes, rate_outcomes
+from faircode.significance import (
+    MaxGapTestResult,
+    PairwiseComparison,
+    max_gap_test,
+    pairwise_tests,
+    wilson_interval,
+)
+
+if TYPE_CHECKING:
+    from faircode.audit import Audit
+
+__all__ = [
+    "GROUP_METRICS",
+    "GroupComparison",
+    "GroupLabels",
+    "compare_groups",
+    "group_labels",
+    "group_rate_outcomes",
+    "metric_by_group",
+]
+
+#: The rates reported for every group: the five rates of the flag and the favourable-outcome rate.
+GROUP_METRICS: tuple[str, ...] = (*RATE_METRICS, "true_favourable_rate")
+
+#: Why a group's rate can be undefined, in words a reader of the results file understands.
+_EMPTY_REASON = {
+    "selection_rate": "no rows",
+    "true_positive_rate": "no actual positives (y_true == 1)",
+    "false_positive_rate": "no actual negatives (y_true == 0)",
+    "precision": "no predicted positives (y_pred == 1)",
+    "accuracy": "no rows",
+    "true_favourable_rate": "no rows whose true outcome is the favourable one",
+}
+
+#: Joins the parts of an intersection's group label ("Female & Black").
+INTERSECTION_SEPARATOR = " & "
+
+
+@dataclass(frozen=True, repr=False)
+class GroupLabels:
+    """Each row's group for one declared attribute or intersection.
+
+    Attributes
+    ----------
+    name : str
+        The attribute's or intersection's name in the manifest.
+    kind : {"attribute", "intersection"}
+    labels : numpy.ndarray of object, shape (n,)
+        Per row of ``audit.df``, the group's display label, or None for a row in no group (a
+        left-out category, a missing value with ``missing: leave_out``, or, for an
+        intersection, a row left out of any of its attributes).
+    groups : tuple of str
+        Every group, in declared order (for an intersection, every combination, first attribute
+        slowest); a group may have no rows.
+    reference : str
+        The reference group's display label.
+    notes : tuple of str
+        What was merged or left out, and why (from the manifest).
+    """
+
+    name: str
+    kind: str
+    labels: np.ndarray
+    groups: tuple[str, ...]
+    reference: str
+    notes: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        counts = pd.Series(self.labels).value_counts()
+        shown = ", ".join(f"{g}: {int(counts.get(g, 0))}" for g in self.groups)
+        return (f"GroupLabels({self.name!r}, {self.kind}, reference={self.reference!r}; {shown}; "
+                f"in no group: {int(pd.isna(self.labels).sum())})")
+
+
+@functools.lru_cache(maxsize=64)
+def group_labels(audit: Audit, name: str) -> GroupLabels:
+    """Each row's group for an attribute or intersection declared in the manifest's ``groups:``.
+
+    Parameters
+    ----------
+    audit : faircode.audit.Audit
+        From :func:`faircode.load_audit` (which has already checked that every value of the
+        column is declared and every declared value occurs).
+    name : str
+        A name from ``groups.attributes`` or ``groups.intersections``.
+
+    Returns
+    -------
+    GroupLabels
+        ``labels[audit.test]`` are the test rows' groups. Cached per (audit, name): the same
+        read-only object on every call.
+
+    Raises
+    ------
+    ValueError
+        If the manifest declares no ``groups:`` or ``name`` is not one of its names (the message
+        lists them, with a did-you-mean).
+
+    Example
+    -------
+    >>> g = group_labels(load_audit("recidivism-risk"), "race")  # doctest: +SKIP
+    >>> g.reference  # doctest: +SKIP
+    'White'
+    """
+    spec = audit.manifest.groups
+    declared = spec.by_name() if spec is not None else {}
+    if name not in declared:
+        close = difflib.get_close_matches(str(name), list(declared), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        known = ", ".join(declared) or f"none: {audit.slug}'s manifest has no `groups:` section"
+        raise ValueError(f"`name` must be a group attribute or intersection of {audit.slug}; "
+                         f"got {name!r}{hint}; declared: {known}")
+    item = declared[name]
+    if hasattr(item, "column"):
+        return _attribute_labels(audit, item)
+    parts = [_attribute_labels(audit, declared[a]) for a in item.attributes]
+    labels = np.full(len(audit.df), None, dtype=object)
+    present = np.all([pd.notna(p.labels) for p in parts], axis=0)
+    joined = [INTERSECTION_SEPARATOR.join(map(str, combo)) for combo in zip(*(p.labels[present] for p in parts))]
+    labels[present] = joined
+    labels.setflags(write=False)
+    groups = tuple(INTERSECTION_SEPARATOR.join(c) for c in itertools.product(*(p.groups for p in parts)))
+    reference = INTERSECTION_SEPARATOR.join(
+        _display(declared[a], str(r)) for a, r in zip(item.attributes, item.reference)
+    )
+    notes = tuple(n for p in parts for n in p.notes)
+    return GroupLabels(name, "intersection", labels, groups, reference, notes)
+
+
+def _display(attr, group: str) -> str:
+    return attr.labels.get(group, group)
+
+
+def _attribute_labels(audit: Audit, attr) -> GroupLabels:
+    from faircode.audit import _isin  # the loader's value matching (text, numbers, booleans)
+
+    col = audit.df[attr.column]
+    labels = np.full(len(col), None, dtype=object)
+    for value in attr.categories:
+        labels[_isin(col, [value])] = _display(attr, str(value))
+    notes = []
+    for m in attr.merge:
+        labels[_isin(col, m.values)] = _display(attr, m.into)
+        notes.append(f"{attr.name}: {', '.join(map(str, m.values))} counted as one group "
+                     f"({_display(attr, m.into)}): {m.reason}")
+    for lo in attr.leave_out:
+        notes.append(f"{attr.name}: {', '.join(map(str, lo.values))} left out: {lo.reason}")
+    missing = int(col.isna().sum())
+    if missing:
+        notes.append(f"{attr.name}: {missing} row(s) with a missing {attr.column!r} left out")
+    labels.setflags(write=False)
+    groups = tuple(_display(attr, g) for g in attr.group_names)
+    return GroupLabels(attr.name, "attribute", labels, groups, _display(attr, str(attr.reference)), tuple(notes))
+
+
+# --------------------------------------------------------------------------- rates by group
+
+
+def group_rate_outcomes(metric: str, y_true, y_pred, *, favourable: str) -> RateOutcomes:
+    """The 0/1 outcome a group rate is a mean over, and the rows it is defined on.
+
+    Parameters
+    ----------
+    metric : str
+        One of `GROUP_METRICS`.
+    y_true, y_pred : array_like of {0, 1}, shape (n,)
+        True and predicted labels, 1 = the manifest's positive class.
+    favourable : {"negative", "positive"}
+        Which class is the favourable outcome for the person (the manifest's
+        ``target.favourable``); used by ``true_favourable_rate`` only.
+
+    Returns
+    -------
+    RateOutcomes
+        ``outcome[rows].mean()`` is the rate.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric`` or ``favourable``; labels that are not 1-D 0/1 arrays of one length.
+
+    Example
+    -------
+    >>> o = group_rate_outcomes("true_favourable_rate", [0, 0, 1], [0, 1, 1], favourable="negative")
+    >>> o.outcome[o.rows].tolist()   # among y_true == 0: predicted 0, predicted 1
+    [1, 0]
+    """
+    _check_metric(metric)
+    favourable = _check_favourable(favourable)
+    checked = rate_outcomes("accuracy" if metric == "true_favourable_rate" else metric, y_true, y_pred)
+    if metric != "true_favourable_rate":
+        return checked
+    # The favourable class's own true positive rate: equal opportunity's rate.
+    f = 1 if favourable == "positive" else 0
+    y_true, y_pred = (np.asarray(v).astype(np.int8) for v in (y_true, y_pred))
+    return RateOutcomes(metric=metric, outcome=(y_pred == f).astype(np.int8), rows=y_true == f)
+
+
+def metric_by_group(metric: str, y_true, y_pred, groups, *, favourable: str) -> pd.DataFrame:
+    """One rate per group, as fairlearn's ``MetricFrame(...).by_group`` reports it.
+
+    Parameters
+    ----------
+    metric : str
+        One of `GROUP_METRICS`.
+    y_true, y_pred : array_like of {0, 1}, shape (n,)
+        True and predicted labels, 1 = the positive class.
+    groups : array_like, shape (n,)
+        Each row's group; None (or NaN) puts a row in no group.
+    favourable : {"negative", "positive"}
+        The favourable class (see :func:`group_rate_outcomes`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the groups present (sorted); columns ``value`` (the rate, NaN when its
+        denominator is empty), ``n_outcome`` (rows with outcome 1), ``n_group`` (rows the rate
+        is a mean over) and ``reason`` (why a rate is undefined, else empty).
+
+    Raises
+    ------
+    ValueError
+        As :func:`group_rate_outcomes`; ``groups`` of another length.
+
+    Example
+    -------
+    >>> metric_by_group("selection_rate", [0, 1, 0, 1], [1, 1, 0, 0], ["a", "a", "b", "b"],
+    ...                 favourable="negative")["value"].tolist()
+    [1.0, 0.0]
+    """
+    o = group_rate_outcomes(metric, y_true, y_pred, favourable=favourable)
+    codes, names = _group_codes(groups, o.outcome.size)
+    return _rates_table(metric, o, codes, names)
+
+
+def _rates_table(metric: str, o: RateOutcomes, codes: np.ndarray, names: np.ndarray) -> pd.DataFrame:
+    used = o.rows & (codes >= 0)
+    n_outcome = np.bincount(codes[used], weights=o.outcome[used], minlength=names.size).round().astype(int)
+    n_group = np.bincount(codes[used], minlength=names.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(n_group > 0, n_outcome / n_group, np.nan)
+    out = pd.DataFrame({"value": value, "n_outcome": n_outcome, "n_group": n_group},
+                       index=pd.Index(names, name="group"))
+    out["reason"] = np.where(n_group > 0, "", _EMPTY_REASON[metric])
+    return out
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+@dataclass(frozen=True, repr=False)
+class GroupComparison:
+    """One rate across all groups: per-group values and intervals, summaries and tests.
+
+    Attributes
+    ----------
+    metric : str
+        One of `GROUP_METRICS`.
+    by_group : pandas.DataFrame
+        Index: the groups (in the order given, else sorted). Columns: ``value``, ``n_outcome``,
+        ``n_group`` (see :func:`metric_by_group`); ``ci_low``, ``ci_high`` (Wilson score
+        interval of the rate); ``small_cell`` (``n_group < min_size``: reported, but left out
+        of the largest gap and the tests); ``diff_vs_reference`` (rate minus the reference
+        group's rate), ``ratio_vs_reference`` (rate divided by it); ``p_value_vs_reference``
+        (two-sided permutation test of the group against the reference, exact for 0/1
+        outcomes) and ``p_value_vs_reference_holm`` (Holm-adjusted over the groups compared
+        with the reference); ``reason``.
+    reference : str or None
+        The reference group.
+    min_size : int
+        The minimum rows (in the rate's denominator) a group needs to be compared.
+    compared : tuple of str
+        The groups in the largest gap and the tests: defined rate, at least ``min_size`` rows.
+    difference : float
+        Largest minus smallest rate among ``compared`` (fairlearn's ``between_groups``
+        difference), in [0, 1]; NaN with a ``reason`` when fewer than two groups qualify.
+    ratio : float
+        Smallest divided by largest rate among ``compared``, in [0, 1]; NaN when the largest is
+        0 or fewer than two groups qualify.
+    high_group, low_group : str or None
+        The groups with the largest and the smallest rate among ``compared``.
+    max_gap_test : MaxGapTestResult or None
+        :func:`faircode.significance.max_gap_test` over ``compared``.
+    pairwise : tuple of PairwiseComparison
+        Every pair of ``compared``, Holm-adjusted over the pairs (empty with
+        ``all_pairs=False``).
+    reason : str
+        Why a summary or the tests against the reference are undefined; empty otherwise
+        (the groups left out as small are `small_groups`).
+    """
+
+    metric: str
+    by_group: pd.DataFrame
+    reference: str | None
+    min_size: int
+    compared: tuple[str, ...]
+    difference: float
+    ratio: float
+    high_group: str | None
+    low_group: str | None
+    max_gap_test: MaxGapTestResult | None
+    pairwise: tuple[PairwiseComparison, ...]
+    reason: str
+
+    @property
+    def small_groups(self) -> tuple[str, ...]:
+        """Groups reported but left out of the comparison (fewer than ``min_size`` rows)."""
+        return tuple(self.by_group.index[self.by_group["small_cell"]])
+
+    def __repr__(self) -> str:
+        test = "" if self.max_gap_test is None else f", {self.max_gap_test.format_p_value()}"
+        return (f"GroupComparison({self.metric}: {len(self.by_group)} groups, {len(self.compared)} compared "
+                f"(min_size={self.min_size}); difference={self.difference:.4f} "
+                f"({self.high_group} - {self.low_group}), ratio={self.ratio:.4f}{test})")
+
+
+def compare_groups(
+    metric: str,
+    y_true,
+    y_pred,
+    groups,
+    *,
+    favourable: str,
+    reference=None,
+    order=None,
+    min_size: int = 30,
+    confidence_level: float = 0.95,
+    n_permutations: int = 9999,
+    random_state=None,
+    all_pairs: bool = True,
+) -> GroupComparison:
+    """Compare one rate across every group: values, intervals, summaries and tests.
+
+    Parameters
+    ----------
+    metric : str
+        One of `GROUP_METRICS`.
+    y_true, y_pred : array_like of {0, 1}, shape (n,)
+        True and predicted labels, 1 = the positive class.
+    groups : array_like, shape (n,)
+        Each row's group; None (or NaN) puts a row in no group.
+    favourable : {"negative", "positive"}
+        The favourable class (see :func:`group_rate_outcomes`).
+    reference : str, optional
+        The group every other is compared with (``diff_vs_reference`` = group minus
+        reference); None: no comparison with a reference.
+    order : sequence of str, optional
+        The groups to report, in this order (e.g. :attr:`GroupLabels.groups`, so a declared
+        group without rows is reported as undefined); default: the groups present, sorted.
+    min_size : int, default 30
+        A group with fewer rows in the rate's denominator is reported with a warning
+        (``small_cell``) and left out of the largest gap, the ratio and every test.
+    confidence_level : float, default 0.95
+        Of the per-group Wilson intervals.
+    n_permutations : int, default 9999
+        Relabellings of the max-gap test.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        Seed of the max-gap test (the pairwise tests of 0/1 outcomes are exact).
+    all_pairs : bool, default True
+        Test every pair of compared groups (``pairwise``); False leaves ``pairwise`` empty
+        (the benchmark reports only the comparisons with the reference).
+
+    Returns
+    -------
+    GroupComparison
+
+    Raises
+    ------
+    ValueError
+        As :func:`metric_by_group`; ``min_size`` not a positive integer; a ``reference`` or an
+        ``order`` that misses a group present in ``groups``.
+
+    Notes
+    -----
+    **Why the largest gap needs its own test.** With k groups there are k(k - 1)/2 gaps and the
+    reported one is the largest; even when every group has the same true rate, the largest
+    observed gap is positive and grows with k and with the noise of the smallest groups. Its
+    p-value comes from :func:`faircode.significance.max_gap_test`, whose null distribution is
+    that of the largest gap under random relabelling, so picking the largest is accounted for.
+
+    **Small cells.** The smallest groups have the noisiest rates and so the most extreme ones;
+    left in, they would make the headline gap. Below ``min_size`` rows a group keeps its rate
+    and its (wide) interval in ``by_group`` but takes no part in the summaries and tests.
+
+    **Pairs.** ``pairwise`` and the reference comparisons are two-group permutation tests
+    adjusted with Holm's method [1]_ over their family; they say which groups differ once the
+    max-gap test says that some do.
+
+    References
+    ----------
+    .. [1] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+       *Scandinavian Journal of Statistics* 6(2), 65-70.
+
+    Example
+    -------
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(["a", "b", "c"], [300, 200, 12])
+    >>> y_pred = rng.binomial(1, 0.3, g.size)
+    >>> c = compare_groups("selection_rate", np.zeros(g.size, int), y_pred, g,
+    ...                    favourable="negative", reference="a", random_state=0)
+    >>> c.compared, c.small_groups
+    (('a', 'b'), ('c',))
+    """
+    if isinstance(min_size, (bool, np.bool_)) or not isinstance(min_size, (int, np.integer)) or min_size < 1:
+        raise ValueError(f"`min_size` must be a positive integer; got {min_size!r}")
+    o = group_rate_outcomes(metric, y_true, y_pred, favourable=favourable)
+    codes, names = _group_codes(groups, o.outcome.size)
+    if order is not None:
+        order = [str(g) for g in order]
+        missing = [g for g in names if g not in order]
+        if missing:
+            raise ValueError(f"`order` must list every group present; it misses {missing}")
+        # Recode so that code i is order[i]; declared groups without rows get no code.
+        position = {g: i for i, g in enumerate(order)}
+        remap = np.array([position[g] for g in names], dtype=np.int64)
+        codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+        names = np.array(order, dtype=object)
+    table = _rates_table(metric, o, codes, names)
+    if reference is not None and reference not in table.index:
+        raise ValueError(f"`reference` must be one of the groups {list(table.index)}; got {reference!r}")
+    low, high = wilson_interval(table["n_outcome"].to_numpy(), table["n_group"].to_numpy(),
+                                confidence_level=confidence_level)
+    table["ci_low"], table["ci_high"] = low, high
+    table["small_cell"] = table["n_group"] < min_size
+    eligible = ~table["small_cell"].to_numpy()
+    compared = tuple(names[eligible])
+    notes = []
+
+    # Descriptive comparisons with the reference hold for every group with a rate...
+    ref_value = table.at[reference, "value"] if reference is not None else np.nan
+    table["diff_vs_reference"] = table["value"] - ref_value
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["ratio_vs_reference"] = table["value"] / ref_value if ref_value else np.nan
+    table["p_value_vs_reference"] = np.nan
+    table["p_value_vs_reference_holm"] = np.nan
+
+    difference = ratio = np.nan
+    high_group = low_group = None
+    test = None
+    pairs: tuple[PairwiseComparison, ...] = ()
+    if len(compared) < 2:
+        notes.append(f"fewer than two groups with at least {min_size} rows: no between-groups gap")
+    else:
+        values = table.loc[list(compared), "value"]
+        high_group, low_group = str(values.idxmax()), str(values.idxmin())
+        difference = float(values.max() - values.min())
+        if values.max() > 0:
+            ratio = float(values.min() / values.max())
+        else:
+            notes.append("ratio undefined: every compared group's rate is 0")
+        # The tests see integer codes (fast to sort) of the compared groups' rows only.
+        keep = o.rows & (codes >= 0)
+        keep[keep] = eligible[codes[keep]]
+        outcome, kept = o.outcome[keep], codes[keep]
+        test = max_gap_test(outcome, kept, n_permutations=n_permutations, random_state=random_state)
+        test = dataclasses.replace(test, groups=tuple(names[list(test.groups)]),
+                                   high_group=names[test.high_group], low_group=names[test.low_group])
+        if all_pairs:
+            pairs = tuple(dataclasses.replace(c, group_a=names[c.group_a], group_b=names[c.group_b])
+                          for c in pairwise_tests(outcome, kept))
+        # ...while tests against it are only run when the reference itself is large enough.
+        if reference is not None and reference in compared:
+            ref_code = int(np.flatnonzero(names == reference)[0])
+            for c in pairwise_tests(outcome, kept, reference=ref_code):
+                table.at[names[c.group_a], "p_value_vs_reference"] = c.p_value
+                table.at[names[c.group_a], "p_value_vs_reference_holm"] = c.p_value_adjusted
+        elif reference is not None:
+            notes.append(f"the reference group {reference} has fewer than {min_size} rows: no test against it")
+    return GroupComparison(
+        metric=metric, by_group=table, reference=reference, min_size=int(min_size), compared=compared,
+        difference=difference, ratio=ratio, high_group=high_group, low_group=low_group,
+        max_gap_test=test, pairwise=pairs, reason="; ".join(notes),
+    )
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_metric(metric: str) -> None:
+    if metric not in GROUP_METRICS:
+        close = difflib.get_close_matches(str(metric), GROUP_METRICS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"`metric` must be one of {', '.join(GROUP_METRICS)}; got {metric!r}{hint}")
+
+
+def _check_favourable(favourable: str) -> str:
+    if favourable not in ("negative", "positive"):
+        raise ValueError(f"`favourable` must be 'negative' or 'positive' (the manifest's "
+                         f"target.favourable); got {favourable!r}")
+    return favourable
+
+
+def _group_codes(groups, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(code per row, -1 for no group; the group names as text, sorted)."""
+    labels = np.asarray(groups, dtype=object)
+    if labels.ndim != 1 or labels.size != n:
+        raise ValueError(f"`groups` must hold one label per row ({n}); got shape {labels.shape}")
+    codes, names = pd.factorize(labels, sort=True, use_na_sentinel=True)
+    return codes.astype(np.int64), np.asarray([str(g) for g in names], dtype=object)

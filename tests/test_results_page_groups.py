@@ -1,0 +1,50 @@
+"""The results explorer's by-group view (site_src.results_page.groups_table_html)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from faircode import benchmark as bm
+from site_src import render
+from site_src.results_page import group_filter_options, groups_table_html
+
+
+def _rows():
+    base = dict(audit="recidivism-risk", audit_name="Recidivism Risk", strategy="S2", model="logistic_regression",
+                attribute="race", attribute_kind="attribute", reference_group="White", metric="selection_rate",
+                min_size=30, max_gap=0.258, p_value_max_gap=0.0011)
+    return pd.DataFrame([
+        {**base, "group": "Black", "value": 0.466, "ci_low": 0.428, "ci_high": 0.505, "n_group": 650,
+         "small_cell": False, "diff_vs_reference": 0.258, "p_value_vs_reference_holm": 1.8e-17},
+        {**base, "group": "White", "value": 0.208, "ci_low": 0.172, "ci_high": 0.249, "n_group": 423,
+         "small_cell": False, "diff_vs_reference": 0.0, "p_value_vs_reference_holm": None},
+        {**base, "group": "<Asian>", "value": 0.0, "ci_low": 0.0, "ci_high": 0.561, "n_group": 3,
+         "small_cell": True, "diff_vs_reference": -0.208, "p_value_vs_reference_holm": None},
+    ])
+
+
+def test_the_by_group_file_name_is_the_benchmarks():
+    assert render.BY_GROUP_FILE == bm.BY_GROUP_FILE
+
+
+def test_groups_table_marks_reference_small_cells_and_significance():
+    html = str(groups_table_html(_rows(), alpha=0.05))
+    assert html.count("<tr data-audit") == 3
+    assert 'data-attribute="race"' in html and 'data-metric="selection_rate"' in html
+    assert "White <span class=\"fc-ref\"" in html
+    assert '<tr data-audit="recidivism-risk" data-strategy="S2" data-model="logistic_regression" data-attribute="race" ' \
+           'data-metric="selection_rate" class="fc-small"><td>Recidivism Risk' in html
+    assert "&lt;Asian&gt; <span class=\"fc-warn\" title=\"fewer than 30 rows" in html  # escaped, warned
+    assert "<td>46.6%</td><td>[42.8%, 50.5%]</td><td>+25.8 pp</td><td><strong>1.8 × 10⁻¹⁷</strong></td>" in html
+    assert "<td>25.8 pp</td><td><strong>0.0011</strong></td>" in html
+
+
+def test_groups_table_needs_its_columns():
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['max_gap'\]"):
+        groups_table_html(_rows().drop(columns="max_gap"), alpha=0.05)
+
+
+def test_filter_options_keep_the_metric_order():
+    rows = pd.concat([_rows(), _rows().assign(metric="false_positive_rate")])
+    assert group_filter_options(rows)["metric"] == ["selection_rate", "false_positive_rate"]
