@@ -77,6 +77,7 @@ _EMPTY_REASON = {
     "selection_rate": "no rows",
     "true_positive_rate": "no actual positives (y_true == 1)",
     "false_positive_rate": "no actual negatives (y_true == 0)",
+    "true_negative_rate": "no actual negatives (y_true == 0)",
     "precision": "no predicted positives (y_pred == 1)",
     "accuracy": "no rows",
     "true_favourable_rate": "no rows whose true outcome is the favourable one",

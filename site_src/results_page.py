@@ -307,7 +307,8 @@ GROUP_FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
 GROUP_DEFAULTS = {"strategy": "S2", "model": "logistic_regression", "metric": "selection_rate"}
 _GROUP_METRIC_LABELS = {
     "selection_rate": "selection rate", "true_positive_rate": "true positive rate",
-    "false_positive_rate": "false positive rate", "precision": "precision", "accuracy": "accuracy",
+    "false_positive_rate": "false positive rate", "true_negative_rate": "true negative rate",
+    "precision": "precision", "accuracy": "accuracy",
     "true_favourable_rate": "favourable outcome among the deserving (equal opportunity)",
 }
 
