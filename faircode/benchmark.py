@@ -3,7 +3,7 @@
 `run_benchmark` fits each (audit, strategy, model) once (the task unit), computes every gap
 of `faircode.metrics.GAP_METRICS` for every protected attribute on the test split, attaches
 the exact permutation test and a score interval of `faircode.significance` (Newcombe's hybrid
-score interval for a difference of rates, Koopman's for the disparate impact ratio; the method
+score interval for a difference of rates, MOVER-R with Wilson limits for the disparate impact ratio; the method
 is recorded per row in ``ci_method``), and adjusts the p-values for the false discovery rate
 (Benjamini-Hochberg) within each audit, counting a repeated test once (``same_test_as``). `write_results` writes
 ``results/results_fairness.csv`` and ``results/results_performance.csv`` byte-for-byte
@@ -473,9 +473,9 @@ def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list
         outcomes, test = tests[rate_name]
         # Score intervals: they hold their coverage on small groups and never have zero width.
         if GAP_KIND[metric] == "ratio":
-            # The ratio is defined here, so the advantaged selection rate is not 0 and Koopman's
-            # upper limit is finite; no resampling, so no resample with a zero denominator.
-            interval, ci_method = proportion_ratio_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL), "koopman"
+            # The ratio is defined here, so the advantaged selection rate is not 0 and the upper
+            # limit is finite; no resampling, so no resample with a zero denominator.
+            interval, ci_method = proportion_ratio_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL), "mover"
         else:
             interval, ci_method = proportion_difference_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL), "newcombe"
         row.update(
@@ -710,7 +710,7 @@ def run_benchmark(
     -----
     ``gap`` is disadvantaged minus advantaged, except for ``disparate_impact_ratio`` (kind
     ``ratio``), where it is disadvantaged / advantaged. Intervals are score intervals
-    (``ci_method``: ``newcombe`` for differences, ``koopman`` for the ratio), which hold their
+    (``ci_method``: ``newcombe`` for differences, ``mover`` for the ratio: MOVER-R with Wilson limits), which hold their
     coverage on small groups and never have zero width. The ratio row carries the selection-rate
     permutation test (equal selection rates is one null hypothesis for the difference and the
     ratio) and the equal opportunity difference row that of the true or false positive rate
@@ -854,7 +854,7 @@ COLUMN_KINDS: dict[str, str] = {
     **dict.fromkeys(["value_disadvantaged", "value_advantaged", "accuracy", "balanced_accuracy", "roc_auc"],
                     "fitted"),
     "gap": "gap",  # fitted; for a ratio, the fitted bound propagated through a / b
-    # Score intervals (Newcombe, Koopman) are closed-form in the group counts and rates: fitted,
+    # Score-based intervals (Newcombe, MOVER-R) are closed-form in the group counts and rates: fitted,
     # like the gap they bracket.
     "ci_low": "gap",
     "ci_high": "gap",

@@ -60,7 +60,7 @@ runs are identical; the band is what lets a NumPy upgrade that changes a sampler
 nothing else changed.
 
 **Score interval endpoints.** The results file's intervals (Newcombe's for a difference,
-Koopman's for a ratio) are closed-form functions of each group's counts, so they move only when a
+MOVER-R for a ratio) are closed-form functions of each group's counts, so they move only when a
 decision moves, exactly like the gap they bracket: they get the ``fitted`` bound (propagated for
 a ratio).
 

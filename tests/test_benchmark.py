@@ -112,7 +112,7 @@ def test_intervals_are_score_intervals_matching_statsmodels(subset_run):
 
     fairness, _ = subset_run
     defined = fairness[fairness["gap"].notna()]
-    assert set(defined["ci_method"]) == {"newcombe", "koopman"}
+    assert set(defined["ci_method"]) == {"newcombe", "mover"}
     assert (fairness.loc[fairness["gap"].isna(), "ci_method"] == "").all()
     for _, row in defined.iterrows():
         k1 = round(row.value_disadvantaged * row.n_disadvantaged)

@@ -720,7 +720,7 @@ def test_ratio_interval_equals_statsmodels_score_inside_the_boundary():
     for k1, n1, k2, n2 in _COUNTS:
         if not (0 < k1 < n1 and 0 < k2 < n2):
             continue  # statsmodels' cubic solution picks the wrong root at a rate of 0 or 1
-        low, high = sig.proportion_ratio_ci(_ones(k1, n1), _ones(k2, n2))
+        low, high = sig.proportion_ratio_ci(_ones(k1, n1), _ones(k2, n2), method="koopman")
         sm_low, sm_high = confint_proportions_2indep(k1, n1, k2, n2, compare="ratio", method="score",
                                                      correction=False)
         assert (low, high) == pytest.approx((sm_low, sm_high), rel=1e-6), (k1, n1, k2, n2)
@@ -744,7 +744,7 @@ def _restricted_score(theta, k1, n1, k2, n2):
 
 @pytest.mark.parametrize(("k1", "n1", "k2", "n2"), [(1, 1, 1, 4), (10, 10, 10, 10), (3, 10, 10, 10), (9, 10, 4, 10)])
 def test_ratio_interval_limits_solve_the_score_equation_at_a_rate_of_one(k1, n1, k2, n2):
-    low, high = sig.proportion_ratio_ci(_ones(k1, n1), _ones(k2, n2))
+    low, high = sig.proportion_ratio_ci(_ones(k1, n1), _ones(k2, n2), method="koopman")
     z2 = stats.norm.ppf(0.975) ** 2
     estimate = (k1 / n1) / (k2 / n2)
     assert low < estimate < high
@@ -752,12 +752,33 @@ def test_ratio_interval_limits_solve_the_score_equation_at_a_rate_of_one(k1, n1,
     assert _restricted_score(high, k1, n1, k2, n2) == pytest.approx(z2, rel=1e-4)
 
 
-def test_ratio_interval_at_zero_counts():
-    low, high = sig.proportion_ratio_ci(np.zeros(10), _ones(3, 10))
+def _mover_r_by_hand(k1, n1, k2, n2):
+    """MOVER-R (Donner and Zou 2012, eq. 9) over statsmodels' Wilson intervals, written out."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = proportion_confint(k1, n1, alpha=0.05, method="wilson")
+    l2, u2 = proportion_confint(k2, n2, alpha=0.05, method="wilson")
+    low = (p1 * p2 - np.sqrt((p1 * p2) ** 2 - l1 * u2 * (2 * p1 - l1) * (2 * p2 - u2))) / (u2 * (2 * p2 - u2))
+    high = (p1 * p2 + np.sqrt((p1 * p2) ** 2 - u1 * l2 * (2 * p1 - u1) * (2 * p2 - l2))) / (l2 * (2 * p2 - l2))
+    return low, high
+
+
+def test_ratio_interval_default_is_mover_r_over_wilson_limits():
+    for k1, n1, k2, n2 in _COUNTS:
+        if not (0 < k1 <= n1 and 0 < k2 <= n2):
+            continue  # the zero counts are pinned below
+        low, high = sig.proportion_ratio_ci(_ones(k1, n1), _ones(k2, n2))
+        assert (low, high) == pytest.approx(_mover_r_by_hand(k1, n1, k2, n2), rel=1e-9), (k1, n1, k2, n2)
+
+
+@pytest.mark.parametrize("method", ["mover", "koopman"])
+def test_ratio_interval_at_zero_counts(method):
+    low, high = sig.proportion_ratio_ci(np.zeros(10), _ones(3, 10), method=method)
     assert low == 0.0 and 0 < high < np.inf
-    low, high = sig.proportion_ratio_ci(_ones(3, 10), np.zeros(10))
+    low, high = sig.proportion_ratio_ci(_ones(3, 10), np.zeros(10), method=method)
     assert 0 < low and high == np.inf
-    assert all(np.isnan(sig.proportion_ratio_ci(np.zeros(5), np.zeros(7))))
+    assert all(np.isnan(sig.proportion_ratio_ci(np.zeros(5), np.zeros(7), method=method)))
 
 
 @pytest.mark.parametrize(
@@ -768,6 +789,7 @@ def test_ratio_interval_at_zero_counts():
         (lambda: sig.proportion_difference_ci([0, 1], [1, 0], method="wald"), r"`method` must be one of"),
         (lambda: sig.proportion_ratio_ci([0, 1], [], confidence_level=0.9), r"`b` must contain at least one row"),
         (lambda: sig.proportion_ratio_ci([0, 1], [1], confidence_level=1.0), r"`confidence_level` must be strictly"),
+        (lambda: sig.proportion_ratio_ci([0, 1], [1], method="wald"), r"`method` must be one of"),
         (lambda: sig.bootstrap_ratio_ci([0, 1], [1], n_resamples=0), r"`n_resamples` must be a positive integer"),
     ],
 )

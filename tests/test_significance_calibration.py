@@ -108,7 +108,7 @@ def _simulated_coverage(interval, truth, n_sims, seed):
     fn = {"difference": proportion_difference_ci, "ratio": proportion_ratio_ci}[interval]
     table = {(k1, k2): fn(np.r_[np.ones(k1), np.zeros(10 - k1)], np.r_[np.ones(k2), np.zeros(10 - k2)])
              for k1 in range(11) for k2 in range(11)}
-    # (0, 0): the ratio is 0/0 and every value fits; Koopman's set is (0, inf).
+    # (0, 0): the ratio is 0/0 and every value fits: the interval is (0, inf).
     if interval == "ratio":
         table[(0, 0)] = (0.0, np.inf)
     rng = np.random.default_rng(seed)
@@ -129,9 +129,9 @@ def test_newcombe_interval_covers_at_least_93_percent_at_10_vs_10():
     assert min(coverage.values()) >= 0.93, coverage
 
 
-def test_koopman_ratio_interval_coverage_at_10_vs_10():
+def test_ratio_interval_covers_at_least_93_percent_at_10_vs_10():
     coverage = _simulated_coverage("ratio", lambda p1, p2: p1 / p2, n_sims=20_000, seed=13)
-    # Koopman's exact coverage on this grid dips to 0.928 (rates 0.05 against 0.2: discreteness
-    # of 10-row groups), so the bar is 0.92, not 0.93; everywhere else it is at least 0.94.
-    assert min(coverage.values()) >= 0.92, coverage
-    assert np.mean(list(coverage.values())) >= 0.95, coverage
+    # MOVER-R's exact minimum over this grid (enumerating all 121 count pairs) is 0.939; 20,000
+    # draws have a standard error of about 0.0017, so 0.93 is more than 5 of them below it.
+    # (Koopman's score interval dips to 0.928 at rates 0.05 against 0.2: why it is not the default.)
+    assert min(coverage.values()) >= 0.93, coverage
