@@ -57,3 +57,12 @@ def test_serve_on_a_busy_port_fails_in_one_line_before_building(tmp_path, capsys
     assert err == (f"serve failed: port {port} on 127.0.0.1 is already in use; stop what serves there or "
                    "choose another with --port")
     assert not (root / "site").exists() and time.monotonic() - started < 5  # nothing was built
+
+
+def test_check_through_the_command_line_passes_the_progress_callbacks(tmp_path, capsys):
+    """Regression: `fairsite check` raised TypeError (check_options took no progress callbacks)."""
+    root = _copy_fixture(tmp_path)
+    code = cli.main(["--root", str(root), "check", "--jobs", "1"])
+    err = capsys.readouterr().err
+    assert "building the site with MkDocs" in err or "check failed" in err, err
+    assert code in (0, 1)
