@@ -124,6 +124,7 @@ for i in range(n_shuffles):
     null[i] = rates.max() - rates.min(), rates[big].max() - rates[big].min(), abs(rates[black] - rates[white])
 null_mean_all, null_mean_compared, null_mean_pair = (float(v) for v in null.mean(axis=0))
 null_q95_all, null_q95_compared, null_q95_pair = (float(v) for v in np.quantile(null, 0.95, axis=0))
+null_q95_all_at_max = bool(null_q95_all >= 1 - 1e-9)  # a gap between rates cannot exceed 100 points
 print(f"null largest gap: all groups {null_mean_all:.3f}, compared groups {null_mean_compared:.3f}, "
       f"one pre-chosen pair {null_mean_pair:.3f}")
 
