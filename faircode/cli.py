@@ -50,7 +50,8 @@ def _benchmark(args: argparse.Namespace) -> int:
 
     from faircode.benchmark import compare_results, merge_by_group, merge_results, run_benchmark, write_results
 
-    console = Console()
+    # Wide when not on a terminal, so a CI log keeps the difference table readable.
+    console = Console(width=None if sys.stdout.isatty() else 200)
     if args.backend == "dask" and not args.scheduler:
         console.print("[red]error:[/red] --backend dask needs --scheduler ADDRESS")
         return 2

@@ -108,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser("accept", help="record the numbers the prose cites as the accepted ones")
     a.add_argument("slugs", nargs="*", metavar="SLUG", help="explainers to accept (all if none named)")
     s = sub.add_parser("serve", help="serve the site and rebuild on change")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
     s.add_argument("--host", default="127.0.0.1")
     for p in (b, c, a, s, pub):
         p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS, help=f"explainers run at once (default {_JOBS})")
@@ -124,6 +124,16 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a TCP port from 1 to 65535, got {text!r}")
     return value
 
 

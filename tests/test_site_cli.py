@@ -7,6 +7,8 @@ import re
 import socket
 import time
 
+import pytest
+
 from site_src import cli
 from test_site_build import _add, _copy_fixture
 
@@ -66,3 +68,13 @@ def test_check_through_the_command_line_passes_the_progress_callbacks(tmp_path, 
     err = capsys.readouterr().err
     assert "building the site with MkDocs" in err or "check failed" in err, err
     assert code in (0, 1)
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_serve_refuses_a_port_outside_the_tcp_range_naming_the_flag(tmp_path, capsys, port):
+    """Regression: --port 99999 built the site, then raised OverflowError; -1 blamed --host."""
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--root", str(tmp_path), "serve", "--port", port])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--port" in err and "from 1 to 65535" in err and "Traceback" not in err
