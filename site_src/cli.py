@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # CI cancels a job with SIGTERM: treat it like Ctrl-C, so the runs are killed and nothing is lost.
     signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C too, even when started with SIGINT ignored (a job started with `&` by a shell without
+    # job control inherits that, and Python then never raises KeyboardInterrupt).
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         if args.command == "new":
             from site_src.scaffold import new_explainer
