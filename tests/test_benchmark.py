@@ -107,19 +107,9 @@ def test_q_values_are_computed_within_each_audit():
     assert q[5] == q[1]
 
 
-def _mover_r_by_hand(k1, n1, k2, n2):
-    from statsmodels.stats.proportion import proportion_confint
-
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = proportion_confint(k1, n1, alpha=0.05, method="wilson")
-    l2, u2 = proportion_confint(k2, n2, alpha=0.05, method="wilson")
-    low = (p1 * p2 - np.sqrt((p1 * p2) ** 2 - l1 * u2 * (2 * p1 - l1) * (2 * p2 - u2))) / (u2 * (2 * p2 - u2))
-    high = (p1 * p2 + np.sqrt((p1 * p2) ** 2 - u1 * l2 * (2 * p1 - u1) * (2 * p2 - l2))) / (l2 * (2 * p2 - l2))
-    return max(low, 0.0), high
-
-
 def test_intervals_are_score_intervals_matching_statsmodels(subset_run):
     from statsmodels.stats.proportion import confint_proportions_2indep
+    from test_significance import _mover_r_by_hand  # one written-out MOVER-R oracle for the tests
 
     fairness, _ = subset_run
     defined = fairness[fairness["gap"].notna()]
