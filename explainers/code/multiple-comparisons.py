@@ -75,16 +75,46 @@ m_distinct = int(distinct.sum())
 n_raw_distinct = int(np.sum(p[distinct] < alpha))
 n_holm_distinct = int(np.sum(adjust_p_values(p[distinct], method="holm") < alpha))
 n_bh_distinct = int(np.sum(adjust_p_values(p[distinct], method="bh") < alpha))
+# "The same picture": counting each hypothesis once moves no count by more than a fifth.
+same_picture = all(abs(a - b) <= 0.2 * b + 1 for a, b in (
+    (n_raw_distinct, n_raw * m_distinct / m), (n_holm_distinct, n_holm * m_distinct / m),
+    (n_bh_distinct, n_bh * m_distinct / m)))
 
-# Per audit: how many of its rows pass each rule (adjusted over the whole table, as published).
+
+def within_each_audit(p, audits, method):
+    """Adjust p-values within each audit's own family of tests, not across the whole table."""
+    adjusted = np.full(len(p), np.nan)
+    for slug in np.unique(audits):
+        own = audits == slug
+        adjusted[own] = adjust_p_values(p[own], method=method)
+    return adjusted
+
+
+# Two families, both computed here from the p-values (not read from the q_value column):
+# the whole table, and each audit on its own, the family one auditor of one system faces.
+audits = tested["audit"].to_numpy()
+holm_within = within_each_audit(p, audits, "holm")
+bh_within = within_each_audit(p, audits, "bh")
 by_audit = []
 for slug, rows in tested.groupby("audit", sort=True):
     idx = rows.index.to_numpy()
-    by_audit.append({"audit": rows["audit_name"].iloc[0], "tests": len(idx),
-                     "raw": int(np.sum(p[idx] < alpha)), "holm": int(np.sum(holm[idx] < alpha)),
-                     "bh": int(np.sum(bh[idx] < alpha)),
+    by_audit.append({"slug": slug, "audit": rows["audit_name"].iloc[0], "tests": len(idx),
+                     "raw": int(np.sum(p[idx] < alpha)),
+                     "holm": int(np.sum(holm[idx] < alpha)), "bh": int(np.sum(bh[idx] < alpha)),
+                     "holm_within": int(np.sum(holm_within[idx] < alpha)),
+                     "bh_within": int(np.sum(bh_within[idx] < alpha)),
                      "bh_own": int(np.sum(bh_own[idx][~repeats[idx]] < alpha))})
     print(by_audit[-1])
+german = next(row for row in by_audit if row["slug"] == "german-credit")
+# Holm is a closed test: a smaller family never rejects less (Holm 1979). BH has no such rule.
+holm_within_never_fewer = all(row["holm_within"] >= row["holm"] for row in by_audit)
+holm_gains = [row for row in by_audit if row["holm_within"] > row["holm"]]
+german_test_rows = int(tested.loc[tested["audit"] == "german-credit",
+                                  ["n_disadvantaged", "n_advantaged"]].sum(axis=1).max())
+
+significant_is_q_below_alpha = bool(
+    (tested["significant"].astype(bool) == (q_column < alpha)).all())
+print(f"significant = q < {alpha}: {significant_is_q_below_alpha}")
 
 # The strongest finding of the smallest audit: passes on its own and after BH, but not Holm.
 strongest = tested.assign(holm=holm, bh=bh)[~repeats]  # a repeated test is not a finding of its own
@@ -113,6 +143,8 @@ null_low, null_high = (int(v) for v in np.quantile(null_raw, [(1 - middle) / 2, 
 null_share_raw = null_mean / m                   # share of null tests with p < alpha
 null_fwer_holm = null_holm_any / n_families      # families with any false positive after Holm
 null_fwer_bh = null_bh_any / n_families          # ... after BH (with every null true, FDR = FWER)
+# Holm's family-wise error under independence, 1 - (1 - alpha/m)^m, sits just under alpha.
+holm_fwer_theory = 1 - (1 - alpha / m) ** m
 print(f"null families: mean {null_mean:.1f} raw positives ({middle:.0%} of families {null_low}-{null_high}, "
       f"max {null_max}); any false positive after Holm {null_fwer_holm:.3f}, after BH {null_fwer_bh:.3f}")
 
