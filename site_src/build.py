@@ -53,12 +53,12 @@ class BuildOptions:
     on_stage: object = None  # progress callback, given the name of each later stage as it starts
 
 
-def check_options(root: Path, *, jobs: int = 1, on_run_done=None) -> BuildOptions:
+def check_options(root: Path, *, jobs: int = 1, on_run_done=None, on_run_start=None, on_stage=None) -> BuildOptions:
     """The rules of ``fairsite check`` (and of ``publish``, which publishes only what passed them):
     every explainer fresh, generated code up to date, cited numbers equal to the accepted ones,
     strict MkDocs, no broken link, nothing loaded from outside the site."""
-    return BuildOptions(root=root, jobs=jobs, on_run_done=on_run_done, use_cache=False, verify_generated=True,
-                        numbers="fail", link_check=True)
+    return BuildOptions(root=root, jobs=jobs, on_run_done=on_run_done, on_run_start=on_run_start, on_stage=on_stage,
+                        use_cache=False, verify_generated=True, numbers="fail", link_check=True)
 
 
 @dataclass
