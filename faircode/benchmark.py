@@ -312,11 +312,15 @@ def _row_seed(random_state: int, *key: str) -> int:
 # --------------------------------------------------------------------------- one task
 
 
+# A rate whose permutation test is another rate's: 1 - y has the same two-sided test as y.
+_TEST_RATE = {"non_selection_rate": "selection_rate"}
+
+
 def _same_test_as(metric: str, favourable: str) -> str:
     """The metric whose permutation test this metric's row repeats, or "" if none.
 
-    The disparate impact ratio's null hypothesis (equal selection rates) is the demographic
-    parity difference's; the equal opportunity difference compares the true positive rate
+    The disparate impact ratio's null hypothesis (equal rates of the favourable decision, i.e.
+    equal selection rates) is the demographic parity difference's; the equal opportunity difference compares the true positive rate
     (favourable positive) or the true negative rate, ``1 -`` the false positive rate
     (favourable negative), whose tests are those of the descriptive rows. A repeated test is
     one hypothesis, so it is counted once in the q-value family.
@@ -428,7 +432,7 @@ def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list
     favourable = audit.manifest.target.favourable
     key = (audit.slug, pred.strategy, pred.model, attribute)
     random_state = int(audit.manifest.random_state)
-    tests: dict[str, tuple] = {}  # one test per rate: DP and DI share the selection-rate test
+    tests: dict = {}  # one test per hypothesis: DP and DI share the selection-rate test
     rows = []
     for metric in GAP_METRICS:
         rate_name = gap_rate(metric, favourable=favourable)
@@ -465,12 +469,16 @@ def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list
         rows.append(row)
         if not g.defined:
             continue
-        if rate_name not in tests:
-            outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
-            seed = _row_seed(random_state, *key, rate_name)
-            test = permutation_test_result(outcomes.a, outcomes.b, n_permutations=n_permutations, random_state=seed)
-            tests[rate_name] = (outcomes, test)
-        outcomes, test = tests[rate_name]
+        outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+        # Equal non-selection rates is equal selection rates: one hypothesis, one test (and one
+        # seed), whichever of the two rates the row divides.
+        test_rate = _TEST_RATE.get(rate_name, rate_name)
+        if test_rate not in tests:
+            tested = group_outcomes(test_rate, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+            seed = _row_seed(random_state, *key, test_rate)
+            tests[test_rate] = permutation_test_result(tested.a, tested.b, n_permutations=n_permutations,
+                                                       random_state=seed)
+        test = tests[test_rate]
         # Score intervals: they hold their coverage on small groups and never have zero width.
         if GAP_KIND[metric] == "ratio":
             # The ratio is defined here, so the advantaged selection rate is not 0 and the upper
@@ -709,8 +717,9 @@ def run_benchmark(
     Notes
     -----
     ``gap`` is disadvantaged minus advantaged, except for ``disparate_impact_ratio`` (kind
-    ``ratio``), where it is disadvantaged / advantaged. Intervals are score intervals
-    (``ci_method``: ``newcombe`` for differences, ``mover`` for the ratio: MOVER-R with Wilson limits), which hold their
+    ``ratio``), where it is disadvantaged / advantaged of the favourable decision's rate (the
+    four-fifths rule's ratio: non-selection rates when ``target.favourable`` is negative).
+    Intervals are score intervals (``ci_method``: ``newcombe`` for differences, ``mover`` for the ratio: MOVER-R with Wilson limits), which hold their
     coverage on small groups and never have zero width. The ratio row carries the selection-rate
     permutation test (equal selection rates is one null hypothesis for the difference and the
     ratio) and the equal opportunity difference row that of the true or false positive rate

@@ -6,6 +6,7 @@ Rates (each a mean of a 0/1 outcome over a subset of rows, in [0, 1]):
 rate                        0/1 outcome            rows it is a mean over
 ==========================  =====================  ==========================
 ``selection_rate``          ``y_pred``             all rows
+``non_selection_rate``      ``1 - y_pred``         all rows
 ``true_positive_rate``      ``y_pred``             rows with ``y_true == 1``
 ``false_positive_rate``     ``y_pred``             rows with ``y_true == 0``
 ``true_negative_rate``      ``1 - y_pred``         rows with ``y_true == 0``
@@ -26,7 +27,7 @@ gap                                 rate                                        
 ``false_positive_rate_difference``  false positive rate                          difference
 ``precision_difference``            precision (PPV)                              difference
 ``accuracy_difference``             accuracy                                     difference
-``disparate_impact_ratio``          selection rate                               ratio
+``disparate_impact_ratio``          favourable-outcome rate                      ratio
 ==================================  ===========================================  ==========
 
 The rates are rates of the *positive class* (``y_true == 1``, ``y_pred == 1``), which is whatever
@@ -42,6 +43,18 @@ takes ``favourable`` (the manifest's ``target.favourable``) and compares
 
 Either way a negative equal opportunity difference means the disadvantaged group's deserving
 members receive the favourable outcome less often, and the name means the same in every audit.
+
+The disparate impact ratio is also about the favourable outcome: the "four-fifths rule" of the
+EEOC's Uniform Guidelines (29 CFR 1607.4(D), 1978) reads the ratio of *selection rates* for the
+favourable decision (hired, approved), disadvantaged over advantaged, against 0.8. So
+``disparate_impact_ratio`` takes ``favourable`` too and divides
+
+- ``favourable="positive"``: selection rates, ``P(y_pred = 1)``;
+- ``favourable="negative"``: non-selection rates, ``P(y_pred = 0)`` (the share *not* flagged).
+
+A ratio below 1 means the disadvantaged group receives the favourable outcome less often. The
+ratio of the harmful outcome's rates is a different number that the 0.8 threshold does not
+apply to (a flag rate ratio of 1.25 is not a favourable ratio of 0.8).
 ``true_positive_rate_difference`` and ``false_positive_rate_difference`` stay as descriptive
 gaps of the positive class, whatever it means.
 
@@ -67,6 +80,7 @@ __all__ = [
     "RATE_METRICS",
     "FAVOURABLE",
     "EQUAL_OPPORTUNITY_RATE",
+    "FAVOURABLE_OUTCOME_RATE",
     "GAP_METRICS",
     "GAP_RATE",
     "GAP_KIND",
@@ -76,6 +90,7 @@ __all__ = [
     "GroupOutcomes",
     "rate",
     "selection_rate",
+    "non_selection_rate",
     "true_positive_rate",
     "false_positive_rate",
     "precision",
@@ -96,6 +111,7 @@ __all__ = [
 
 RATE_METRICS: tuple[str, ...] = (
     "selection_rate",
+    "non_selection_rate",
     "true_positive_rate",
     "false_positive_rate",
     "true_negative_rate",
@@ -113,8 +129,15 @@ EQUAL_OPPORTUNITY_RATE: dict[str, str] = {
     "negative": "true_negative_rate",
 }
 
-#: Each gap metric and the rate it compares (``equal_opportunity_difference``: the rate of
-#: `EQUAL_OPPORTUNITY_RATE` for the favourable class; see `gap_rate`).
+#: The rate the disparate impact ratio divides, by favourable class: the share of all rows that
+#: receive the favourable decision (EEOC Uniform Guidelines, 29 CFR 1607.4(D)).
+FAVOURABLE_OUTCOME_RATE: dict[str, str] = {
+    "positive": "selection_rate",
+    "negative": "non_selection_rate",
+}
+
+#: Each gap metric and the rate it compares (``None``: the rate depends on the favourable class,
+#: `EQUAL_OPPORTUNITY_RATE` or `FAVOURABLE_OUTCOME_RATE`; see `gap_rate`).
 GAP_RATE: dict[str, str | None] = {
     "demographic_parity_difference": "selection_rate",
     "equal_opportunity_difference": None,
@@ -122,7 +145,7 @@ GAP_RATE: dict[str, str | None] = {
     "false_positive_rate_difference": "false_positive_rate",
     "precision_difference": "precision",
     "accuracy_difference": "accuracy",
-    "disparate_impact_ratio": "selection_rate",
+    "disparate_impact_ratio": None,
 }
 
 #: Whether a gap metric is a difference (disadvantaged - advantaged) or a ratio (disadvantaged / advantaged).
@@ -135,6 +158,7 @@ GAP_METRICS: tuple[str, ...] = tuple(GAP_RATE)
 # Why a rate's denominator can be empty, in words a reader of the results table understands.
 _EMPTY_REASON: dict[str, str] = {
     "selection_rate": "no rows",
+    "non_selection_rate": "no rows",
     "true_positive_rate": "no actual positives (y_true == 1)",
     "false_positive_rate": "no actual negatives (y_true == 0)",
     "true_negative_rate": "no actual negatives (y_true == 0)",
@@ -321,7 +345,7 @@ def rate_outcomes(metric: str, y_true, y_pred) -> RateOutcomes:
     Parameters
     ----------
     metric : str
-        One of ``selection_rate``, ``true_positive_rate``, ``false_positive_rate``,
+        One of ``selection_rate``, ``non_selection_rate``, ``true_positive_rate``, ``false_positive_rate``,
         ``true_negative_rate``, ``precision``, ``accuracy``.
     y_true, y_pred : array_like of {0, 1}, shape (n,)
         True and predicted labels, 1 = positive class.
@@ -338,7 +362,8 @@ def rate_outcomes(metric: str, y_true, y_pred) -> RateOutcomes:
 
     Notes
     -----
-    selection rate: ``y_pred`` over all rows; true positive rate: ``y_pred`` over
+    selection rate: ``y_pred`` over all rows; non-selection rate: ``1 - y_pred`` over all
+    rows; true positive rate: ``y_pred`` over
     ``y_true == 1``; false positive rate: ``y_pred`` over ``y_true == 0``; true negative rate:
     ``1 - y_pred`` over ``y_true == 0``; precision:
     ``y_true`` over ``y_pred == 1``; accuracy: ``y_pred == y_true`` over all rows.
@@ -354,6 +379,8 @@ def rate_outcomes(metric: str, y_true, y_pred) -> RateOutcomes:
     everything = np.ones(y_true.size, dtype=bool)
     if metric == "selection_rate":
         outcome, rows = y_pred, everything
+    elif metric == "non_selection_rate":
+        outcome, rows = 1 - y_pred, everything
     elif metric == "true_positive_rate":
         outcome, rows = y_pred, y_true == 1
     elif metric == "false_positive_rate":
@@ -423,6 +450,30 @@ def selection_rate(y_true, y_pred) -> Rate:
     0.25
     """
     return rate("selection_rate", y_true, y_pred)
+
+
+def non_selection_rate(y_true, y_pred) -> Rate:
+    """Non-selection rate: share of rows predicted negative, ``mean(1 - y_pred)``.
+
+    The rate of the favourable decision when the positive class is the harmful one (flagged,
+    refused); the disparate impact ratio divides it when ``favourable="negative"``.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of {0, 1}, shape (n,)
+        True and predicted labels (``y_true`` is only validated).
+
+    Returns
+    -------
+    Rate
+        In [0, 1]; NaN with a reason for zero rows.
+
+    Example
+    -------
+    >>> non_selection_rate([0, 0, 1, 1], [1, 0, 0, 0]).value
+    0.75
+    """
+    return rate("non_selection_rate", y_true, y_pred)
 
 
 def true_positive_rate(y_true, y_pred) -> Rate:
@@ -582,7 +633,7 @@ def gap_rate(metric: str, *, favourable: str | None = None) -> str:
         One of `GAP_METRICS`.
     favourable : {"positive", "negative"}, optional
         Which class of ``y_true`` is the favourable outcome for the person; required for
-        ``equal_opportunity_difference`` only (see the module docstring).
+        ``equal_opportunity_difference`` and ``disparate_impact_ratio`` (see the module docstring).
 
     Returns
     -------
@@ -593,12 +644,14 @@ def gap_rate(metric: str, *, favourable: str | None = None) -> str:
     ------
     ValueError
         If `metric` is unknown, or `favourable` is missing or invalid for the equal
-        opportunity difference.
+        opportunity difference or the disparate impact ratio.
 
     Example
     -------
     >>> gap_rate("equal_opportunity_difference", favourable="negative")
     'true_negative_rate'
+    >>> gap_rate("disparate_impact_ratio", favourable="negative")
+    'non_selection_rate'
     """
     metric = _validate_metric(metric, GAP_METRICS, "metric")
     if favourable is not None:
@@ -611,6 +664,8 @@ def gap_rate(metric: str, *, favourable: str | None = None) -> str:
             "that is the favourable outcome for the person (an audit's manifest declares it as "
             "target.favourable)"
         )
+    if metric == "disparate_impact_ratio":
+        return FAVOURABLE_OUTCOME_RATE[favourable]
     return EQUAL_OPPORTUNITY_RATE[favourable]
 
 
@@ -632,13 +687,16 @@ def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None, favourab
         ``target.favourable``). Required for ``equal_opportunity_difference``, which compares
         the rate at which people who merit the favourable outcome receive it (Hardt, Price and
         Srebro 2016): the true positive rate if ``"positive"``, the true negative rate if
-        ``"negative"``. Ignored by the other metrics.
+        ``"negative"``. Required for ``disparate_impact_ratio`` too, which divides the rates
+        of the favourable decision (EEOC Uniform Guidelines): selection rates if
+        ``"positive"``, non-selection rates if ``"negative"``. Ignored by the other metrics.
 
     Returns
     -------
     Gap
         ``value`` = rate(disadvantaged) - rate(advantaged) for a difference,
-        rate(disadvantaged) / rate(advantaged) for the disparate impact ratio; NaN with a
+        rate(disadvantaged) / rate(advantaged) of the favourable decision for the disparate
+        impact ratio; NaN with a
         reason when either rate is undefined or the ratio's denominator is 0.
 
     Raises
@@ -651,6 +709,8 @@ def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None, favourab
     ----------
     .. [1] Hardt, M., Price, E. and Srebro, N. (2016). Equality of opportunity in supervised
        learning. *Advances in Neural Information Processing Systems* 29.
+    .. [2] Equal Employment Opportunity Commission et al. (1978). Uniform Guidelines on Employee
+       Selection Procedures, 29 CFR 1607.4(D) (the "four-fifths rule").
 
     Example
     -------
@@ -671,13 +731,20 @@ def gap(metric: str, y_true, y_pred, *, disadvantaged, advantaged=None, favourab
     if r_adv.numerator == 0:
         return Gap(
             metric, kind, float("nan"), r_dis, r_adv,
-            reason="ratio undefined: advantaged group's selection rate is 0",
+            reason=f"ratio undefined: advantaged group's {rate_name.replace('_', ' ')} is 0",
         )
     return Gap(metric, kind, r_dis.value / r_adv.value, r_dis, r_adv)
 
 
+_FAVOURABLE_DOC = {
+    "equal_opportunity_difference": 'required: the true positive rate is compared if "positive", the true negative rate if "negative"',
+    "disparate_impact_ratio": 'required: selection rates are divided if "positive", non-selection rates if "negative"',
+}
+
+
 def _gap_doc(metric: str) -> str:
-    rate_name = (GAP_RATE[metric] or "favourable-outcome rate among the deserving").replace("_", " ")
+    rate_name = (GAP_RATE[metric] or ("favourable-outcome rate" if metric == "disparate_impact_ratio"
+                                      else "favourable-outcome rate among the deserving")).replace("_", " ")
     op = "divided by" if GAP_KIND[metric] == "ratio" else "minus"
     return f"""{metric.replace('_', ' ').capitalize()}: {rate_name} of the disadvantaged group {op} the advantaged group's.
 
@@ -690,7 +757,7 @@ def _gap_doc(metric: str) -> str:
     advantaged : array_like of {{0, 1}} or bool, shape (n,), optional
         1 = row belongs to the advantaged (reference) group; default: all other rows.
     favourable : {{"positive", "negative"}}, optional
-        Which class of ``y_true`` is favourable for the person; {'required: the true positive rate is compared if "positive", the true negative rate if "negative"' if GAP_RATE[metric] is None else 'ignored (only the equal opportunity difference needs it)'}.
+        Which class of ``y_true`` is favourable for the person; {_FAVOURABLE_DOC.get(metric, 'ignored (only the equal opportunity difference and the disparate impact ratio need it)')}.
 
     Returns
     -------

@@ -215,7 +215,10 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenanc
             if path.is_file() and "__pycache__" not in path.parts:
                 add(str(path.relative_to(package.parent)))
                 add(path.read_bytes())
-    for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv"):
+    # The manifests too: the glossary's table of what each audit's words mean is read from them.
+    for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
+                 *sorted((root / "audits").glob("*/audit.yaml"))):
+        add(str(path.relative_to(root)))
         add(path.read_bytes() if path.exists() else b"")
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
                  "pandas", "jupytext"):

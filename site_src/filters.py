@@ -113,5 +113,29 @@ def mc_percent(value, n: int, digits: int | None = None) -> str:
     return f"{100 * x:.{digits}f}% ± {se:.{digits}f}".replace("-", MINUS)
 
 
-FILTERS = {"number": number, "percent": percent, "gap": gap, "signed": signed, "interval": interval, "pvalue": pvalue,
+def per_100(value, who: str, than: str, outcome: str) -> str:
+    """A gap of rates in people: ``-0.098, "women", "men", "are turned away"`` ->
+    ``per 100 women, about 10 fewer are turned away than per 100 men``.
+
+    ``value`` is a gap, disadvantaged minus advantaged, as a difference of rates in [-1, 1];
+    ``who`` and ``than`` name the disadvantaged and the advantaged group (plural, as the sentence
+    reads them), ``outcome`` what the rate counts, as a verb phrase in the plural ("are flagged
+    ineligible", "are approved"). The direction word comes from the sign; the count is rounded to
+    a whole person, or to a tenth below one person in 100.
+    """
+    x = _num(value, "per_100")
+    if not -1 <= x <= 1:
+        raise ValueError(f"per_100 filter expects a gap of rates in [-1, 1], got {x!r}")
+    for name, text in (("who", who), ("than", than), ("outcome", outcome)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"per_100 filter: {name} must be non-empty words, got {text!r}")
+    people = abs(100 * x)
+    count = f"{people:.0f}" if people >= 0.95 else f"{people:.1f}"
+    if float(count) == 0:
+        return f"per 100 {who} and per 100 {than}, the same number {outcome}, to within a twentieth of a person"
+    more = "more" if x > 0 else "fewer"
+    return f"per 100 {who}, about {count} {more} {outcome} than per 100 {than}"
+
+
+FILTERS = {"per_100": per_100, "number": number, "percent": percent, "gap": gap, "signed": signed, "interval": interval, "pvalue": pvalue,
            "mc_percent": mc_percent}

@@ -31,6 +31,17 @@ def on_nav(nav, config, files):
                 flat.append(child)
         flat.sort(key=lambda item: (_order(item), str(getattr(item, "title", ""))))
         section.children = flat
+    # Top level: a one-page folder (glossary/, checklist/, results/, ...) is that page, not a
+    # section; the reader's pages and the results sit around the explainers by their `order`.
+    top = []
+    for item in nav.items:
+        if isinstance(item, Section) and len(item.children) == 1 and not isinstance(item.children[0], Section):
+            item.children[0].parent = None
+            top.append(item.children[0])
+        else:
+            top.append(item)
+    top.sort(key=lambda item: 0 if getattr(item, "is_homepage", False) else _order(item))
+    nav.items = top
     nav.pages = [p for p in _walk(nav.items)]
     for prev, page, nxt in zip([None] + nav.pages[:-1], nav.pages, nav.pages[1:] + [None]):
         page.previous_page, page.next_page = prev, nxt

@@ -30,6 +30,7 @@ from site_src.notebook import notebook_json
 from site_src.results import ResultsTable
 from site_src.terminal import terminal_html
 from site_src import notebook, results_page
+from site_src.glossary import TERMS, audit_conventions, terms_used
 from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
 # faircode.benchmark.BY_GROUP_FILE, spelt out: importing the benchmark (scikit-learn) on every build
@@ -64,8 +65,29 @@ def make_environment(explainers: list[Explainer]) -> jinja2.Environment:
     )
     env.filters.update(FILTERS)
     env.filters["text"] = markdown_text  # front-matter text in the site's own templates
+    env.filters["tag_id"] = tag_id
     env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
     return env
+
+
+# The series' entrance: the page every explainer links back to.
+ENTRANCE = "permutation-test-fairness-gaps"
+# Reader's pages beside the explainers, each ``<name>.md.j2`` written to ``docs/<name>/index.md``.
+READER_PAGES = ("glossary", "checklist", "mistakes", "tags")
+
+
+def tag_id(tag) -> str:
+    """The anchor of a tag on the tag index: ``"FWER"`` -> ``"fwer"``, ``"four-fifths rule"`` -> ``"four-fifths-rule"``."""
+    return re.sub(r"[^a-z0-9]+", "-", str(tag).lower()).strip("-") or "tag"
+
+
+def _tags(explainers: list[Explainer]) -> list[tuple[str, list[Explainer]]]:
+    """Each tag (case-insensitively merged, first spelling kept) with its explainers, tags sorted."""
+    by_id: dict[str, tuple[str, list[Explainer]]] = {}
+    for e in sorted(explainers, key=lambda e: (e.meta.order, e.meta.title)):
+        for t in e.meta.tags:
+            by_id.setdefault(tag_id(t), (t, []))[1].append(e)
+    return sorted(by_id.values(), key=lambda item: item[0].lower())
 
 
 def render(
@@ -98,8 +120,19 @@ def render(
                                               banner=banners.get(e.slug))
         except SiteError as err:
             errors.append(err)
-    index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.exists)
+    ordered = sorted(explainers, key=lambda e: (e.meta.order, e.meta.title))
+    index = env.get_template("index.md.j2").render(explainers=ordered, has_results=results.exists)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
+    try:
+        audits = audit_conventions(root)
+    except ValueError as err:  # faircode's ManifestError: a manifest the glossary cannot read
+        errors.append(ConfigError(f"glossary: {err}"))
+        audits = []
+    context = {"terms": TERMS, "audits": audits, "tags": _tags(explainers)}
+    for name in READER_PAGES:
+        (docs_dir / name).mkdir(exist_ok=True)
+        text = env.get_template(f"{name}.md.j2").render(**context)
+        (docs_dir / name / "index.md").write_text(text, encoding="utf-8")
     try:
         _render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
     except ValueError as err:  # a results file without the columns the page shows
@@ -161,8 +194,12 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
     prose = re.sub(r"\n{3,}", "\n\n", prose).replace(CODE_PLACEHOLDER, code_section, 1)
     facts = _reproducibility(run, root)
+    related = [s for s in e.meta.related if s != e.slug]
+    if e.slug != ENTRANCE and ENTRANCE in env.globals["titles"] and ENTRANCE not in related:
+        related.insert(0, ENTRANCE)  # every page leads back to the entrance of the series
     page = env.get_template("explainer.md.j2").render(e=e, meta=e.meta, prose=prose, run=run, facts=facts,
-                                                      code_rel=code_rel, banner=banner)
+                                                      code_rel=code_rel, banner=banner, related=related,
+                                                      terms=terms_used(prose))
     (out / "index.md").write_text(page, encoding="utf-8")
     return Page(slug=e.slug, markdown=page, cited=tuple(sorted(jinja2.meta.find_undeclared_variables(
         env.parse(e.prose)) & set(run.values))))

@@ -68,7 +68,7 @@ _METRIC_LABELS = {
     "demographic_parity_difference": "selection rate (DP)", "equal_opportunity_difference": "equal opportunity (EO)",
     "true_positive_rate_difference": "true positive rate",
     "false_positive_rate_difference": "false positive rate", "precision_difference": "precision",
-    "accuracy_difference": "accuracy", "disparate_impact_ratio": "disparate impact ratio",
+    "accuracy_difference": "accuracy", "disparate_impact_ratio": "disparate impact ratio (not flagged)",
 }
 
 

@@ -66,9 +66,12 @@ def test_gap_and_group_values_match_the_predictions(subset_run):
         assert row.gap == pytest.approx(sr_dis - sr_adv)
         assert (row.n_disadvantaged, row.n_advantaged) == (dis.sum(), adv.sum())
         di = fairness[(fairness.attribute == attr) & (fairness.metric == "disparate_impact_ratio")].iloc[0]
-        assert di.kind == "ratio" and di.gap == pytest.approx(sr_dis / sr_adv)
+        # The four-fifths rule's ratio: rates of the favourable decision (not flagged), not of the flag.
+        assert audit.manifest.target.favourable == "negative"
+        assert di.kind == "ratio" and di.gap == pytest.approx((1 - sr_dis) / (1 - sr_adv))
+        assert (di.value_disadvantaged, di.value_advantaged) == pytest.approx((1 - sr_dis, 1 - sr_adv))
         assert di.ci_low <= di.gap <= di.ci_high
-        # Same null hypothesis (equal selection rates), same test.
+        # Same null hypothesis (equal selection rates, so equal non-selection rates), same test.
         assert di.p_value == row.p_value
 
 

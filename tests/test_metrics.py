@@ -32,6 +32,8 @@ def predictions():
 
 FAIRLEARN_RATES = {
     "selection_rate": fl_selection_rate,
+    # fairlearn's selection rate of the label 0: the share not selected (not flagged).
+    "non_selection_rate": lambda t, p: fl_selection_rate(t, p, pos_label=0),
     "true_positive_rate": fl_true_positive_rate,
     "false_positive_rate": fl_false_positive_rate,
     "true_negative_rate": fl_true_negative_rate,
@@ -140,17 +142,37 @@ def test_gap_with_undefined_group_rate_is_nan_with_reason():
 def test_disparate_impact_ratio_with_zero_denominator_is_undefined():
     y_true = np.zeros(4, dtype=int)
     y_pred = np.array([1, 0, 0, 0])
-    g = fm.disparate_impact_ratio(y_true, y_pred, disadvantaged=[1, 1, 0, 0])
+    g = fm.disparate_impact_ratio(y_true, y_pred, disadvantaged=[1, 1, 0, 0], favourable="positive")
     assert math.isnan(g.value)
     assert "advantaged group's selection rate is 0" in g.reason
     # 0 / 0 is undefined too, not 1.
-    g0 = fm.disparate_impact_ratio(y_true, np.zeros(4, dtype=int), disadvantaged=[1, 1, 0, 0])
+    g0 = fm.disparate_impact_ratio(y_true, np.zeros(4, dtype=int), disadvantaged=[1, 1, 0, 0], favourable="positive")
     assert math.isnan(g0.value) and g0.reason
+    # Everyone in the advantaged group flagged: no favourable decisions to divide by.
+    g1 = fm.disparate_impact_ratio(y_true, np.array([0, 0, 1, 1]), disadvantaged=[1, 1, 0, 0], favourable="negative")
+    assert math.isnan(g1.value) and "advantaged group's non selection rate is 0" in g1.reason
 
 
 def test_disparate_impact_ratio_zero_numerator_is_zero():
-    g = fm.disparate_impact_ratio([0, 0, 0, 0], [0, 0, 1, 0], disadvantaged=[1, 1, 0, 0])
+    g = fm.disparate_impact_ratio([0, 0, 0, 0], [0, 0, 1, 0], disadvantaged=[1, 1, 0, 0], favourable="positive")
     assert g.value == 0.0 and g.defined
+
+
+def test_disparate_impact_ratio_is_the_favourable_decision_rate_ratio():
+    """EEOC Uniform Guidelines (29 CFR 1607.4(D)): the ratio of the favourable decision's rates.
+
+    Oracle by hand: disadvantaged rows flagged 3 of 4, advantaged 1 of 4. Not flagged
+    (favourable negative): 1/4 over 3/4 = 1/3; flagged (favourable positive): 3/4 over 1/4 = 3.
+    """
+    y_pred = np.array([1, 1, 1, 0, 1, 0, 0, 0])
+    dis = np.array([1, 1, 1, 1, 0, 0, 0, 0])
+    y_true = np.zeros(8, dtype=int)
+    neg = fm.disparate_impact_ratio(y_true, y_pred, disadvantaged=dis, favourable="negative")
+    pos = fm.disparate_impact_ratio(y_true, y_pred, disadvantaged=dis, favourable="positive")
+    assert neg.value == pytest.approx(1 / 3) and neg.disadvantaged.metric == "non_selection_rate"
+    assert pos.value == pytest.approx(3.0) and pos.disadvantaged.metric == "selection_rate"
+    with pytest.raises(ValueError, match=r"`favourable` is required for disparate_impact_ratio"):
+        fm.disparate_impact_ratio(y_true, y_pred, disadvantaged=dis)
 
 
 def test_gap_functions_require_keyword_groups():

@@ -26,12 +26,14 @@ confidence = 0.95
 # The four-fifths rule compares the rates of the *favourable* outcome. Here the positive class is
 # the harmful one, so the favourable outcome is its complement: rated a good risk.
 approved = 1 - y_pred
-flagged_ratio = disparate_impact_ratio(y_true, y_pred, disadvantaged=is_young, advantaged=is_older)
-favourable = disparate_impact_ratio(1 - y_true, approved, disadvantaged=is_young, advantaged=is_older)
+flagged_ratio = disparate_impact_ratio(y_true, y_pred, disadvantaged=is_young, advantaged=is_older,
+                                       favourable="positive")  # as if being flagged were the good outcome
+favourable = disparate_impact_ratio(y_true, y_pred, disadvantaged=is_young, advantaged=is_older,
+                                    favourable=audit.manifest.target.favourable)  # "negative": not flagged
 flag_young, flag_older = flagged_ratio.disadvantaged.value, flagged_ratio.advantaged.value
 approve_young, approve_older = favourable.disadvantaged.value, favourable.advantaged.value
-ratio_flagged = flagged_ratio.value  # what the results table reports (selection rate = flagged)
-ratio_favourable = favourable.value  # what the four-fifths rule reads
+ratio_flagged = flagged_ratio.value  # the ratio of harms
+ratio_favourable = favourable.value  # what the four-fifths rule reads, and the results table reports
 ratio_flagged_flipped = 1 / ratio_flagged  # older applicants' flag rate over the young's
 print(f"under 25: {n_young} rows, flagged {flag_young:.3f}, approved {approve_young:.3f}")
 print(f"25+:      {n_older} rows, flagged {flag_older:.3f}, approved {approve_older:.3f}")
@@ -82,19 +84,19 @@ def tail_shares(draws, low, high):
     return below, above
 
 
-# Check 1: the results table's interval for the ratio of flag rates.
+# Check 1: the results table's ratio and interval are those of the approval rates.
 table = pd.read_csv("results/results_fairness.csv")
 row = table.query("audit == 'german-credit' and strategy == 'S2' and model == 'logistic_regression'"
                   " and attribute == 'age' and metric == 'disparate_impact_ratio'").iloc[0]
 file_gap, file_ci = float(row["gap"]), (float(row["ci_low"]), float(row["ci_high"]))
-# The file's interval is a score-based interval (MOVER-R with Wilson limits; no resampling), not a bootstrap.
-score_ci = tuple(proportion_ratio_ci(y_pred[is_young], y_pred[is_older], confidence_level=confidence))
+# The file's interval is Koopman's score interval (no resampling), not a bootstrap.
+koopman_ci = tuple(proportion_ratio_ci(approved[is_young], approved[is_older], confidence_level=confidence))
 # Our hand-written bootstrap against the library's bootstrap of the same ratio of flag rates.
 lib_resamples = 9999
 lib_ci = tuple(bootstrap_ratio_ci(y_pred[is_young], y_pred[is_older], confidence_level=confidence,
                                   n_resamples=lib_resamples, random_state=SEED + 2))
 lib_below, lib_above = tail_shares(boot_flagged, *lib_ci)
-print(f"results file: ratio {file_gap:.4f}, score interval {file_ci} (faircode {score_ci}); "
+print(f"results file: ratio {file_gap:.4f}, score interval {file_ci} (Koopman {koopman_ci}); "
       f"our bootstrap interval {ci_flagged}, faircode's {lib_ci}; our draws beyond its ends: "
       f"{lib_below} / {lib_above}")
 
@@ -143,7 +145,8 @@ for slug, attribute, outcome in (("german-credit", "sex", "rated a good risk"),
     p = pred if slug == "german-credit" else fit_predict(other, strategy="S2", model="logistic_regression")
     dis = other.masks[attribute][p.rows] == 1
     adv = other.reference_masks[attribute][p.rows] == 1
-    fav = disparate_impact_ratio(1 - p.y_true, 1 - p.y_pred, disadvantaged=dis, advantaged=adv)
+    fav = disparate_impact_ratio(p.y_true, p.y_pred, disadvantaged=dis, advantaged=adv,
+                                 favourable=other.manifest.target.favourable)
     boot = bootstrap_ratios(1 - p.y_pred[dis], 1 - p.y_pred[adv], n_boot_others, rng)
     low, high = np.quantile(boot, levels)
     labels = other.group_labels[attribute]
