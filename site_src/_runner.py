@@ -51,6 +51,7 @@ def main(spec_path: str) -> int:
 
     # Deterministic SVG ids, no dates in files: two builds of the same inputs are byte-identical.
     matplotlib.rcParams["svg.hashsalt"] = "fairsite"
+    apply_site_style(matplotlib.rcParams)
     plt.show = lambda *a, **k: None  # figures are collected after the run instead
     random.seed(SEED)
     try:
@@ -85,6 +86,7 @@ def main(spec_path: str) -> int:
         fig.savefig(svg, format="svg", metadata={"Date": None})
         fig.savefig(png, format="png", dpi=144, metadata={"Software": None})
         figures.append({"svg": svg.name, "png": png.name})
+        save_narrow_variant(fig, out_dir / f"figure-{i}-narrow.svg")  # last: it re-lays the figure out
     result["figures"] = figures
     result["values"] = _values(namespace)
     result["modules"] = _project_modules(root)
@@ -94,6 +96,71 @@ def main(spec_path: str) -> int:
     result["python"] = sys.version.split()[0]
     (out_dir / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True))
     return 0
+
+
+# The site's figure style, applied to every explainer run (the reader who runs the file gets
+# matplotlib's defaults; the numbers are the same). Sizes are for the page: the content column is
+# about 550 px wide on a laptop and the explainers draw at 9-10.5 in (860-1000 px), so a figure
+# shows at ~0.57 of its size and 14 pt text reads at ~10.6 px, the size of the page's captions.
+# The background is transparent and the ink dark: the light scheme shows it as drawn, the dark
+# scheme inverts it (extra.css). Colours: the theme's indigo and deep orange first, then
+# Okabe-Ito colours, which stay distinct with the common colour-vision deficiencies.
+SITE_STYLE = {
+    "font.size": 14, "axes.titlesize": 14, "axes.labelsize": 14, "xtick.labelsize": 13,
+    "ytick.labelsize": 13, "legend.fontsize": 12, "figure.titlesize": 15,
+    "figure.facecolor": "none", "axes.facecolor": "none", "savefig.facecolor": "none",
+    "savefig.transparent": True, "legend.frameon": False,
+    "text.color": "#212121", "axes.labelcolor": "#212121", "axes.edgecolor": "#616161",
+    "xtick.color": "#424242", "ytick.color": "#424242",
+    "axes.spines.top": False, "axes.spines.right": False, "grid.color": "#9e9e9e", "grid.alpha": 0.4,
+    "axes.prop_cycle": ["#3f51b5", "#d84315", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"],
+}
+NARROW_WIDTH_IN = 6.6  # shown on a 390 px phone (about 364 px of column) at the laptop's scale
+
+
+def apply_site_style(rc) -> None:
+    """Set the site's figure style (``SITE_STYLE``) in matplotlib's ``rcParams`` ``rc``."""
+    from cycler import cycler
+
+    for key, value in SITE_STYLE.items():
+        rc[key] = cycler(color=value) if key == "axes.prop_cycle" else value
+
+
+def save_narrow_variant(fig, path: Path) -> bool:
+    """Save ``fig`` laid out for a phone: panels side by side stacked, the width ``NARROW_WIDTH_IN``.
+
+    Only for figures whose axes all sit in one row of one grid (``plt.subplots(1, n)``) or that
+    have a single axes; anything else (insets, colour bars, grids of panels) keeps its one layout
+    and this returns False. Call it after the figure's own files are saved: it changes the figure.
+    """
+    axes = list(fig.axes)
+    specs = [ax.get_subplotspec() for ax in axes]
+    if not axes or any(s is None for s in specs):
+        return False
+    grid = specs[0].get_gridspec()
+    if any(s.get_gridspec() is not grid for s in specs) or grid.nrows != 1:
+        return False
+    width, height = fig.get_size_inches()
+    ordered = sorted(axes, key=lambda ax: ax.get_subplotspec().colspan.start)
+    if len(ordered) > 1:
+        stacked = fig.add_gridspec(len(ordered), 1)
+        for row, ax in enumerate(ordered):
+            ax.set_subplotspec(stacked[row, 0])
+            ax.yaxis.set_tick_params(labelleft=True)  # a shared y axis hid the inner panels' labels
+        height = height * len(ordered) * 0.9
+    else:
+        height = height * max(0.75, NARROW_WIDTH_IN / width)
+    fig.set_size_inches(NARROW_WIDTH_IN, height)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "tight layout not applied": keep the wide figure only
+        try:
+            fig.tight_layout()
+        except Exception:  # noqa: BLE001 - any layout failure has the same answer
+            return False
+    fig.savefig(path, format="svg", metadata={"Date": None})
+    return True
 
 
 def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:

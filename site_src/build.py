@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
+import os
 import time
 from importlib import metadata
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
 from site_src.execute import RunResult, execute
 from site_src.extract import extract, stale_code_files
+from site_src.provenance import ENV_VARS, build_facts
 from site_src.render import render
 from site_src.results import ResultsTable
 from site_src.site import build_lock, build_site, outputs_current, record_outputs, staging, swap_in
@@ -148,6 +151,9 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult]) -> str:
         if path.is_file() and "__pycache__" not in path.parts:
             add(str(path.relative_to(site_src)))
             add(path.read_bytes())
+    # The commit and date every page states, and a fork's addresses given through the environment.
+    add(json.dumps(build_facts(root), sort_keys=True))
+    add(" ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS))
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv"):
         add(path.read_bytes() if path.exists() else b"")
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",

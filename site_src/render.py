@@ -25,8 +25,10 @@ from site_src.errors import CheckError, ConfigError, SiteError
 from site_src.execute import RunResult
 from site_src.filters import FILTERS
 from site_src.notebook import notebook_json
+from site_src.provenance import build_facts, source_config
 from site_src.results import ResultsTable
 from site_src import notebook, results_page
+from site_src.snapshot import snapshot_path
 from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -57,6 +59,7 @@ def make_environment(explainers: list[Explainer]) -> jinja2.Environment:
     )
     env.filters.update(FILTERS)
     env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
+    env.globals["tag_anchor"] = _tag_anchor
     return env
 
 
@@ -71,6 +74,11 @@ def render(
     """Write every page under ``docs_dir`` (a staging folder); return the problems found."""
     env = make_environment(explainers)
     errors: list[SiteError] = []
+    try:
+        # Every page says where its code lives and which commit it was built from.
+        env.globals.update(build=build_facts(root), source=source_config(root))
+    except ValueError as err:
+        return [ConfigError(str(err))]
     docs_dir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
     shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
@@ -83,8 +91,11 @@ def render(
             pages[e.slug] = _render_explainer(env, e, run, results, docs_dir / "explainers" / e.slug, root)
         except SiteError as err:
             errors.append(err)
-    index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.exists)
+    # Each home card shows its explainer's first figure, as sphinx-gallery's gallery does.
+    thumbs = {slug: runs[slug].pngs[0].name for slug in pages if runs[slug].figures}
+    index = env.get_template("index.md.j2").render(explainers=explainers, has_results=results.exists, thumbs=thumbs)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
+    (docs_dir / "tags.md").write_text(env.get_template("tags.md.j2").render(), encoding="utf-8")
     try:
         _render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
     except ValueError as err:  # a results file without the columns the page shows
@@ -96,23 +107,19 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     out.mkdir(parents=True, exist_ok=True)
     placed: dict[int, str] = {}
 
-    def figure(n: int, alt: str | None = None) -> Markup:
+    def figure(n: int, alt: str | None = None, caption: str | None = None) -> Markup:
         if not 1 <= n <= len(run.figures):
             raise CheckError(f"figure({n}): the run drew {len(run.figures)} figure(s)", explainer=e.display_path)
         if alt is None or not str(alt).strip():
             raise CheckError(f"figure({n}): alt text must say what the figure shows", explainer=e.display_path)
+        if caption is not None and str(caption).strip() == str(alt).strip():
+            # A screen reader reads both: the alt text describes the image, the caption says what to notice.
+            raise CheckError(f"figure({n}): the caption repeats the alt text; say what to notice instead",
+                             explainer=e.display_path)
         if n in placed:
             raise CheckError(f"figure({n}) is placed twice; place each figure once", explainer=e.display_path)
         placed[n] = alt
-        svg, png = run.figures[n - 1], run.pngs[n - 1]
-        shutil.copyfile(svg, out / svg.name)
-        shutil.copyfile(png, out / png.name)
-        return Markup(
-            '<figure class="fc-figure">\n<picture>'
-            f'<source srcset="{svg.name}" type="image/svg+xml">'
-            f'<img src="{png.name}" alt="{escape(alt)}" loading="lazy"></picture>\n'
-            f"<figcaption>{escape(alt)}</figcaption>\n</figure>"
-        )
+        return _figure_html(n, run.figures[n - 1], out, alt=str(alt), caption=caption)
 
     def result(**key) -> dict:
         return results.lookup(**key)
@@ -143,11 +150,37 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
     prose = re.sub(r"\n{3,}", "\n\n", prose).replace(CODE_PLACEHOLDER, code_section, 1)
     facts = _reproducibility(run, root)
+    numbers_rel = f"{e.display_path.rsplit('/', 1)[0]}/{snapshot_path(e).name}"
     page = env.get_template("explainer.md.j2").render(e=e, meta=e.meta, prose=prose, run=run, facts=facts,
-                                                      code_rel=code_rel)
+                                                      code_rel=code_rel, numbers_rel=numbers_rel)
     (out / "index.md").write_text(page, encoding="utf-8")
     return Page(slug=e.slug, markdown=page, cited=tuple(sorted(jinja2.meta.find_undeclared_variables(
         env.parse(e.prose)) & set(run.values))))
+
+
+def _figure_html(n: int, svg: Path, out: Path, *, alt: str, caption: str | None) -> Markup:
+    """Figure ``n``: numbered, opening full size in the lightbox, with a narrow variant for phones.
+
+    The runner saves, for a figure whose panels sit side by side, the same panels stacked
+    (``figure-N-narrow.svg``); a narrow screen gets that one through ``<picture>``.
+    """
+    names = [svg.name, svg.with_suffix(".png").name]
+    narrow = svg.with_name(svg.stem + "-narrow.svg")
+    if narrow.exists():
+        names.append(narrow.name)
+    for name in names:
+        shutil.copyfile(svg.with_name(name), out / name)
+    source = (f'<source media="(max-width: 44.984375em)" srcset="{narrow.name}" type="image/svg+xml">'
+              if narrow.exists() else "")
+    text = f'<span class="fc-fignum">Figure {n}.</span>' + (f" {escape(caption)}" if caption else "")
+    # The link is the lightbox's (class glightbox, initialised by the plugin); the image itself is
+    # skipped by the plugin (class off-glb) so it is not wrapped a second time.
+    return Markup(
+        f'<figure class="fc-figure" id="figure-{n}">\n'
+        f'<a class="glightbox" href="{svg.name}" data-type="image" aria-label="Figure {n}, full size">'
+        f'<picture>{source}<img class="off-glb" src="{svg.name}" alt="{escape(alt)}" loading="lazy"></picture></a>\n'
+        f"<figcaption>{text}</figcaption>\n</figure>"
+    )
 
 
 def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path, *, slugs: set[str]) -> None:
@@ -173,6 +206,44 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path,
         _write_results_page(env, results, tmp, slugs)
         tmp.rename(cache)
     shutil.copytree(cache, docs_dir / "results", dirs_exist_ok=True)
+    # Provenance changes with every commit, so it is added after the cached part, not cached.
+    provenance = env.get_template("results-provenance.md.j2").render(
+        csv_name=results.path.name, csv_sha256=hashlib.sha256(results.path.read_bytes()).hexdigest(),
+        packages=[(k, _installed(k)) for k in KEY_PACKAGES if _installed(k)], data=_audit_data(root),
+    )
+    with open(docs_dir / "results" / "index.md", "a", encoding="utf-8") as fh:
+        fh.write("\n" + provenance)
+
+
+def _installed(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _audit_data(root: Path) -> list[tuple[str, str]]:
+    """Each audit's data files with their sha256, as the manifests declare and the benchmark checks."""
+    import yaml
+
+    out = []
+    for manifest in sorted((root / "audits").glob("*/audit.yaml")):
+        spec = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+        for key, entry in _files(spec):
+            out.append((entry["file"], entry["sha256"]))
+    return sorted(set(out))
+
+
+def _files(node, key=""):
+    """Every ``{file, sha256}`` mapping anywhere in a manifest."""
+    if isinstance(node, dict):
+        if isinstance(node.get("file"), str) and isinstance(node.get("sha256"), str):
+            yield key, node
+        for k, v in node.items():
+            yield from _files(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _files(v, key)
 
 
 def _write_results_page(env, results: ResultsTable, out: Path, slugs: set[str]) -> None:
@@ -222,6 +293,13 @@ def _reproducibility(run: RunResult, root: Path) -> dict:
         "data": data,
         "run_id": run.run_id[:16],
     }
+
+
+def _tag_anchor(tag: str) -> str:
+    """The anchor of ``tag`` on the tag index, as Material's tags plugin makes it (its defaults)."""
+    from pymdownx.slugs import slugify
+
+    return "tag:" + slugify(case="lower")(tag, "-")
 
 
 def _fence(text: str) -> str:
