@@ -8,10 +8,13 @@ library so the run's recorded dependencies are the explainer's own.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import io
 import json
 import os
 import random
+import re
 import resource
 import sys
 import time
@@ -72,7 +75,7 @@ def main(spec_path: str) -> int:
     result: dict = {"status": "ok"}
     started = time.perf_counter()
     try:
-        exec(compile(code, str(code_path), "exec"), namespace)
+        result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"])
     except BaseException as exc:  # noqa: BLE001 - everything the explainer raises is reported
         result = {"status": "error", **_describe_error(exc, code_path, spec)}
     faulthandler.cancel_dump_traceback_later()
@@ -101,15 +104,18 @@ def main(spec_path: str) -> int:
 # The site's figure style, applied to every explainer run (the reader who runs the file gets
 # matplotlib's defaults; the numbers are the same). Sizes are for the page: the content column is
 # about 550 px wide on a laptop and the explainers draw at 9-10.5 in (860-1000 px), so a figure
-# shows at ~0.57 of its size and 14 pt text reads at ~10.6 px, the size of the page's captions.
+# shows at ~0.57 of its size and 13 pt text reads at ~10 px, near the page's captions (11 px);
+# a click opens it full size.
 # The background is transparent and the ink dark: the light scheme shows it as drawn, the dark
 # scheme inverts it (extra.css). Colours: the theme's indigo and deep orange first, then
 # Okabe-Ito colours, which stay distinct with the common colour-vision deficiencies.
 SITE_STYLE = {
-    "font.size": 14, "axes.titlesize": 14, "axes.labelsize": 14, "xtick.labelsize": 13,
-    "ytick.labelsize": 13, "legend.fontsize": 12, "figure.titlesize": 15,
+    "font.size": 13, "axes.titlesize": 13, "axes.labelsize": 13, "xtick.labelsize": 12,
+    "ytick.labelsize": 12, "legend.fontsize": 11, "figure.titlesize": 14,
     "figure.facecolor": "none", "axes.facecolor": "none", "savefig.facecolor": "none",
-    "savefig.transparent": True, "legend.frameon": False,
+    "savefig.transparent": True,
+    # A legend sits on a near-opaque card so data under it cannot run through its text.
+    "legend.frameon": True, "legend.facecolor": "white", "legend.framealpha": 0.85, "legend.edgecolor": "none",
     "text.color": "#212121", "axes.labelcolor": "#212121", "axes.edgecolor": "#616161",
     "xtick.color": "#424242", "ytick.color": "#424242",
     "axes.spines.top": False, "axes.spines.right": False, "grid.color": "#9e9e9e", "grid.alpha": 0.4,
@@ -161,6 +167,64 @@ def save_narrow_variant(fig, path: Path) -> bool:
             return False
     fig.savefig(path, format="svg", metadata={"Date": None})
     return True
+
+
+CELL_MARKER = re.compile(r"^# %%(?!%)")  # jupytext's "percent" cell marker, as editors know it
+
+
+def split_code_cells(code: str, header_lines: int) -> list[tuple[int, str]]:
+    """``(first line in the file, source)`` of each ``# %%`` cell of the explainer's code.
+
+    ``code`` is the generated file (``header_lines`` of header, then the explainer's block). The
+    header and whatever precedes the first marker form cell 0's prefix; code without markers is
+    one cell. A cell's source keeps its marker line, so the cells joined are the block.
+    """
+    lines = code.split("\n")
+    starts = [0] + [i for i in range(header_lines, len(lines)) if CELL_MARKER.match(lines[i])]
+    starts = sorted(set(starts))
+    if len(starts) > 1 and not "\n".join(lines[starts[0]:starts[1]][header_lines:]).strip():
+        starts.pop(0)  # nothing but the header before the first marker: it belongs to cell 1
+        starts[0] = 0
+    bounds = starts + [len(lines)]
+    return [(bounds[k] + 1, "\n".join(lines[bounds[k]:bounds[k + 1]])) for k in range(len(starts))]
+
+
+class _Tee(io.TextIOBase):
+    """Writes to the process's stdout (the whole run's output) and keeps a copy (the cell's)."""
+
+    def __init__(self, stream):
+        self.stream, self.copy = stream, io.StringIO()
+
+    def write(self, text):
+        self.stream.write(text)
+        return self.copy.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def run_cells(code: str, namespace: dict, filename: str, header_lines: int) -> list[dict]:
+    """Run the code cell by cell in one namespace; return each cell's printed output and figures.
+
+    Each cell is compiled at its own lines of ``filename``, so tracebacks and the checks' line
+    numbers are those of the whole file. A figure belongs to the cell that opened it (figure
+    numbers, 1-based, in the order the build saves them). Raises what the code raises.
+    """
+    import matplotlib.pyplot as plt
+
+    cells = []
+    for first_line, source in split_code_cells(code, header_lines):
+        before = set(plt.get_fignums())
+        tee = _Tee(sys.stdout)
+        with contextlib.redirect_stdout(tee):
+            exec(compile("\n" * (first_line - 1) + source, filename, "exec"), namespace)
+        sys.stdout.flush()
+        cells.append({"line": first_line, "stdout": tee.copy.getvalue(),
+                      "fignums": sorted(set(plt.get_fignums()) - before)})
+    order = {num: i for i, num in enumerate(plt.get_fignums(), start=1)}
+    for cell in cells:
+        cell["figures"] = [order[n] for n in cell.pop("fignums") if n in order]
+    return cells
 
 
 def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:

@@ -55,6 +55,9 @@ class RunResult:
     reason: str  # why it ran (or "unchanged" for a cache hit)
     run_id: str  # digest of every input of the run (the cache key): same id, same numbers
     out_dir: Path = field(repr=False)
+    # One per `# %%` cell of the code (the whole code is one cell without markers): its first
+    # line in the generated file, what it printed and the (1-based) figures it opened.
+    cells: list = field(default_factory=list, repr=False)
 
     @property
     def pngs(self) -> list[Path]:
@@ -201,6 +204,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, reason: s
         "stderr": stderr,
         "values": data["values"],
         "figures": [f["svg"] for f in data["figures"]],
+        "cells": data.get("cells", []),
         "duration_s": round(data["duration_s"], 3),
         "wall_s": round(wall, 3),
         "peak_memory_mb": round(data["peak_memory_mb"], 1),
@@ -286,7 +290,7 @@ def _result(slug: str, out_dir: Path, entry: dict, *, cached: bool, reason: str)
         figures=[out_dir / f for f in entry["figures"]], duration_s=entry["duration_s"],
         peak_memory_mb=entry["peak_memory_mb"], modules=entry["modules"], data_files=entry["data_files"],
         packages=entry["packages"], python=entry["python"], run_at=entry["run_at"], cached=cached,
-        reason=reason, out_dir=out_dir, run_id=_run_id(entry),
+        reason=reason, out_dir=out_dir, run_id=_run_id(entry), cells=entry.get("cells", []),
     )
 
 

@@ -24,10 +24,12 @@ from site_src.collect import CODE_PLACEHOLDER, Explainer
 from site_src.errors import CheckError, ConfigError, SiteError
 from site_src.execute import RunResult
 from site_src.filters import FILTERS
-from site_src.notebook import notebook_json
+from site_src._runner import split_code_cells
+from site_src.extract import header
+from site_src.notebook import page_notebook_json
 from site_src.provenance import build_facts, source_config
 from site_src.results import ResultsTable
-from site_src import notebook, results_page
+from site_src import results_page
 from site_src.snapshot import snapshot_path
 from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
@@ -121,12 +123,28 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
         placed[n] = alt
         return _figure_html(n, run.figures[n - 1], out, alt=str(alt), caption=caption)
 
+    code_cells = split_code_cells(e.code, 0)
+    placed_cells: list[int] = []
+
+    def cell(n: int) -> Markup:
+        if not 1 <= n <= len(code_cells):
+            raise CheckError(f"cell({n}): the code has {len(code_cells)} cell(s); split it with `# %%` lines",
+                             explainer=e.display_path)
+        if n in placed_cells:
+            raise CheckError(f"cell({n}) is placed twice; place each cell once", explainer=e.display_path)
+        if placed_cells and n < placed_cells[-1]:
+            # The notebook follows the page, so the page must follow the order the code runs in.
+            raise CheckError(f"cell({n}) is placed after cell({placed_cells[-1]}); place cells in the order "
+                             "the code runs", explainer=e.display_path)
+        placed_cells.append(n)
+        return Markup(f"\n\n{_CELL_MARK.format(n)}\n\n")
+
     def result(**key) -> dict:
         return results.lookup(**key)
 
     template = env.get_template(e.display_path)
     try:
-        prose = template.render(**run.values, figure=figure, result=result)
+        prose = template.render(**run.values, figure=figure, result=result, cell=cell)
     except SiteError as err:
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
@@ -143,12 +161,26 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
 
     code_rel = f"explainers/code/{e.slug}.py"
     shutil.copyfile(root / code_rel, out / f"{e.slug}.py")
-    (out / f"{e.slug}.ipynb").write_text(_notebook(e, code_rel, root), encoding="utf-8")
-    code_section = env.get_template("code.md.j2").render(
-        code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code), out_fence=_fence(run.stdout),
-    )
+    cells = _cell_outputs(code_cells, run, header_lines=header(e).count("\n"))
+    unplaced = [n for n in range(1, len(cells) + 1) if n not in placed_cells]
     # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
-    prose = re.sub(r"\n{3,}", "\n\n", prose).replace(CODE_PLACEHOLDER, code_section, 1)
+    prose = re.sub(r"\n{3,}", "\n\n", prose)
+    (out / f"{e.slug}.ipynb").write_text(_notebook(e, prose, cells, unplaced, code_rel), encoding="utf-8")
+
+    def cell_markdown(n: int, *, placed: bool) -> str:
+        c = cells[n - 1]
+        where = f"{code_rel}, lines {c['first']}–{c['last']}"
+        title = (f"Code, cell {n}: {c['title']}" if c["title"] else f"Code, cell {n}") if len(cells) > 1 else "The code"
+        return env.get_template("cell.md.j2").render(
+            title=f"{title} ({where})", code=f"{_fence(c['code'])}python\n{c['code']}\n{_fence(c['code'])}",
+            stdout=c["stdout"], out_fence=_fence(c["stdout"]), open=True,
+        )
+
+    for n in placed_cells:
+        prose = prose.replace(_CELL_MARK.format(n), cell_markdown(n, placed=True), 1)
+    code_section = "\n\n".join(cell_markdown(n, placed=False) for n in unplaced) or (
+        "Every cell of the code is shown above, beside the prose it supports, with what it prints.")
+    prose = prose.replace(CODE_PLACEHOLDER, code_section, 1)
     facts = _reproducibility(run, root)
     numbers_rel = f"{e.display_path.rsplit('/', 1)[0]}/{snapshot_path(e).name}"
     page = env.get_template("explainer.md.j2").render(e=e, meta=e.meta, prose=prose, run=run, facts=facts,
@@ -259,23 +291,47 @@ def _write_results_page(env, results: ResultsTable, out: Path, slugs: set[str]) 
     (out / "index.md").write_text(page, encoding="utf-8")
 
 
-def _notebook(e: Explainer, code_rel: str, root: Path) -> str:
-    """The explainer's notebook, converted once per version of its code and header (jupytext is
-    slow to import and run; a prose edit should not pay for it)."""
-    parts = (e.code, e.meta.title, e.meta.subtitle, e.meta.summary, code_rel,
-             Path(notebook.__file__).read_text(), metadata.version("jupytext"))
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
-    cached = root / ".cache" / "fairsite-notebooks" / f"{e.slug}-{key}.ipynb"
-    if not cached.exists():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        for old in cached.parent.glob(f"{e.slug}-*.ipynb"):
-            old.unlink()
-        text = notebook_json(e.code, title=e.meta.title, subtitle=e.meta.subtitle, summary=e.meta.summary,
-                             code_rel=code_rel)
-        tmp = cached.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.rename(cached)
-    return cached.read_text(encoding="utf-8")
+_CELL_MARK = "<!-- fairsite:cell {} -->"
+_FIGURE_HTML = re.compile(r'<figure class="fc-figure"[^>]*>.*?<figcaption>(.*?)</figcaption>\s*</figure>', re.S)
+
+
+def _cell_outputs(code_cells: list[tuple[int, str]], run: RunResult, *, header_lines: int) -> list[dict]:
+    """Each cell's code (without its ``# %%`` line), title, lines in the generated file, printed
+    output and figures (PNG paths), from the run's per-cell record."""
+    recorded = run.cells if len(run.cells) == len(code_cells) else None
+    out = []
+    for k, (line, source) in enumerate(code_cells):
+        lines = source.split("\n")
+        title = ""
+        if lines and lines[0].startswith("# %%"):
+            title = lines[0][4:].strip()
+            lines = lines[1:]
+        code = "\n".join(lines).strip("\n")
+        if recorded is not None:
+            stdout, figs = recorded[k]["stdout"], recorded[k]["figures"]
+        else:  # a run recorded before cells were (one cell: the whole code)
+            stdout, figs = (run.stdout, list(range(1, len(run.figures) + 1))) if k == len(code_cells) - 1 else ("", [])
+        out.append({"title": title, "code": code, "stdout": stdout, "pngs": [run.pngs[i - 1] for i in figs],
+                    "first": header_lines + line, "last": header_lines + line + source.count("\n")})
+    return out
+
+
+def _notebook(e: Explainer, prose: str, cells: list[dict], unplaced: list[int], code_rel: str) -> str:
+    """The page as a notebook: prose as Markdown, each code cell with its outputs where the page shows it."""
+    parts: list[tuple] = []
+    pieces = re.split(r"(<!-- fairsite:cell \d+ -->|" + re.escape(CODE_PLACEHOLDER) + ")", prose)
+    for piece in pieces:
+        m = re.fullmatch(r"<!-- fairsite:cell (\d+) -->", piece)
+        numbers = [int(m.group(1))] if m else unplaced if piece == CODE_PLACEHOLDER else None
+        if numbers is None:
+            # A figure is the image output of the cell that draws it; the Markdown keeps its caption.
+            text = _FIGURE_HTML.sub(lambda f: "*" + re.sub(r"<[^>]+>", "", f.group(1)).strip() + "*", piece)
+            parts.append(("markdown", text))
+            continue
+        for n in numbers:
+            c = cells[n - 1]
+            parts.append(("code", c["code"], c["stdout"], c["pngs"]))
+    return page_notebook_json(parts, title=e.meta.title, subtitle=e.meta.subtitle, code_rel=code_rel)
 
 
 def _reproducibility(run: RunResult, root: Path) -> dict:

@@ -153,12 +153,12 @@ for ax, (rates, title) in zip(axes, panels):
     ax.bar(x - 0.19, black, width=0.38, color="#5c6bc0", label=f"Black ({n_black} test rows)")
     ax.bar(x + 0.19, white, width=0.38, color="#ffb74d", label=f"White ({n_white} test rows)")
     for xi, (vb, vw) in enumerate(zip(black, white)):
-        ax.text(xi, max(vb, vw) + 0.03, f"{100 * (vb - vw):+.0f} pp", ha="center", fontsize=8)
-    ax.set_xticks(x, labels, fontsize=8)
+        ax.text(xi, max(vb, vw) + 0.03, f"{100 * (vb - vw):+.0f} pp", ha="center")
+    ax.set_xticks(x, labels)
     ax.set_ylim(0, 1.12)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title)
 axes[0].set_ylabel("rate")
-axes[0].legend(fontsize=8, loc="upper left")
+axes[0].legend(loc="upper left")
 fig.suptitle("Recidivism Risk, test split: the same three rates under three ways of flagging "
-             "(gap = Black minus white, in percentage points)", fontsize=10)
+             "(gap = Black minus white, in percentage points)")
 fig.tight_layout()

@@ -12,6 +12,7 @@ import functools
 import http.server
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -42,6 +43,11 @@ def site_root(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("e2e") / "repo"
     shutil.copytree(REPO, root, ignore=_NOT_COPIED)
+    # A clone has a commit: the pages name it (footer, "Source and verify"), so make one.
+    git = ["git", "-C", str(root), "-c", "user.name=e2e", "-c", "user.email=e2e@localhost", "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "e2e"], check=True)
     os.environ.setdefault("MPLBACKEND", "Agg")
     build(BuildOptions(root=root, jobs=2))
     return root
