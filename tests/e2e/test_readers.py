@@ -9,12 +9,9 @@ network) on every page in both colour schemes.
 from __future__ import annotations
 
 import csv
-import functools
-import http.server
 import json
 import re
 import subprocess
-import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -22,13 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 SLUG = "permutation-test-fairness-gaps"
-PREFIX = "/fair-code/"
-
-
-def _pages(site_root):
-    site = site_root / "site"
-    paths = sorted(p.relative_to(site).parent.as_posix() + "/" for p in site.rglob("index.html"))
-    return ["" if p == "./" else p for p in paths]
+PREFIX = "/fair-code/"  # as prefixed_url serves the site (conftest)
 
 
 def _mkdocs_config(site_root) -> dict:
@@ -52,10 +43,10 @@ def _cells(site_root) -> list[str]:
 
 # --- Verify ---------------------------------------------------------------------------------------
 
-def test_every_page_links_the_repository_and_states_its_commit(site_root, open_page):
+def test_every_page_links_the_repository_and_states_its_commit(site_root, pages, open_page):
     repo_url = _mkdocs_config(site_root)["repo_url"].rstrip("/")
     commit = _commit(site_root)
-    for path in _pages(site_root) + ["404.html"]:
+    for path in pages + ["404.html"]:
         page = open_page(path)
         assert page.locator(f"header a.md-source[href='{repo_url}']").count() == 1, path
         footer = page.locator("footer .fc-build")
@@ -80,12 +71,12 @@ def test_each_explainer_says_how_to_verify_it(site_root, open_page):
         page.context.close()
 
 
-def test_sitemap_lists_every_page_at_the_site_address(site_root):
+def test_sitemap_lists_every_page_at_the_site_address(site_root, pages):
     site_url = _mkdocs_config(site_root)["site_url"]
     tree = ET.parse(site_root / "site" / "sitemap.xml")
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = sorted(loc.text for loc in tree.findall("s:url/s:loc", ns))
-    assert locs == sorted(site_url + p for p in _pages(site_root))
+    assert locs == sorted(site_url + p for p in pages)
 
 
 def test_results_page_states_its_provenance(site_root, open_page):
@@ -96,41 +87,6 @@ def test_results_page_states_its_provenance(site_root, open_page):
     repro = page.locator("#reproducibility ~ .fc-repro").inner_text()
     assert digest in repro and _commit(site_root)[:12] in repro
     assert "scikit-learn" in repro and "data/german.data" in repro
-
-
-class _PrefixHandler(http.server.SimpleHTTPRequestHandler):
-    """The site at /fair-code/, as project pages serve it: anything else, or a missing file, gets
-    the site's 404.html with status 404."""
-
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
-
-    def send_head(self):
-        path = urlsplit(self.path).path
-        if path.startswith(PREFIX):
-            self.path = "/" + path[len(PREFIX):]
-            target = Path(self.translate_path(self.path))
-            if target.is_file() or (target / "index.html").is_file():
-                return super().send_head()
-        body = (Path(self.directory) / "404.html").read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        return None
-
-
-@pytest.fixture
-def prefixed_url(site_root):
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_PrefixHandler, directory=str(site_root / "site")))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
 
 
 def test_site_under_a_sub_path_with_a_working_404_page(site_root, browser, prefixed_url):
@@ -287,12 +243,12 @@ def test_filters_show_the_names_the_table_shows(site_root, open_page):
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_contrast_violation_on_any_page(site_root, open_page, scheme):
+def test_no_contrast_violation_on_any_page(site_root, pages, open_page, scheme):
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
     problems = []
-    for path in _pages(site_root) + ["404.html"]:
+    for path in pages + ["404.html"]:
         page = open_page(path, color_scheme=scheme)
         # Folded code and the table's many rows: contrast is the same in every one of them.
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
