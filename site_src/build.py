@@ -14,6 +14,7 @@ import time
 from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from site_src import check as check_stage
 from site_src import linkcheck
@@ -22,7 +23,7 @@ from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
 from site_src.execute import RunResult, execute
 from site_src.extract import extract, stale_code_files
-from site_src.provenance import ENV_VARS, build_facts
+from site_src.provenance import ENV_VARS, build_facts, source_config
 from site_src.render import render
 from site_src.results import ResultsTable
 from site_src.site import build_lock, build_site, outputs_current, record_outputs, staging, swap_in
@@ -101,7 +102,8 @@ def build(options: BuildOptions) -> BuildReport:
             # the site must work opened from a local server with no network.
             site_problems = []
             if options.link_check:
-                site_problems = linkcheck.broken_links(stage / "site") + [
+                base_path = urlsplit(source_config(root)["site_url"]).path or "/"
+                site_problems = linkcheck.broken_links(stage / "site", base_path=base_path) + [
                     f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
             if site_problems:
                 raise BuildFailed([SiteError(p) for p in site_problems])

@@ -71,13 +71,16 @@ def _is_external(url: str) -> bool:
     return bool(parts.scheme) or url.startswith("//")
 
 
-def broken_links(site_dir: Path) -> list[str]:
+def broken_links(site_dir: Path, *, base_path: str = "/") -> list[str]:
     """Every internal link or resource in ``site_dir``'s HTML that leads nowhere.
 
     Parameters
     ----------
     site_dir : Path
-        A built site (``site/``), served from its root.
+        A built site (``site/``).
+    base_path : str
+        The path the site is served under (``site_url``'s path, e.g. ``/fair-code/``): a
+        root-absolute link (the 404 page's) must start with it. Default ``/``.
 
     Returns
     -------
@@ -95,7 +98,10 @@ def broken_links(site_dir: Path) -> list[str]:
                 continue
             parts = urlsplit(url)
             if parts.path.startswith("/"):
-                target = parts.path.lstrip("/")
+                if not parts.path.startswith(base_path):
+                    problems.append(f"{rel}: {url}: outside the site's path {base_path}")
+                    continue
+                target = parts.path[len(base_path):].lstrip("/")
             else:
                 target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
                 target = "" if target == "." else target

@@ -205,14 +205,23 @@ def _figure_html(n: int, svg: Path, out: Path, *, alt: str, caption: str | None)
     source = (f'<source media="(max-width: 44.984375em)" srcset="{narrow.name}" type="image/svg+xml">'
               if narrow.exists() else "")
     text = f'<span class="fc-fignum">Figure {n}.</span>' + (f" {escape(caption)}" if caption else "")
+    size = _svg_size(svg)  # the box is reserved before the (lazy) image loads: no layout shift
+    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
     # The link is the lightbox's (class glightbox, initialised by the plugin); the image itself is
     # skipped by the plugin (class off-glb) so it is not wrapped a second time.
     return Markup(
         f'<figure class="fc-figure" id="figure-{n}">\n'
         f'<a class="glightbox" href="{svg.name}" data-type="image" aria-label="Figure {n}, full size">'
-        f'<picture>{source}<img class="off-glb" src="{svg.name}" alt="{escape(alt)}" loading="lazy"></picture></a>\n'
+        f'<picture>{source}<img class="off-glb" src="{svg.name}" alt="{escape(alt)}"{dims} loading="lazy"></picture></a>\n'
         f"<figcaption>{text}</figcaption>\n</figure>"
     )
+
+
+def _svg_size(svg: Path) -> tuple[int, int] | None:
+    """The CSS pixel size of a matplotlib SVG (its ``width``/``height`` are in points)."""
+    head = svg.read_text(encoding="utf-8")[:2000]
+    m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', head)
+    return (round(float(m.group(1)) * 4 / 3), round(float(m.group(2)) * 4 / 3)) if m else None
 
 
 def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path, *, slugs: set[str]) -> None:

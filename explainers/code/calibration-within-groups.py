@@ -168,7 +168,8 @@ for label, rates, n in (("Black", calibration_black, [r["n_black"] for r in by_d
                  label=f"{label} ({sum(n):,} defendants)")
 left.set_xticks(deciles)
 left.set_xlabel("COMPAS decile score")
-left.set_ylabel("share charged again within two years")
+left.set_ylabel("charged again within two years")
+left.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 left.set_ylim(0, 1)
 left.set_title("COMPAS, all defendants (dot size = defendants)")
 left.legend(loc="upper left")
@@ -177,8 +178,9 @@ for label, curve in model_curves.items():
     right.plot(curve["score"], curve["rate"], "-", color=COLOURS[label], linewidth=1.5)
     right.scatter(curve["score"], curve["rate"], s=curve["count"] / 2, color=COLOURS[label], alpha=0.8,
                   label=f"{label} ({curve['count'].sum():,} test rows)")
-right.set_xlabel("model score (mean within each tenth of the score range)")
-right.set_ylabel("share charged again within two years")
+right.set_xlabel("model score (mean per tenth of its range)")
+right.set_ylabel("charged again within two years")
+right.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
 right.set_xlim(0, 1)
 right.set_ylim(0, 1)
 right.set_title("Our model (S2 features), test split")
@@ -202,5 +204,6 @@ for ax, black, white, title in (
     ax.set_ylim(0, 1)
     ax.set_title(title)
 axes[0].set_ylabel("rate")
+axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
 axes[0].legend()
 fig.tight_layout()

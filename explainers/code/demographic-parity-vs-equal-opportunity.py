@@ -145,7 +145,7 @@ for slug, attribute in (("recidivism-risk", "race"), ("recidivism-risk", "sex"),
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.8), sharey=True)
 panels = [(model, "The model (S2 features)"), (perfect, "Perfect prediction"),
           (parity, "Equal selection rates")]
-labels = ["selection\nrate", "true positive\nrate", "false positive\nrate"]
+labels = ["selection\nrate", "true\npositive\nrate", "false\npositive\nrate"]
 x = np.arange(len(labels))
 for ax, (rates, title) in zip(axes, panels):
     black = [rates[r]["black"] for r in GAPS]
@@ -158,7 +158,8 @@ for ax, (rates, title) in zip(axes, panels):
     ax.set_ylim(0, 1.12)
     ax.set_title(title)
 axes[0].set_ylabel("rate")
+axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 axes[0].legend(loc="upper left")
-fig.suptitle("Recidivism Risk, test split: the same three rates under three ways of flagging "
-             "(gap = Black minus white, in percentage points)")
+fig.suptitle("Recidivism Risk, test split: three ways of flagging\n"
+             "(gap above each pair = Black minus white, percentage points)")
 fig.tight_layout()

@@ -189,6 +189,7 @@ for ax, info in zip(axes, audits):
     ax.set_title(f"{info['name']}: {info['share_a']:.0%} women, men flagged {info['base_rate']:.0%}")
     ax.set_xlim(80, 10000)
 axes[0].set_ylabel(f"power (share of audits with p < {alpha})")
+axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 handles, labels = axes[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
 fig.tight_layout(rect=(0, 0.14, 1, 1))
