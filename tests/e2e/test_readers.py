@@ -307,8 +307,10 @@ def test_search_preview_shows_the_page_summary(site_root, open_page):
     page = open_page("")
     page.locator("label.md-search__icon, .md-search__input").first.click()
     page.locator("input.md-search__input").press_sequentially("permutation", delay=20)
-    hit = page.locator(".md-search-result__item", has_text="Permutation Tests for Fairness Gaps").first
+    # The page's own entry (its article's heading is the page title), not a section or another page.
+    hit = page.locator(".md-search-result__article",
+                       has=page.locator("h1", has_text="Permutation Tests for Fairness Gaps")).first
     hit.wait_for(state="visible", timeout=10_000)
-    preview = hit.locator("article").first.inner_text()
+    preview = hit.inner_text()
     assert summary[:40] in preview.replace("\n", " ")
     assert "All explainers" not in preview

@@ -84,14 +84,14 @@ def test_results_table_filters_to_one_audit_and_sorts_by_p_value(site_root, open
     p_col = headers.index("p")
     p_header = table.locator("thead th").nth(p_col)
     get_p = f"rows => rows.map(r => r.cells[{p_col}].dataset.value)"
-    p_header.locator("button").click()
+    p_header.locator("button.fc-sort").click()
     assert p_header.get_attribute("aria-sort") == "ascending"
     shown = visible.evaluate_all(get_p)
     expected = sorted(float(r["p_value"]) for r in mine if r["p_value"])
     defined = [float(v) for v in shown if v]
     assert defined == pytest.approx(expected, rel=1e-12)
     assert all(v == "" for v in shown[len(defined):])  # undefined p-values go last
-    p_header.locator("button").click()
+    p_header.locator("button.fc-sort").click()
     assert p_header.get_attribute("aria-sort") == "descending"
     assert [float(v) for v in visible.evaluate_all(get_p) if v] == pytest.approx(expected[::-1], rel=1e-12)
 
