@@ -298,19 +298,3 @@ def test_navigation_thumbnails_tags_and_related(site_root, open_page):
     assert page.locator("#related-explainers + ul a").count() >= 2
     assert page.locator(".md-tags a.md-tag").count() >= 1  # the page's tags link to the index
     assert page.locator("article .admonition").count() >= 1  # a key caveat stands out
-
-
-def test_search_preview_shows_the_page_summary(site_root, open_page):
-    from site_src.collect import collect
-
-    summary = next(e.meta.summary for e in collect(site_root / "explainers") if e.slug == SLUG)
-    page = open_page("")
-    page.locator("label.md-search__icon, .md-search__input").first.click()
-    page.locator("input.md-search__input").press_sequentially("permutation", delay=20)
-    # The page's own entry (its article's heading is the page title), not a section or another page.
-    hit = page.locator(".md-search-result__article",
-                       has=page.locator("h1", has_text="Permutation Tests for Fairness Gaps")).first
-    hit.wait_for(state="visible", timeout=10_000)
-    preview = hit.inner_text()
-    assert summary[:40] in preview.replace("\n", " ")
-    assert "All explainers" not in preview
