@@ -14,12 +14,15 @@ found and killed; leftover processes are listed from ``/proc``. Elsewhere those 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
+import io
 import json
 import linecache
 import os
 import random
+import re
 import resource
 import shlex
 import signal
@@ -49,6 +52,7 @@ def main(spec_path: str) -> int:
 
     # Deterministic SVG ids, no dates in files: two builds of the same inputs are byte-identical.
     matplotlib.rcParams["svg.hashsalt"] = "fairsite"
+    apply_site_style(matplotlib.rcParams)
     figures = _FigureCapture(plt, out_dir)
     random.seed(SEED)
     try:
@@ -74,7 +78,7 @@ def main(spec_path: str) -> int:
     result: dict = {"status": "ok"}
     started = time.perf_counter()
     try:
-        exec(compile(code, str(code_path), "exec"), namespace)
+        result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"], figures=figures)
     except BaseException as exc:  # noqa: BLE001 - everything the explainer raises is reported
         result = {"status": "error", **_describe_error(exc, code_path, spec)}
         result["memory_exceeded"] = isinstance(exc, MemoryError)
@@ -85,8 +89,11 @@ def main(spec_path: str) -> int:
     sys.stderr.flush()
     result["leftover"] = _kill_descendants()
 
-    figures.capture_open()  # the figures still open at the end, after those shown or closed
+    figures.finish()  # the figures still open at the end, then each figure's narrow variant
     result["figures"] = figures.files
+    if "cells" in result:
+        for k, cell in enumerate(result["cells"]):
+            cell["figures"] = [i for i, f in enumerate(figures.files, start=1) if f["cell"] == k]
     result["values"] = _values(namespace)
     result["modules"] = _project_modules(root)
     result["packages"] = _packages()
@@ -350,11 +357,33 @@ class _FigureCapture:
 
         Gcf.destroy, Gcf.destroy_all = classmethod(destroy), classmethod(destroy_all)
         self._gcf = Gcf
+        self.cell = 0  # the cell running now; a figure saved while it runs is its output
+        self._owner: dict[int, int] = {}  # id(figure) -> the cell that opened it
+        self._figs: list = []  # the figure of each file, for its narrow variant at the end
         plt.show = lambda *a, **k: self.capture_open()
 
     def capture_open(self) -> None:
         for manager in sorted(self._gcf.get_all_fig_managers(), key=lambda m: m.num):
             self._save(manager.canvas.figure)
+
+    def open_figures(self) -> set[int]:
+        return {id(m.canvas.figure) for m in self._gcf.get_all_fig_managers()}
+
+    def opened_by(self, figure_ids: set[int], cell: int) -> None:
+        for fid in figure_ids:
+            self._owner.setdefault(fid, cell)
+
+    def finish(self) -> None:
+        """Save the figures still open, then the narrow (phone) variant of each figure's last
+        file: it re-lays the figure out, so it is drawn only once the code can no longer change it."""
+        self.capture_open()
+        last = {id(fig): i for i, fig in enumerate(self._figs)}
+        for i, fig in enumerate(self._figs):
+            if last[id(fig)] != i:
+                continue  # drawn again later (the code changed it): the later file has the variant
+            narrow = self._out / f"figure-{i + 1}-narrow.svg"
+            if save_narrow_variant(fig, narrow):
+                self.files[i]["narrow"] = narrow.name
 
     def _save(self, fig) -> None:
         if id(fig) in self._saved and not fig.stale:
@@ -365,7 +394,8 @@ class _FigureCapture:
         fig.savefig(png, format="png", dpi=144, metadata={"Software": None})
         fig.stale = False  # saving drew it; a later change marks it stale again
         self._saved.add(id(fig))
-        self.files.append({"svg": svg.name, "png": png.name})
+        self.files.append({"svg": svg.name, "png": png.name, "cell": self._owner.get(id(fig), self.cell)})
+        self._figs.append(fig)
 
 
 def _kill_descendants() -> list[str]:
@@ -417,6 +447,131 @@ def kill(pids: list[int], table: dict) -> list[str]:
         except OSError:
             pass
     return killed
+
+
+# The site's figure style, applied to every explainer run (the reader who runs the file gets
+# matplotlib's defaults; the numbers are the same). Sizes are for the page: the content column is
+# about 550 px wide on a laptop and the explainers draw at 9-10.5 in (860-1000 px), so a figure
+# shows at ~0.57 of its size and 13 pt text reads at ~10 px, near the page's captions (11 px);
+# a click opens it full size.
+# The background is transparent and the ink dark: the light scheme shows it as drawn, the dark
+# scheme inverts it (extra.css). Colours: the theme's indigo and deep orange first, then
+# Okabe-Ito colours, which stay distinct with the common colour-vision deficiencies.
+SITE_STYLE = {
+    "font.size": 13, "axes.titlesize": 13, "axes.labelsize": 13, "xtick.labelsize": 12,
+    "ytick.labelsize": 12, "legend.fontsize": 11, "figure.titlesize": 14,
+    "figure.facecolor": "none", "axes.facecolor": "none", "savefig.facecolor": "none",
+    "savefig.transparent": True,
+    # A legend sits on a near-opaque card so data under it cannot run through its text.
+    "legend.frameon": True, "legend.facecolor": "white", "legend.framealpha": 0.85, "legend.edgecolor": "none",
+    "text.color": "#212121", "axes.labelcolor": "#212121", "axes.edgecolor": "#616161",
+    "xtick.color": "#424242", "ytick.color": "#424242",
+    "axes.spines.top": False, "axes.spines.right": False, "grid.color": "#9e9e9e", "grid.alpha": 0.4,
+    "axes.prop_cycle": ["#3f51b5", "#d84315", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"],
+}
+NARROW_WIDTH_IN = 6.6  # shown on a 390 px phone (about 364 px of column) at the laptop's scale
+
+
+def apply_site_style(rc) -> None:
+    """Set the site's figure style (``SITE_STYLE``) in matplotlib's ``rcParams`` ``rc``."""
+    from cycler import cycler
+
+    for key, value in SITE_STYLE.items():
+        rc[key] = cycler(color=value) if key == "axes.prop_cycle" else value
+
+
+def save_narrow_variant(fig, path: Path) -> bool:
+    """Save ``fig`` laid out for a phone: panels side by side stacked, the width ``NARROW_WIDTH_IN``.
+
+    Only for figures whose axes all sit in one row of one grid (``plt.subplots(1, n)``) or that
+    have a single axes; anything else (insets, colour bars, grids of panels) keeps its one layout
+    and this returns False. Call it after the figure's own files are saved: it changes the figure.
+    """
+    axes = list(fig.axes)
+    specs = [ax.get_subplotspec() for ax in axes]
+    if not axes or any(s is None for s in specs):
+        return False
+    grid = specs[0].get_gridspec()
+    if any(s.get_gridspec() is not grid for s in specs) or grid.nrows != 1:
+        return False
+    width, height = fig.get_size_inches()
+    ordered = sorted(axes, key=lambda ax: ax.get_subplotspec().colspan.start)
+    if len(ordered) > 1:
+        stacked = fig.add_gridspec(len(ordered), 1)
+        for row, ax in enumerate(ordered):
+            ax.set_subplotspec(stacked[row, 0])
+            ax.yaxis.set_tick_params(labelleft=True)  # a shared y axis hid the inner panels' labels
+        height = height * len(ordered) * 0.9
+    else:
+        height = height * max(0.75, NARROW_WIDTH_IN / width)
+    fig.set_size_inches(NARROW_WIDTH_IN, height)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "tight layout not applied": keep the wide figure only
+        try:
+            fig.tight_layout()
+        except Exception:  # noqa: BLE001 - any layout failure has the same answer
+            return False
+    fig.savefig(path, format="svg", metadata={"Date": None})
+    return True
+
+
+CELL_MARKER = re.compile(r"^# %%(?!%)")  # jupytext's "percent" cell marker, as editors know it
+
+
+def split_code_cells(code: str, header_lines: int) -> list[tuple[int, str]]:
+    """``(first line in the file, source)`` of each ``# %%`` cell of the explainer's code.
+
+    ``code`` is the generated file (``header_lines`` of header, then the explainer's block). The
+    header and whatever precedes the first marker form cell 0's prefix; code without markers is
+    one cell. A cell's source keeps its marker line, so the cells joined are the block.
+    """
+    lines = code.split("\n")
+    starts = [0] + [i for i in range(header_lines, len(lines)) if CELL_MARKER.match(lines[i])]
+    starts = sorted(set(starts))
+    if len(starts) > 1 and not "\n".join(lines[starts[0]:starts[1]][header_lines:]).strip():
+        starts.pop(0)  # nothing but the header before the first marker: it belongs to cell 1
+        starts[0] = 0
+    bounds = starts + [len(lines)]
+    return [(bounds[k] + 1, "\n".join(lines[bounds[k]:bounds[k + 1]])) for k in range(len(starts))]
+
+
+class _Tee(io.TextIOBase):
+    """Writes to the process's stdout (the whole run's output) and keeps a copy (the cell's)."""
+
+    def __init__(self, stream):
+        self.stream, self.copy = stream, io.StringIO()
+
+    def write(self, text):
+        self.stream.write(text)
+        return self.copy.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, figures=None) -> list[dict]:
+    """Run the code cell by cell in one namespace; return each cell's first line and printed output.
+
+    Each cell is compiled at its own lines of ``filename``, so tracebacks and the checks' line
+    numbers are those of the whole file. ``figures`` (a ``_FigureCapture``) learns which cell
+    opened each figure and which is running when one is saved: a figure is its opener's output.
+    Raises what the code raises.
+    """
+    cells = []
+    for k, (first_line, source) in enumerate(split_code_cells(code, header_lines)):
+        if figures is not None:
+            figures.cell = k
+            before = figures.open_figures()
+        tee = _Tee(sys.stdout)
+        with contextlib.redirect_stdout(tee):
+            exec(compile("\n" * (first_line - 1) + source, filename, "exec"), namespace)
+        sys.stdout.flush()
+        if figures is not None:
+            figures.opened_by(figures.open_figures() - before, k)
+        cells.append({"line": first_line, "stdout": tee.copy.getvalue()})
+    return cells
 
 
 def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib.util
+import os
 import time
 from importlib import metadata
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
 from site_src.execute import RunResult, execute
 from site_src.extract import extract, publish, stale_code_files
+from site_src.provenance import ENV_VARS
 from site_src.render import render
 from site_src.results import ResultsTable
 from site_src.site import (build_lock, build_site, outputs_current, record_outputs, staging, swap_in,
@@ -125,12 +127,12 @@ def build(options: BuildOptions) -> BuildReport:
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
             errors += render(explainers, by_slug, ResultsTable(root / "results" / "results_fairness.csv"),
-                             stage / "docs", root=root, banners=banners)
+                             stage / "docs", root=root, facts=facts, banners=banners)
             if errors:
                 raise BuildFailed(errors)
             if options.on_stage:
                 options.on_stage("mkdocs")
-            warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict)
+            warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict, facts=facts)
             manifest = write_manifest(stage / "site", facts, runs={r.slug: r.run_id for r in runs})
             # In `check`, a broken link or anchor, or anything fetched from outside the site, fails:
             # the site must work opened from a local server with no network.
@@ -215,6 +217,8 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenanc
             if path.is_file() and "__pycache__" not in path.parts:
                 add(str(path.relative_to(package.parent)))
                 add(path.read_bytes())
+    # A fork's addresses given through the environment (mkdocs.yml reads them with !ENV).
+    add(" ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS))
     # The manifests too: the glossary's table of what each audit's words mean is read from them.
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
                  *sorted((root / "audits").glob("*/audit.yaml"))):

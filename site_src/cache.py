@@ -40,15 +40,24 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from site_src import _runner
 
-FORMAT = 2
+FORMAT = 3  # 3: per-cell output and narrow figure variants
 ENTRY = "entry.json"
+
+
+class CellRecord(BaseModel):
+    """One ``# %%`` cell of a run (the whole code is one cell without markers)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    line: int  # its first line in the generated file
+    stdout: str  # what it printed
+    figures: list[int]  # the figures it opened, 1-based, in the order the run saved them
 
 
 class CacheEntry(BaseModel):
     """One cached run: its key, what it produced, and the digests to check both against."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    format: Literal[2]
+    format: Literal[3]
     static_key: str
     deps: dict[str, str | None]  # project file (relative path) -> sha256 when the run read it
     inputs: dict[str, dict[str, str | None]]  # declared pattern -> {matched path: sha256}
@@ -59,6 +68,8 @@ class CacheEntry(BaseModel):
     stderr: str
     values: dict
     figures: list[str]  # SVG names; each has a PNG twin
+    narrow: dict[str, str]  # SVG name -> its variant laid out for a phone, when it has one
+    cells: list[CellRecord]
     duration_s: float
     wall_s: float
     peak_memory_mb: float
@@ -175,7 +186,8 @@ def _parse(raw: bytes) -> tuple[CacheEntry | None, str]:
         where = ".".join(str(p) for p in first["loc"])
         return None, f"cache entry is malformed ({where}: {first['msg']})"
     # Every file the page will copy must be one whose digest is checked.
-    unchecked = [n for svg in entry.figures for n in (svg, str(Path(svg).with_suffix(".png")))
+    unchecked = [n for svg in entry.figures
+                 for n in (svg, str(Path(svg).with_suffix(".png")), *([entry.narrow[svg]] if svg in entry.narrow else []))
                  if n not in entry.artefacts or Path(n).name != n]
     if unchecked:
         return None, f"cache entry is malformed (figures: {unchecked[0]} has no recorded digest)"

@@ -51,6 +51,9 @@ class RunResult:
     run_id: str  # digest of every input of the run (the cache key): same id, same numbers
     out_dir: Path = field(repr=False)
     warnings: tuple[str, ...] = ()  # output that was not UTF-8, processes left running (killed)
+    # One per `# %%` cell of the code (the whole code is one cell without markers): its first
+    # line in the generated file, what it printed and the (1-based) figures it opened.
+    cells: list = field(default_factory=list, repr=False)
 
     @property
     def pngs(self) -> list[Path]:
@@ -238,11 +241,14 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         inputs=declared_before,
         untracked=data["untracked"],
         packages=data["packages"],
-        artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "png")]),
+        artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "png", "narrow")
+                                                if kind in f]),
         stdout=stdout,
         stderr=stderr,
         values=data["values"],
         figures=figures,
+        narrow={f["svg"]: f["narrow"] for f in data["figures"] if "narrow" in f},
+        cells=[cache.CellRecord(line=c["line"], stdout=c["stdout"], figures=c["figures"]) for c in data.get("cells", [])],
         duration_s=round(data["duration_s"], 3),
         wall_s=round(wall, 3),
         peak_memory_mb=round(float(data["peak_memory_mb"]), 1),
@@ -369,7 +375,7 @@ def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, 
         peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
-        warnings=tuple(entry.warnings),
+        warnings=tuple(entry.warnings), cells=[c.model_dump() for c in entry.cells],
     )
 
 

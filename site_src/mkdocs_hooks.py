@@ -3,12 +3,25 @@
 Each explainer lives in its own folder (``explainers/<slug>/index.md``, beside its figures and
 downloads), which MkDocs would show as a one-page section named after the slug. This puts the
 page itself in the "Explainers" section instead, under its title, in the explainers' ``order``.
+It also gives the theme the build's commit and date, which the footer of every page shows.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 from mkdocs.structure.nav import Section
+
+from site_src import provenance
+
+
+def on_config(config):
+    # `fairsite build` puts in the facts it also writes to fairsite-manifest.json; a plain
+    # `mkdocs build` or `serve` reads them from the tree.
+    if "build" not in config.extra:
+        config.extra["build"] = provenance.tree_facts(Path(config.config_file_path).parent)
+    return config
 
 
 def _front_matter(path: str) -> dict:

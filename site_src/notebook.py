@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 
-__all__ = ["notebook_json", "split_cells"]
+__all__ = ["page_notebook_json", "split_cells"]
 
 # A new cell starts at a blank line followed by a top-level comment: the code's own step headings.
 _STEP = re.compile(r"^#(?!!)")
@@ -51,46 +51,67 @@ def split_cells(code: str) -> list[str]:
     return ["\n".join(c).strip("\n") for c in cells if "\n".join(c).strip()]
 
 
-def notebook_json(code: str, *, title: str, subtitle: str, summary: str, code_rel: str) -> str:
-    """The explainer's code as a Jupyter notebook (nbformat 4 JSON text).
-
-    Parameters
-    ----------
-    code : str
-        The explainer's code.
-    title, subtitle, summary : str
-        The page's front matter, shown in the first (Markdown) cell.
-    code_rel : str
-        The generated script's path in the repository (``explainers/code/<slug>.py``), named in
-        the first cell so a reader knows the notebook and the script are the same code.
-
-    Returns
-    -------
-    str
-        The notebook as JSON; identical for identical arguments.
-    """
-    import jupytext  # imported on use: the build caches notebooks, most builds never convert
-    intro = [
-        f"# {title}", "", f"*{subtitle}*", "", summary, "",
-        f"The code of this explainer (the same as `{code_rel}`), one step per cell. Start Jupyter "
-        "from the root of a clone of the Fair Code repository after the README's install step: the "
-        "code reads the audits and data from there.",
-    ]
-    parts = ["# %% [markdown]\n" + "\n".join(f"# {line}".rstrip() for line in intro)]
-    parts += [f"# %%\n{cell}" for cell in split_cells(code)]
-    nb = jupytext.reads("\n\n".join(parts) + "\n", fmt="py:percent")
-    for i, cell in enumerate(nb.cells, start=1):
-        cell.id = f"cell-{i}"  # random by default; numbered keeps the build reproducible
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    return jupytext.writes(nb, fmt="ipynb")
-
-
 def _compiles(source: str) -> bool:
     try:
         compile(source, "<cell>", "exec")
     except SyntaxError:
         return False
     return True
+
+
+def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_rel: str) -> str:
+    """The explainer page as a notebook: its prose as Markdown cells, its code cells with the outputs
+    of the build's run, in the order the page shows them.
+
+    Parameters
+    ----------
+    parts : list of tuple
+        In page order, ``("markdown", text)`` or ``("code", source, stdout, pngs)``, where ``pngs``
+        are the paths of the PNG figures the cell drew (shown as its image outputs). A code part
+        without ``# %%`` cells is split further at its commented steps (``split_cells``), with the
+        outputs on its last piece.
+    title, subtitle : str
+        The page's title and subtitle, the first Markdown cell.
+    code_rel : str
+        The generated script's path in the repository, named in the first cell.
+
+    Returns
+    -------
+    str
+        nbformat 4 JSON; identical for identical arguments (numbered cell ids, no dates).
+    """
+    import base64
+
+    import nbformat
+    from nbformat import v4
+
+    intro = (f"# {title}\n\n*{subtitle}*\n\nThis notebook is the explainer page: its text, and its code "
+             f"(the same as `{code_rel}`) with the outputs of the build that made the page. Start Jupyter "
+             "from the root of a clone of the Fair Code repository after the README's install step: the "
+             "code reads the audits and data from there. Running it again should print the same.")
+    cells = [v4.new_markdown_cell(intro)]
+    for part in parts:
+        if part[0] == "markdown":
+            if part[1].strip():
+                cells.append(v4.new_markdown_cell(part[1].strip()))
+            continue
+        _, source, stdout, pngs = part
+        pieces = split_cells(source) or [source]
+        for piece in pieces[:-1]:
+            cells.append(v4.new_code_cell(piece))
+        outputs = []
+        if stdout:
+            outputs.append(v4.new_output("stream", name="stdout", text=stdout))
+        for png in pngs:
+            data = base64.b64encode(png.read_bytes()).decode("ascii")
+            outputs.append(v4.new_output("display_data", data={"image/png": data, "text/plain": "<Figure>"}))
+        cells.append(v4.new_code_cell(pieces[-1], outputs=outputs))
+    for i, cell in enumerate(cells, start=1):
+        cell.id = f"cell-{i}"  # random by default; numbered keeps the build reproducible
+        if cell.cell_type == "code":
+            cell.execution_count = None
+    nb = v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    })
+    return nbformat.writes(nb) + "\n"

@@ -25,6 +25,8 @@ MANIFEST = "fairsite-manifest.json"  # at the site's root, next to index.html
 MANIFEST_FORMAT = 1
 LOCK_FILE = "requirements/site.txt"  # the runtime lock the site is built from
 RESULTS_FILE = "results/results_fairness.csv"  # what the results page shows
+# The environment variables mkdocs.yml reads (`!ENV`), so a fork builds with its own addresses.
+ENV_VARS = ("FAIRSITE_REPO_URL", "FAIRSITE_REPO_NAME", "FAIRSITE_SITE_URL")
 
 
 @dataclass(frozen=True)
@@ -134,17 +136,46 @@ def _date(now: datetime | None) -> str:
 
 
 def _site_url(root: Path) -> str | None:
-    # Read without MkDocs' loader: only this plain key is wanted, and the config's !!python tags
-    # (emoji settings) need not be resolved for it.
     try:
-        text = (root / "mkdocs.yml").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("site_url:"):
-            value = yaml.safe_load(line.partition(":")[2] or "null")
-            return str(value) if value else None
-    return None
+        return source_config(root)["site_url"]
+    except (OSError, ValueError):
+        return None  # no mkdocs.yml (a bare tree in tests): the manifest says it does not know
+
+
+def source_config(root: Path) -> dict:
+    """Where the code lives and where the site is published, as ``mkdocs.yml`` says.
+
+    Parameters
+    ----------
+    root : Path
+        The repository root.
+
+    Returns
+    -------
+    dict
+        ``repo_url`` (no trailing slash), ``repo_name``, ``clone_url`` (``repo_url`` + ``.git``)
+        and ``site_url``. ``mkdocs.yml`` reads each from an environment variable first
+        (``ENV_VARS``), with the project's own address as the default.
+
+    Raises
+    ------
+    ValueError
+        When ``mkdocs.yml`` has no ``repo_url`` or ``site_url``: every page links the repository.
+    """
+    from mkdocs.utils.yaml import yaml_load  # resolves the !ENV tags as MkDocs does
+
+    with open(root / "mkdocs.yml", encoding="utf-8") as fh:
+        cfg = yaml_load(fh) or {}
+    missing = [k for k in ("repo_url", "site_url") if not cfg.get(k)]
+    if missing:
+        raise ValueError(f"mkdocs.yml: {' and '.join(missing)} must be set (the repository and the site's address)")
+    repo_url = str(cfg["repo_url"]).rstrip("/")
+    return {
+        "repo_url": repo_url,
+        "repo_name": str(cfg.get("repo_name") or repo_url.rsplit("/", 1)[-1]),
+        "clone_url": repo_url if repo_url.endswith(".git") else repo_url + ".git",
+        "site_url": str(cfg["site_url"]),
+    }
 
 
 def digest(path: Path) -> str | None:

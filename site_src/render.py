@@ -26,11 +26,15 @@ from site_src.errors import CheckError, ConfigError, SiteError
 from site_src.execute import RunResult
 from site_src.extract import generated_text
 from site_src.filters import FILTERS
-from site_src.notebook import notebook_json
+from site_src._runner import split_code_cells
+from site_src.extract import header
+from site_src.notebook import page_notebook_json
+from site_src.provenance import BuildFacts, source_config
 from site_src.results import ResultsTable
 from site_src.terminal import terminal_html
-from site_src import notebook, results_page
+from site_src import results_page
 from site_src.glossary import TERMS, audit_conventions, terms_used
+from site_src.snapshot import snapshot_path
 from site_src.results_page import draw_audit_figures, filter_options, label, table_html
 
 # faircode.benchmark.BY_GROUP_FILE, spelt out: importing the benchmark (scikit-learn) on every build
@@ -65,29 +69,15 @@ def make_environment(explainers: list[Explainer]) -> jinja2.Environment:
     )
     env.filters.update(FILTERS)
     env.filters["text"] = markdown_text  # front-matter text in the site's own templates
-    env.filters["tag_id"] = tag_id
     env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
+    env.globals["tag_anchor"] = _tag_anchor
     return env
 
 
 # The series' entrance: the page every explainer links back to.
 ENTRANCE = "permutation-test-fairness-gaps"
 # Reader's pages beside the explainers, each ``<name>.md.j2`` written to ``docs/<name>/index.md``.
-READER_PAGES = ("glossary", "checklist", "mistakes", "tags")
-
-
-def tag_id(tag) -> str:
-    """The anchor of a tag on the tag index: ``"FWER"`` -> ``"fwer"``, ``"four-fifths rule"`` -> ``"four-fifths-rule"``."""
-    return re.sub(r"[^a-z0-9]+", "-", str(tag).lower()).strip("-") or "tag"
-
-
-def _tags(explainers: list[Explainer]) -> list[tuple[str, list[Explainer]]]:
-    """Each tag (case-insensitively merged, first spelling kept) with its explainers, tags sorted."""
-    by_id: dict[str, tuple[str, list[Explainer]]] = {}
-    for e in sorted(explainers, key=lambda e: (e.meta.order, e.meta.title)):
-        for t in e.meta.tags:
-            by_id.setdefault(tag_id(t), (t, []))[1].append(e)
-    return sorted(by_id.values(), key=lambda item: item[0].lower())
+READER_PAGES = ("glossary", "checklist", "mistakes")  # the tag index is Material's (tags.md)
 
 
 def render(
@@ -97,6 +87,7 @@ def render(
     docs_dir: Path,
     *,
     root: Path,
+    facts: BuildFacts,
     banners: dict | None = None,
 ) -> list[SiteError]:
     """Write every page under ``docs_dir`` (a staging folder); return the problems found.
@@ -107,6 +98,11 @@ def render(
     banners = banners or {}
     env = make_environment(explainers)
     errors: list[SiteError] = []
+    try:
+        # Every page says where its code lives and which commit it was built from.
+        env.globals.update(build=facts, source=source_config(root))
+    except ValueError as err:
+        return [ConfigError(str(err))]
     docs_dir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
     shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
@@ -121,14 +117,17 @@ def render(
         except SiteError as err:
             errors.append(err)
     ordered = sorted(explainers, key=lambda e: (e.meta.order, e.meta.title))
-    index = env.get_template("index.md.j2").render(explainers=ordered, has_results=results.exists)
+    # Each home card shows its explainer's first figure, as sphinx-gallery's gallery does.
+    thumbs = {slug: runs[slug].pngs[0].name for slug in pages if runs[slug].figures}
+    index = env.get_template("index.md.j2").render(explainers=ordered, has_results=results.exists, thumbs=thumbs)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
+    (docs_dir / "tags.md").write_text(env.get_template("tags.md.j2").render(), encoding="utf-8")
     try:
         audits = audit_conventions(root)
     except ValueError as err:  # faircode's ManifestError: a manifest the glossary cannot read
         errors.append(ConfigError(f"glossary: {err}"))
         audits = []
-    context = {"terms": TERMS, "audits": audits, "tags": _tags(explainers)}
+    context = {"terms": TERMS, "audits": audits}
     for name in READER_PAGES:
         (docs_dir / name).mkdir(exist_ok=True)
         text = env.get_template(f"{name}.md.j2").render(**context)
@@ -145,30 +144,42 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     out.mkdir(parents=True, exist_ok=True)
     placed: dict[int, str] = {}
 
-    def figure(n: int, alt: str | None = None) -> Markup:
+    def figure(n: int, alt: str | None = None, caption: str | None = None) -> Markup:
         if not 1 <= n <= len(run.figures):
             raise CheckError(f"figure({n}): the run drew {len(run.figures)} figure(s)", explainer=e.display_path)
         if alt is None or not str(alt).strip():
             raise CheckError(f"figure({n}): alt text must say what the figure shows", explainer=e.display_path)
+        if caption is not None and str(caption).strip() == str(alt).strip():
+            # A screen reader reads both: the alt text describes the image, the caption says what to notice.
+            raise CheckError(f"figure({n}): the caption repeats the alt text; say what to notice instead",
+                             explainer=e.display_path)
         if n in placed:
             raise CheckError(f"figure({n}) is placed twice; place each figure once", explainer=e.display_path)
         placed[n] = alt
-        svg, png = run.figures[n - 1], run.pngs[n - 1]
-        shutil.copyfile(svg, out / svg.name)
-        shutil.copyfile(png, out / png.name)
-        return Markup(
-            '<figure class="fc-figure">\n<picture>'
-            f'<source srcset="{svg.name}" type="image/svg+xml">'
-            f'<img src="{png.name}" alt="{escape(alt)}" loading="lazy"></picture>\n'
-            f"<figcaption>{escape(alt)}</figcaption>\n</figure>"
-        )
+        return _figure_html(n, run.figures[n - 1], out, alt=str(alt), caption=caption)
+
+    code_cells = split_code_cells(e.code, 0)
+    placed_cells: list[int] = []
+
+    def cell(n: int) -> Markup:
+        if not 1 <= n <= len(code_cells):
+            raise CheckError(f"cell({n}): the code has {len(code_cells)} cell(s); split it with `# %%` lines",
+                             explainer=e.display_path)
+        if n in placed_cells:
+            raise CheckError(f"cell({n}) is placed twice; place each cell once", explainer=e.display_path)
+        if placed_cells and n < placed_cells[-1]:
+            # The notebook follows the page, so the page must follow the order the code runs in.
+            raise CheckError(f"cell({n}) is placed after cell({placed_cells[-1]}); place cells in the order "
+                             "the code runs", explainer=e.display_path)
+        placed_cells.append(n)
+        return Markup(f"\n\n{_CELL_MARK.format(n)}\n\n")
 
     def result(**key) -> dict:
         return results.lookup(**key)
 
     template = env.get_template(e.display_path)
     try:
-        prose = template.render(**run.values, figure=figure, result=result)
+        prose = template.render(**run.values, figure=figure, result=result, cell=cell)
     except SiteError as err:
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
@@ -186,23 +197,71 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     code_rel = f"explainers/code/{e.slug}.py"
     # The generated text, not the file: explainers/code/ is written only once the build succeeds.
     (out / f"{e.slug}.py").write_text(generated_text(e), encoding="utf-8")
-    (out / f"{e.slug}.ipynb").write_text(_notebook(e, code_rel, root), encoding="utf-8")
-    code_section = env.get_template("code.md.j2").render(
-        code=e.code, code_rel=code_rel, stdout=run.stdout, fence=_fence(e.code),
-        stdout_html=terminal_html(run.stdout.rstrip("\n")),
-    )
+    cells = _cell_outputs(code_cells, run, header_lines=header(e).count("\n"))
+    unplaced = [n for n in range(1, len(cells) + 1) if n not in placed_cells]
     # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
-    prose = re.sub(r"\n{3,}", "\n\n", prose).replace(CODE_PLACEHOLDER, code_section, 1)
+    prose = re.sub(r"\n{3,}", "\n\n", prose)
+    (out / f"{e.slug}.ipynb").write_text(_notebook(e, prose, cells, unplaced, code_rel), encoding="utf-8")
+
+    def cell_markdown(n: int, *, placed: bool) -> str:
+        c = cells[n - 1]
+        where = f"{code_rel}, lines {c['first']}–{c['last']}"
+        title = (f"Code, cell {n}: {c['title']}" if c["title"] else f"Code, cell {n}") if len(cells) > 1 else "The code"
+        return env.get_template("cell.md.j2").render(
+            title=f"{title} ({where})", code=f"{_fence(c['code'])}python\n{c['code']}\n{_fence(c['code'])}",
+            stdout=c["stdout"], stdout_html=terminal_html(c["stdout"].rstrip("\n")), open=True,
+        )
+
+    for n in placed_cells:
+        prose = prose.replace(_CELL_MARK.format(n), cell_markdown(n, placed=True), 1)
+    code_section = "\n\n".join(cell_markdown(n, placed=False) for n in unplaced) or (
+        "Every cell of the code is shown above, beside the prose it supports, with what it prints.")
+    prose = prose.replace(CODE_PLACEHOLDER, code_section, 1)
     facts = _reproducibility(run, root)
     related = [s for s in e.meta.related if s != e.slug]
     if e.slug != ENTRANCE and ENTRANCE in env.globals["titles"] and ENTRANCE not in related:
         related.insert(0, ENTRANCE)  # every page leads back to the entrance of the series
+    numbers_rel = f"{e.display_path.rsplit('/', 1)[0]}/{snapshot_path(e).name}"
     page = env.get_template("explainer.md.j2").render(e=e, meta=e.meta, prose=prose, run=run, facts=facts,
                                                       code_rel=code_rel, banner=banner, related=related,
-                                                      terms=terms_used(prose))
+                                                      terms=terms_used(prose), numbers_rel=numbers_rel)
     (out / "index.md").write_text(page, encoding="utf-8")
     return Page(slug=e.slug, markdown=page, cited=tuple(sorted(jinja2.meta.find_undeclared_variables(
         env.parse(e.prose)) & set(run.values))))
+
+
+def _figure_html(n: int, svg: Path, out: Path, *, alt: str, caption: str | None) -> Markup:
+    """Figure ``n``: numbered, opening full size in the lightbox, with a narrow variant for phones.
+
+    The runner saves, for a figure whose panels sit side by side, the same panels stacked
+    (``figure-N-narrow.svg``); a narrow screen gets that one through ``<picture>``.
+    """
+    names = [svg.name, svg.with_suffix(".png").name]
+    narrow = svg.with_name(svg.stem + "-narrow.svg")
+    if narrow.exists():
+        names.append(narrow.name)
+    for name in names:
+        shutil.copyfile(svg.with_name(name), out / name)
+    source = (f'<source media="(max-width: 44.984375em)" srcset="{narrow.name}" type="image/svg+xml">'
+              if narrow.exists() else "")
+    text = f'<span class="fc-fignum">Figure {n}.</span>' + (f" {escape(caption)}" if caption else "")
+    size = _svg_size(svg)  # the box is reserved before the (lazy) image loads: no layout shift
+    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+    # The link is the lightbox's (class glightbox, initialised by the plugin); the image itself is
+    # skipped by the plugin (class off-glb) so it is not wrapped a second time.
+    return Markup(
+        f'<figure class="fc-figure" id="figure-{n}">\n'
+        f'<a class="glightbox" href="{svg.name}" data-type="image" aria-label="Figure {n}, full size">'
+        f'<picture>{source}<img class="off-glb" src="{svg.name}" alt="{escape(alt)}"{dims} loading="lazy"></picture></a>\n'
+        f"<figcaption>{text}</figcaption>\n</figure>"
+    )
+
+
+def _svg_size(svg: Path) -> tuple[int, int] | None:
+    """The CSS pixel size of a matplotlib SVG (its ``width``/``height`` are in points)."""
+    head = svg.read_text(encoding="utf-8")[:2000]
+    m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', head)
+    return (round(float(m.group(1)) * 4 / 3), round(float(m.group(2)) * 4 / 3)) if m else None
 
 
 def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path, *, slugs: set[str]) -> None:
@@ -232,6 +291,44 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path,
         _write_results_page(env, results, tmp, slugs)
         tmp.rename(cache)
     shutil.copytree(cache, docs_dir / "results", dirs_exist_ok=True)
+    # Provenance changes with every commit, so it is added after the cached part, not cached.
+    provenance = env.get_template("results-provenance.md.j2").render(
+        csv_name=results.path.name, csv_sha256=hashlib.sha256(results.path.read_bytes()).hexdigest(),
+        packages=[(k, _installed(k)) for k in KEY_PACKAGES if _installed(k)], data=_audit_data(root),
+    )
+    with open(docs_dir / "results" / "index.md", "a", encoding="utf-8") as fh:
+        fh.write("\n" + provenance)
+
+
+def _installed(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _audit_data(root: Path) -> list[tuple[str, str]]:
+    """Each audit's data files with their sha256, as the manifests declare and the benchmark checks."""
+    import yaml
+
+    out = []
+    for manifest in sorted((root / "audits").glob("*/audit.yaml")):
+        spec = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+        for key, entry in _files(spec):
+            out.append((entry["file"], entry["sha256"]))
+    return sorted(set(out))
+
+
+def _files(node, key=""):
+    """Every ``{file, sha256}`` mapping anywhere in a manifest."""
+    if isinstance(node, dict):
+        if isinstance(node.get("file"), str) and isinstance(node.get("sha256"), str):
+            yield key, node
+        for k, v in node.items():
+            yield from _files(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _files(v, key)
 
 
 def _write_results_page(env, results: ResultsTable, out: Path, slugs: set[str]) -> None:
@@ -257,6 +354,8 @@ def _dropped_per_audit(performance: Path) -> dict[str, int]:
     with open(performance, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     return {r["audit_name"]: int(r["n_dropped"]) for r in rows if r.get("n_dropped", "") != ""}
+
+
 def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
     """The by-group table for the results page (None without ``results_by_group.csv``)."""
     if not path.exists():
@@ -270,23 +369,51 @@ def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
             "min_sizes": sorted(df["min_size"].dropna().astype(int).unique().tolist())}
 
 
-def _notebook(e: Explainer, code_rel: str, root: Path) -> str:
-    """The explainer's notebook, converted once per version of its code and header (jupytext is
-    slow to import and run; a prose edit should not pay for it)."""
-    parts = (e.code, e.meta.title, e.meta.subtitle, e.meta.summary, code_rel,
-             Path(notebook.__file__).read_text(), metadata.version("jupytext"))
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
-    cached = root / ".cache" / "fairsite-notebooks" / f"{e.slug}-{key}.ipynb"
-    if not cached.exists():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        for old in cached.parent.glob(f"{e.slug}-*.ipynb"):
-            old.unlink()
-        text = notebook_json(e.code, title=e.meta.title, subtitle=e.meta.subtitle, summary=e.meta.summary,
-                             code_rel=code_rel)
-        tmp = cached.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.rename(cached)
-    return cached.read_text(encoding="utf-8")
+_CELL_MARK = "<!-- fairsite:cell {} -->"
+_FIGURE_HTML = re.compile(r'<figure class="fc-figure"[^>]*>.*?<figcaption>(.*?)</figcaption>\s*</figure>', re.S)
+
+
+def _cell_outputs(code_cells: list[tuple[int, str]], run: RunResult, *, header_lines: int) -> list[dict]:
+    """Each cell's code (without its ``# %%`` line), title, lines in the generated file, printed
+    output and figures (PNG paths), from the run's per-cell record."""
+    recorded = run.cells if len(run.cells) == len(code_cells) else None
+    if recorded is not None and "".join(c["stdout"] for c in recorded) != run.stdout:
+        # Output written past sys.stdout (C code, the raw buffer, bytes that are not UTF-8) has
+        # no cell: show the run's whole output under the last cell rather than lose some of it.
+        recorded = None
+    out = []
+    for k, (line, source) in enumerate(code_cells):
+        lines = source.split("\n")
+        title = ""
+        if lines and lines[0].startswith("# %%"):
+            title = lines[0][4:].strip()
+            lines = lines[1:]
+        code = "\n".join(lines).strip("\n")
+        if recorded is not None:
+            stdout, figs = recorded[k]["stdout"], recorded[k]["figures"]
+        else:  # a run recorded before cells were (one cell: the whole code)
+            stdout, figs = (run.stdout, list(range(1, len(run.figures) + 1))) if k == len(code_cells) - 1 else ("", [])
+        out.append({"title": title, "code": code, "stdout": stdout, "pngs": [run.pngs[i - 1] for i in figs],
+                    "first": header_lines + line, "last": header_lines + line + source.count("\n")})
+    return out
+
+
+def _notebook(e: Explainer, prose: str, cells: list[dict], unplaced: list[int], code_rel: str) -> str:
+    """The page as a notebook: prose as Markdown, each code cell with its outputs where the page shows it."""
+    parts: list[tuple] = []
+    pieces = re.split(r"(<!-- fairsite:cell \d+ -->|" + re.escape(CODE_PLACEHOLDER) + ")", prose)
+    for piece in pieces:
+        m = re.fullmatch(r"<!-- fairsite:cell (\d+) -->", piece)
+        numbers = [int(m.group(1))] if m else unplaced if piece == CODE_PLACEHOLDER else None
+        if numbers is None:
+            # A figure is the image output of the cell that draws it; the Markdown keeps its caption.
+            text = _FIGURE_HTML.sub(lambda f: "*" + re.sub(r"<[^>]+>", "", f.group(1)).strip() + "*", piece)
+            parts.append(("markdown", text))
+            continue
+        for n in numbers:
+            c = cells[n - 1]
+            parts.append(("code", c["code"], c["stdout"], c["pngs"]))
+    return page_notebook_json(parts, title=e.meta.title, subtitle=e.meta.subtitle, code_rel=code_rel)
 
 
 def _reproducibility(run: RunResult, root: Path) -> dict:
@@ -325,6 +452,13 @@ def markdown_text(value) -> Markup:
         elif ch.isprintable():
             out.append(ch)
     return Markup("".join(out))
+
+
+def _tag_anchor(tag: str) -> str:
+    """The anchor of ``tag`` on the tag index, as Material's tags plugin makes it (its defaults)."""
+    from pymdownx.slugs import slugify
+
+    return "tag:" + slugify(case="lower")(tag, "-")
 
 
 def _fence(text: str) -> str:

@@ -77,9 +77,23 @@ def label(value) -> str:
     return str(value).replace("_", " ")
 
 
-def filter_options(df: pd.DataFrame) -> dict[str, list[str]]:
-    """The distinct values of each filter column present in ``df``, sorted."""
-    return {c: sorted(df[c].dropna().astype(str).unique()) for c in FILTER_COLUMNS if c in df.columns}
+def filter_options(df: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
+    """``(value, name)`` for each distinct value of each filter column in ``df``, sorted by value.
+
+    The name is what the table shows for the value (the audit's name, the metric's short name),
+    so a reader picks from the same words they read in the rows.
+    """
+    out = {}
+    for c in FILTER_COLUMNS:
+        if c not in df.columns:
+            continue
+        names = {}
+        if c == "audit" and "audit_name" in df.columns:
+            names = {str(a): str(n) for a, n in zip(df["audit"], df["audit_name"]) if not _missing(n)}
+        elif c == "metric":
+            names = _METRIC_LABELS
+        out[c] = [(v, names.get(v, label(v))) for v in sorted(df[c].dropna().astype(str).unique())]
+    return out
 
 
 def table_html(df: pd.DataFrame) -> Markup:
@@ -101,8 +115,11 @@ def table_html(df: pd.DataFrame) -> Markup:
         ("q_value", "q (FDR)", "number"), ("significant", "Significant", "text"),
     ]
     cols = [c for c in cols if c[0] == "ci" or c[0] in df.columns]
+    # Help is in `data-help`, which results-table.js turns into a toggletip that click, tap and
+    # the keyboard open; `title` stays as the no-JavaScript fallback (the script removes it).
     head = "".join(
-        f'<th data-type="{kind}" scope="col" title="{_HEADER_TITLES.get(key, escape(title))}">'
+        f'<th data-type="{kind}" data-col="{key}" scope="col"'
+        + (f' data-help="{_HEADER_TITLES[key]}" title="{_HEADER_TITLES[key]}"' if key in _HEADER_TITLES else "") + ">"
         + (f'<button type="button" class="fc-sort">{escape(title)}</button>' if kind != "none" else escape(title))
         + "</th>" for key, title, kind in cols
     )
@@ -111,7 +128,9 @@ def table_html(df: pd.DataFrame) -> Markup:
         sig = _flag(row.get("significant"))
         attrs = "".join(f' data-{c}="{escape(row[c])}"' for c in FILTER_COLUMNS if c in row)
         attrs += f' data-significant="{"true" if sig else "false"}"'
-        cells = "".join(_cell(key, row) for key, _, _ in cols)
+        # data-col and data-label let a narrow screen show each row as a card (extra.css).
+        cells = "".join(_cell(key, row).replace("<td", f'<td data-col="{key}" data-label="{escape(title)}"', 1)
+                        for key, title, _ in cols)
         cls = ' class="fc-significant"' if sig else ""
         body.append(f"<tr{attrs}{cls}>{cells}</tr>")
     return Markup(
@@ -230,21 +249,21 @@ def _cell(key: str, row: dict) -> str:
     if key in ("audit", "strategy", "model", "attribute", "metric"):
         title, text = "", label(value)
         if key == "attribute" and "disadvantaged_group" in row:
-            title = f' title="{escape(row["disadvantaged_group"])} vs {escape(row.get("advantaged_group", ""))}"'
+            title = _help(f'{row["disadvantaged_group"]} vs {row.get("advantaged_group", "")}')
         elif key == "audit" and not _missing(row.get("audit_name")):
             text = row["audit_name"]
         elif key == "metric" and value in _METRIC_LABELS:
-            title, text = f' title="{escape(label(value))}"', _METRIC_LABELS[value]
+            title, text = _help(label(value)), _METRIC_LABELS[value]
         return f"<td{title}>{escape(text)}</td>"
     if key == "significant":
         if _missing(value) or str(value) == "":
             return "<td></td>"
         warn = _flag(row.get("small_sample_warning"))
-        mark = '<span class="fc-warn" title="fewer than 30 rows in a group: fragile">⚠</span>' if warn else ""
+        mark = f'<span class="fc-warn"{_help("fewer than 30 rows in a group: fragile")}>⚠</span>' if warn else ""
         return f'<td>{"● yes" if _flag(value) else "no"}{mark}</td>'
     if _missing(value):
         reason = row.get("reason")
-        tip = f' title="{escape(reason)}"' if not _missing(reason) and str(reason) else ""
+        tip = _help(reason) if not _missing(reason) and str(reason) else ""
         return f'<td data-value=""{tip}>—</td>'
     raw = float(value)
     if key in ("p_value", "q_value"):
@@ -254,6 +273,11 @@ def _cell(key: str, row: dict) -> str:
     else:
         text = f"{100 * raw:.1f}%"
     return f'<td data-value="{raw!r}">{escape(text)}</td>'
+
+
+def _help(text) -> str:
+    """Attributes for a piece of help (see table_html): data-help for the toggletip, title without JS."""
+    return f' data-help="{escape(text)}" title="{escape(text)}"'
 
 
 def _num(value, ratio: bool) -> str:

@@ -59,8 +59,12 @@ def staging(root: Path):
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool) -> list[str]:
-    """Run MkDocs on ``docs_dir`` into ``site_dir``; return its warnings (an error if strict)."""
+def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None = None) -> list[str]:
+    """Run MkDocs on ``docs_dir`` into ``site_dir``; return its warnings (an error if strict).
+
+    ``facts`` are the build's commit and date, which the footer of every page shows (the theme
+    reads them from ``extra.build``); without them the hook reads the tree's.
+    """
     records: list[str] = []
 
     class _Collect(logging.Handler):
@@ -73,6 +77,8 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool) -> l
     log.addHandler(handler)
     try:
         cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs_dir), site_dir=str(site_dir), strict=strict)
+        if facts is not None:
+            cfg.extra["build"] = facts
         mkdocs_build(cfg)
     except (MkDocsException, SystemExit) as err:
         detail = "\n  ".join(records) or str(err)

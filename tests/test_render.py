@@ -7,6 +7,7 @@ not from the functions under test.
 from __future__ import annotations
 
 import hashlib
+import base64
 import json
 import textwrap
 
@@ -15,7 +16,7 @@ import pandas as pd
 import pytest
 
 from site_src.linkcheck import broken_links, external_loads
-from site_src.notebook import notebook_json, split_cells
+from site_src.notebook import page_notebook_json, split_cells
 from site_src.results_page import draw_audit_figures, filter_options, table_html
 
 CODE = textwrap.dedent('''
@@ -51,15 +52,23 @@ def test_cells_split_at_step_comments_only_between_statements():
         compile(cell, "<cell>", "exec")
 
 
-def test_notebook_is_valid_reproducible_and_holds_the_code():
-    args = dict(title="T <b>", subtitle="Why?", summary="S.", code_rel="explainers/code/t.py")
-    text = notebook_json(CODE, **args)
-    assert text == notebook_json(CODE, **args)  # byte-identical: no random cell ids
+def test_page_notebook_holds_prose_code_and_outputs_in_page_order(tmp_path):
+    png = tmp_path / "figure-1.png"
+    png.write_bytes(b"\x89PNG fake bytes")
+    parts = [("markdown", "Some *prose* first."), ("code", CODE, "3.14 2\n", [png]), ("markdown", "Then more.")]
+    args = dict(title="T <b>", subtitle="Why?", code_rel="explainers/code/t.py")
+    text = page_notebook_json(parts, **args)
+    assert text == page_notebook_json(parts, **args)  # byte-identical: no random cell ids
     nb = nbformat.reads(text, as_version=4)
     nbformat.validate(nb)
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# T <b>")
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert _nonblank("\n".join(code)) == _nonblank(CODE)
+    assert nb.cells[1].source == "Some *prose* first." and nb.cells[-1].source == "Then more."
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert _nonblank("\n".join(c.source for c in code)) == _nonblank(CODE)
+    assert all(not c.outputs for c in code[:-1])  # the outputs sit under the code's last piece
+    stream, image = code[-1].outputs
+    assert stream.output_type == "stream" and stream.text == "3.14 2\n"
+    assert base64.b64decode(image.data["image/png"]) == png.read_bytes()
     assert [c.id for c in nb.cells] == [f"cell-{i}" for i in range(1, len(nb.cells) + 1)]
     assert json.loads(text)["metadata"]["kernelspec"]["name"] == "python3"
 
@@ -93,7 +102,10 @@ def test_table_has_a_row_per_result_marks_significant_rows_and_escapes(table):
     assert 'data-value="-0.25">−25.0 pp</td>' in html  # a difference of rates, in percentage points
     assert ">0.70</td>" in html  # a ratio stays a ratio
     assert 'title="advantaged selection rate is 0"' in html  # an undefined cell says why
-    assert filter_options(table)["audit"] == ["a-audit", "b-audit"]
+    # the filters offer the names the table shows, for the values the rows carry
+    assert filter_options(table)["audit"] == [("a-audit", "A <Audit>"), ("b-audit", "B Audit")]
+    for _, name in filter_options(table)["metric"]:
+        assert f">{name}</td>" in html  # each metric's filter name is the one its cells show
 
 
 def test_figures_are_deterministic_and_described(table, tmp_path):

@@ -370,3 +370,44 @@ def test_the_same_failure_in_many_explainers_is_reported_once(tmp_path):
     msg = str(info.value)
     assert "2 explainers failed the same way (explainers/one.md:13, explainers/two.md:13): raised" in msg
     assert msg.count("raised ") == 1
+
+
+def _with_cells(source: str) -> str:
+    """The fixture explainer with its code in two `# %%` cells and the first placed in the prose."""
+    source = source.replace("```python explainer\n", "```python explainer\n# %% Flip\n")
+    source = source.replace("fig, ax = plt.subplots", "# %% Draw\nfig, ax = plt.subplots")
+    return source.replace("of the time.\n", "of the time.\n\n{{ cell(1) }}\n")
+
+
+def test_cells_are_placed_in_the_prose_each_with_its_own_output(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(_with_cells(page.read_text()))
+    build(BuildOptions(root=root))
+    md = (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+    first, second = md.index('"Code, cell 1: Flip'), md.index('"Code, cell 2: Draw')
+    assert first < md.index("The benchmark says") < second  # cell 1 where the prose put it
+    assert first < md.index("heads: 0.") < second  # its output under it, not under cell 2
+    html = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    assert html.count('class="example fc-cell" open') == 2
+
+
+def test_cell_placement_mistakes_are_named(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    source = _with_cells(page.read_text())
+    page.write_text(source.replace("{{ cell(1) }}", "{{ cell(3) }}"))
+    with pytest.raises(BuildFailed, match=r"cell\(3\): the code has 2 cell\(s\); split it with `# %%` lines"):
+        build(BuildOptions(root=root))
+    page.write_text(source.replace("{{ cell(1) }}", "{{ cell(2) }}\n\n{{ cell(1) }}"))
+    with pytest.raises(BuildFailed, match=r"cell\(1\) is placed after cell\(2\); place cells in the order the code runs"):
+        build(BuildOptions(root=root))
+
+
+def test_a_caption_that_repeats_the_alt_text_is_refused(tmp_path):
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    alt = "Histogram of the flips: about as many heads as tails."
+    page.write_text(page.read_text().replace(f'alt="{alt}")', f'alt="{alt}", caption="{alt}")'))
+    with pytest.raises(BuildFailed, match=r"figure\(1\): the caption repeats the alt text"):
+        build(BuildOptions(root=root))

@@ -1,5 +1,6 @@
 # Generated from explainers/bootstrap-intervals-fairness-gaps.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/bootstrap-intervals-fairness-gaps.py
+# %% The full test split
 """Bootstrap intervals for the gap in selection rates between women and men (Benefits Denial)."""
 import warnings
 
@@ -34,6 +35,7 @@ width_full = ci_full[1] - ci_full[0]
 print(f"full test split: {n_female} women, {n_male} men, gap {gap_full:+.4f}")
 print(f"  percentile {ci_full}, BCa {ci_full_bca}")
 
+# %% A small audit
 # A small audit: 200 test rows drawn at random.
 rng = np.random.default_rng(20240611)
 n_small = 200
@@ -69,6 +71,7 @@ def levels(value, gaps):
     return float(np.mean(gaps < value)), float(np.mean(gaps <= value))
 
 
+# %% Checked against a hand-written bootstrap and SciPy
 # Where do faircode's endpoints fall in a hand-written bootstrap distribution? At about 2.5%
 # and 97.5%, if the two compute the same interval.
 n_hand = 10000
@@ -98,6 +101,31 @@ bca_seed_sd = tuple(float(v) for v in seed_runs.std(axis=0, ddof=1))
 print(f"SciPy BCa {scipy_bca}; faircode BCa over {n_seeds} seeds: "
       f"mean {bca_seed_mean}, sd {bca_seed_sd}")
 
+# %% Figure 1
+# Figure 1: the bootstrap distribution of the gap on the full split and on 200 rows.
+fig, ax = plt.subplots(figsize=(9, 3.8))
+ax.hist(hand_gaps_full, bins=np.arange(-0.16, -0.04, 0.0025), density=True, color="#3949ab",
+        alpha=0.8, label=f"full test split ({n_full:,} rows)")
+ax.hist(hand_gaps_small, bins=np.arange(-0.3, 0.26, 0.01), density=True, color="#ff8f00",
+        alpha=0.6, label=f"random sample ({n_small} rows)")
+top = ax.get_ylim()[1]
+bars = [(ci_full, "#3949ab", "-"), (ci_full_bca, "#3949ab", ":"),
+        (ci_small, "#ff8f00", "-"), (ci_small_bca, "#ff8f00", ":")]
+for i, ((low, high), colour, style) in enumerate(bars):
+    y = -top * (0.06 + 0.05 * i)
+    ax.plot([low, high], [y, y], color=colour, linewidth=3, linestyle=style, solid_capstyle="butt")
+ax.set_ylim(-top * 0.3, top)
+ax.set_xlim(-0.22, 0.18)
+ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= top])
+ax.axvline(0, color="grey", linewidth=0.8)
+ax.xaxis.set_major_formatter(lambda v, _: f"{100 * v:+.0f}")  # percentage points, as the prose
+ax.set_xlabel("resampled gap in selection rate, women − men (pp)")
+ax.set_ylabel("density")
+ax.set_title(f"Below: {level:.0%} percentile (solid) and BCa (dotted) intervals")
+ax.legend(loc="upper right")
+fig.tight_layout()
+
+# %% Coverage by simulation
 # Coverage: treat the full test split as the population and draw many audits from it. Drawing
 # with replacement makes each row a fresh person from a population exactly like the test split.
 population_gap = gap_full
@@ -159,47 +187,33 @@ for n_a, n_b, rate_a, rate_b in ((20, 200, 0.05, 0.10), (20, 200, 0.50, 0.40),
 n_shown = len(first_intervals)
 n_shown_missed = sum(not (low <= population_gap <= high) for low, high in first_intervals)
 
-# Figure 1: the bootstrap distribution of the gap on the full split and on 200 rows.
-fig, ax = plt.subplots(figsize=(9, 3.8))
-ax.hist(hand_gaps_full, bins=np.arange(-0.16, -0.04, 0.0025), density=True, color="#3949ab",
-        alpha=0.8, label=f"full test split ({n_full:,} rows)")
-ax.hist(hand_gaps_small, bins=np.arange(-0.3, 0.26, 0.01), density=True, color="#ff8f00",
-        alpha=0.6, label=f"random sample ({n_small} rows)")
-top = ax.get_ylim()[1]
-bars = [(ci_full, "#3949ab", "-"), (ci_full_bca, "#3949ab", ":"),
-        (ci_small, "#ff8f00", "-"), (ci_small_bca, "#ff8f00", ":")]
-for i, ((low, high), colour, style) in enumerate(bars):
-    y = -top * (0.06 + 0.05 * i)
-    ax.plot([low, high], [y, y], color=colour, linewidth=3, linestyle=style, solid_capstyle="butt")
-ax.set_ylim(-top * 0.3, top)
-ax.set_xlim(-0.22, 0.18)
-ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= top])
-ax.axvline(0, color="grey", linewidth=0.8)
-ax.set_xlabel("resampled gap in selection rate (women - men)")
-ax.set_ylabel("density")
-ax.set_title(f"Bootstrap distributions; below: {level:.0%} percentile (solid) "
-             f"and BCa (dotted) intervals")
-ax.legend(fontsize=8, loc="upper right")
-fig.tight_layout()
-
+# %% Figure 2
 # Figure 2: coverage. Left, the first intervals from 200-row audits; right, coverage by size.
 fig, axes = plt.subplots(1, 2, figsize=(9, 4), gridspec_kw={"width_ratios": [3, 2]})
 for i, (low, high) in enumerate(first_intervals):
     missed = not (low <= population_gap <= high)
     axes[0].plot([low, high], [i, i], color="#d84315" if missed else "#7986cb",
                  linewidth=2.5 if missed else 1.5)
-axes[0].axvline(population_gap, color="black", linewidth=1, label=f"population gap {population_gap:+.3f}")
-axes[0].set_xlabel("95% percentile interval (women - men)")
+axes[0].axvline(population_gap, color="black", linewidth=1, label=f"population gap {100 * population_gap:+.1f} pp")
+axes[0].xaxis.set_major_formatter(lambda v, _: f"{100 * v:+.0f}")
+axes[0].set_xlabel(f"{level:.0%} percentile interval, women − men (pp)")
 axes[0].set_ylabel("simulated audit")
 axes[0].set_title(f"{n_shown} audits of {n_small} rows; misses in red")
-axes[0].legend(fontsize=8, loc="lower left")
+axes[0].legend(loc="lower left")
+# Coverage as points with their Monte Carlo error, not bars: the axis starts at 80%, which a bar's
+# length would exaggerate; the label says where it starts.
 x = np.arange(len(coverage))
-axes[1].bar(x - 0.2, [row["percentile"] for row in coverage], width=0.4, color="#7986cb", label="percentile")
-axes[1].bar(x + 0.2, [row["bca"] for row in coverage], width=0.4, color="#ff8f00", label="BCa")
+axes[1].errorbar(x - 0.1, [row["percentile"] for row in coverage], yerr=coverage_se, fmt="o", color="#3949ab",
+                 label="percentile")
+axes[1].errorbar(x + 0.1, [row["bca"] for row in coverage], yerr=coverage_se, fmt="s", color="#ef6c00", label="BCa")
 axes[1].axhline(level, color="black", linewidth=1, linestyle="--", label=f"{level:.0%} promised")
-axes[1].set_xticks(x, [f"{row['rows']:,} rows" for row in coverage])
-axes[1].set_ylim(0.8, 1.03)
-axes[1].set_ylabel(f"share of {n_audits:,} intervals covering")
+axes[1].set_xticks(x, [f"{row['rows']:,}" for row in coverage])
+axes[1].set_xlabel("rows in the audit")
+axes[1].set_xlim(-0.5, len(coverage) - 0.5)
+axes[1].set_ylim(0.8, 1.0)
+axes[1].set_yticks([0.80, 0.85, 0.90, 0.95, 1.00])
+axes[1].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+axes[1].set_ylabel(f"intervals covering (axis from 80%)")
 axes[1].set_title("Coverage by audit size")
-axes[1].legend(fontsize=7, loc="upper center", ncol=3, handlelength=1.2, columnspacing=0.8)
+axes[1].legend(loc="lower right")
 fig.tight_layout()

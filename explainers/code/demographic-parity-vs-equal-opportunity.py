@@ -172,7 +172,7 @@ signs_agree = all(len({np.sign(r[g]) for g in GAPS.values()}) == 1 for r in tabl
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.8), sharey=True)
 panels = [(model, "The model (S2 features)"), (perfect, "Perfect prediction"),
           (parity, "Equal selection rates")]
-labels = ["selection\nrate", "true positive\nrate", "false positive\nrate"]
+labels = ["selection\nrate", "true\npositive\nrate", "false\npositive\nrate"]
 x = np.arange(len(labels))
 for ax, (rates, title) in zip(axes, panels):
     black = [rates[r]["black"] for r in GAPS]
@@ -180,12 +180,13 @@ for ax, (rates, title) in zip(axes, panels):
     ax.bar(x - 0.19, black, width=0.38, color="#5c6bc0", label=f"Black ({n_black} test rows)")
     ax.bar(x + 0.19, white, width=0.38, color="#ffb74d", label=f"White ({n_white} test rows)")
     for xi, (vb, vw) in enumerate(zip(black, white)):
-        ax.text(xi, max(vb, vw) + 0.03, f"{100 * (vb - vw):+.0f} pp", ha="center", fontsize=8)
-    ax.set_xticks(x, labels, fontsize=8)
+        ax.text(xi, max(vb, vw) + 0.03, f"{100 * (vb - vw):+.0f} pp", ha="center")
+    ax.set_xticks(x, labels)
     ax.set_ylim(0, 1.12)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title)
 axes[0].set_ylabel("rate")
-axes[0].legend(fontsize=8, loc="upper left")
-fig.suptitle("Recidivism Risk, test split: the same three rates under three ways of flagging "
-             "(gap = Black minus white, in percentage points)", fontsize=10)
+axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
+axes[0].legend(loc="upper left")
+fig.suptitle("Recidivism Risk, test split: three ways of flagging\n"
+             "(gap above each pair = Black minus white, percentage points)")
 fig.tight_layout()

@@ -167,14 +167,13 @@ left.axvline(ratio_favourable, color="#283593", linewidth=2, label=f"observed ra
 left.axvline(FOUR_FIFTHS, color="#d84315", linestyle="--", linewidth=2, label="four-fifths line")
 left.set_xlabel(f"approval rate, {young} / {older} (resampled)")
 left.set_ylabel("bootstrap resamples")
-left.set_title(f"German Credit test split: {n_young} + {n_older} applicants", fontsize=10)
-left.legend(fontsize=8, loc="upper left")
+left.set_title(f"German Credit test split: {n_young} + {n_older} applicants")
+left.legend(loc="upper left")
 for i, s in enumerate(sizes):
     right.plot([s["low"], s["high"]], [i, i], color="#283593", linewidth=3)
     right.plot(ratio_favourable, i, "o", color="#283593")
 right.axvline(FOUR_FIFTHS, color="#d84315", linestyle="--", linewidth=2)
-right.set_yticks(range(len(sizes)), [f"{s['rows']:,} rows\n({s['young']:,} under 25)" for s in sizes],
-                 fontsize=8)
+right.set_yticks(range(len(sizes)), [f"{s['rows']:,} rows\n({s['young']:,} under 25)" for s in sizes])
 right.set_xlabel(f"{confidence:.0%} interval of the approval-rate ratio")
-right.set_title("Same rates, bigger audits", fontsize=10)
+right.set_title("Same rates, bigger audits")
 fig.tight_layout()

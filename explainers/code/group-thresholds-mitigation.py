@@ -154,8 +154,9 @@ axes[0].step([0, 0.5, 0.5, 1], [0, 0, 1, 1], where="post", color="0.3",
              linestyle="--", label="S2: one cut-off")
 axes[0].set_xlabel("the S2 model's score (probability of income above $50K)")
 axes[0].set_ylabel("share flagged")
+axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 axes[0].set_title("Group thresholds: who gets flagged at each score")
-axes[0].legend(fontsize=8, loc="center right")
+axes[0].legend(loc="center right")
 
 labels = list(METRICS.values())
 y = np.arange(len(labels))
@@ -168,5 +169,5 @@ axes[1].set_yticks(y, labels)
 axes[1].invert_yaxis()
 axes[1].set_xlabel("gap, women minus men (percentage points)")
 axes[1].set_title("Every gap for sex, before and after")
-axes[1].legend(fontsize=8, loc="lower left")
+axes[1].legend(loc="lower left")
 fig.tight_layout()

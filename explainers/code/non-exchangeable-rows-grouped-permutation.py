@@ -143,15 +143,16 @@ for null, colour, label, spread in panels:
     for x in (-spread, spread):
         axes[0].axvline(x, color=colour, linestyle=":", linewidth=1.2)
 axes[0].axvline(example_gap, color="#c62828", linewidth=2,
-                label=f"observed gap {example_gap:+.3f}")
+                label=f"observed gap {100 * example_gap:+.1f} pp")
 axes[0].set_xlim(-reach, reach)
 axes[0].xaxis.set_major_locator(plt.MaxNLocator(5))
-axes[0].set_xlabel("gap in flag rate (A - B) after shuffling; "
+axes[0].xaxis.set_major_formatter(lambda v, _: f"{100 * v:+.0f}")  # percentage points, as the prose
+axes[0].set_xlabel("shuffled gap in flag rate, A − B (pp); "
                    "dotted: 95% of shuffles")
 axes[0].set_ylabel("shuffles")
 axes[0].set_title(f"One audit, no true gap: {n_households} households "
                   f"of {size}")
-axes[0].legend(fontsize=8, loc="upper left")
+axes[0].legend(loc="upper left")
 xs = np.array(sizes)
 axes[1].axhspan(alpha - 2 * binomial_se, alpha + 2 * binomial_se, color="0.9",
                 label="alpha ± 2 binomial s.e.")
@@ -165,5 +166,6 @@ axes[1].set_xlabel("people per household")
 axes[1].set_ylabel(f"share of {n_audits} audits with p < {alpha}")
 axes[1].set_title("False alarms when there is no gap")
 axes[1].set_ylim(0, None)
-axes[1].legend(fontsize=8, loc="upper left")
+axes[1].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+axes[1].legend(loc="upper left")
 fig.tight_layout()

@@ -139,8 +139,7 @@ fig, axes = plt.subplots(1, 2, figsize=(10.5, 4),
 xs = np.arange(len(strategies))
 axes[0].bar(xs, [100 * flag_gap[s] for s in strategies],
             color=["#9e9e9e", "#9e9e9e", "#ef6c00"])
-axes[0].set_xticks(xs, [f"{s}\n{label}" for s, label in strategies.items()],
-                   fontsize=8)
+axes[0].set_xticks(xs, [f"{s}\n{label}" for s, label in strategies.items()])
 axes[0].axhline(0, color="0.3", linewidth=1)
 axes[0].set_ylabel("gap in flag rate, women minus men (pp)")
 axes[0].set_title("The gap, by feature set")
@@ -150,7 +149,7 @@ aucs = [r["auc"] for r in single][::-1] + [auc_s2, auc_s1]
 colours = ["#ef6c00" if r["kept_in_s2"] else "#5c6bc0" for r in single][::-1]
 colours += ["#ef6c00", "#5c6bc0"]
 axes[1].barh(np.arange(len(names)), aucs, color=colours)
-axes[1].set_yticks(np.arange(len(names)), names, fontsize=8)
+axes[1].set_yticks(np.arange(len(names)), names)
 axes[1].axvline(0.5, color="0.3", linestyle="--", linewidth=1)
 axes[1].set_xlim(0.4, 1.0)
 axes[1].set_xlabel("ROC AUC for predicting sex (0.5 = a coin toss)")

@@ -8,10 +8,12 @@ lists are empty when the test ends.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -59,6 +61,11 @@ def site_root(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("e2e") / "repo"
     shutil.copytree(REPO, root, ignore=_NOT_COPIED)
+    # A clone has a commit: the pages name it (footer, "Source and verify"), so make one.
+    git = ["git", "-C", str(root), "-c", "user.name=e2e", "-c", "user.email=e2e@localhost", "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "e2e"], check=True)
     os.environ.setdefault("MPLBACKEND", "Agg")
     build(BuildOptions(root=root, jobs=2))
     return root
@@ -69,17 +76,66 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def serve(handler_class, directory: Path):
+    """Serve ``directory`` with ``handler_class`` on a free localhost port; yields the base URL (no slash)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler_class, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
 @pytest.fixture(scope="session")
 def base_url(site_root):
     """The built site served on a free localhost port for the whole session."""
-    handler = functools.partial(_QuietHandler, directory=str(site_root / "site"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serve(_QuietHandler, site_root / "site") as url:
+        yield url + "/"
+
+
+@pytest.fixture(scope="session")
+def pages(site_root) -> list[str]:
+    """Every page of the built site, as paths relative to its root ("" for the home page)."""
+    site = site_root / "site"
+    paths = sorted(p.relative_to(site).parent.as_posix() + "/" for p in site.rglob("index.html"))
+    return ["" if p == "./" else p for p in paths]
+
+
+PREFIX = "/fair-code/"  # the path of the default site_url: where project pages serve the site
+
+
+class _PrefixHandler(http.server.SimpleHTTPRequestHandler):
+    """The site at /fair-code/, as project pages serve it: anything else, or a missing file, gets
+    the site's 404.html with status 404."""
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+    def send_head(self):
+        path = urlsplit(self.path).path
+        if path.startswith(PREFIX):
+            self.path = "/" + path[len(PREFIX):]
+            target = Path(self.translate_path(self.path))
+            if target.is_file() or (target / "index.html").is_file():
+                return super().send_head()
+        body = (Path(self.directory) / "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        return None
+
+
+@pytest.fixture
+def prefixed_url(site_root):
+    """The built site served under PREFIX, with GitHub-Pages-style 404s; the URL has no slash."""
+    with serve(_PrefixHandler, site_root / "site") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -70,6 +70,76 @@
       button.addEventListener("click", function () { sortBy(button.closest("th")); });
     });
     applyFilters();
+    setupHelp(explorer);
+  }
+
+  // Help that `title` gave only on hover: a toggletip that a click, a tap, Enter or Space opens
+  // and Escape, a second press or a click elsewhere closes. Column headings get a "?" button (the
+  // heading itself sorts); cells with help become focusable buttons themselves.
+  function setupHelp(explorer) {
+    var tip = document.createElement("div");
+    tip.className = "fc-tip";
+    tip.id = "fc-tip";
+    tip.setAttribute("role", "status");
+    tip.hidden = true;
+    document.body.appendChild(tip);
+    var owner = null;
+
+    function close() {
+      if (owner) owner.setAttribute("aria-expanded", "false");
+      tip.hidden = true;
+      owner = null;
+    }
+    function open(trigger, text) {
+      if (owner === trigger) { close(); return; }
+      close();
+      owner = trigger;
+      trigger.setAttribute("aria-expanded", "true");
+      tip.textContent = text;
+      tip.hidden = false;
+      var r = trigger.getBoundingClientRect();
+      var left = Math.min(window.scrollX + r.left, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 8);
+      tip.style.left = Math.max(window.scrollX + 4, left) + "px";
+      tip.style.top = (window.scrollY + r.bottom + 4) + "px";
+    }
+    function wire(trigger, text) {
+      trigger.setAttribute("aria-expanded", "false");
+      trigger.setAttribute("aria-controls", "fc-tip");
+      trigger.addEventListener("click", function (ev) { ev.stopPropagation(); open(trigger, text); });
+      trigger.addEventListener("keydown", function (ev) {
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); open(trigger, text); }
+        if (ev.key === "Escape") close();
+      });
+    }
+    Array.prototype.forEach.call(explorer.querySelectorAll("[data-help]"), function (el) {
+      var text = el.dataset.help;
+      el.removeAttribute("title");  // the toggletip replaces the hover-only tooltip
+      if (el.tagName === "TH") {
+        var button = document.createElement("button");
+        button.type = "button";
+        button.className = "fc-help-btn";
+        button.textContent = "?";
+        button.setAttribute("aria-label", "What is " + el.textContent.trim() + "?");
+        el.appendChild(button);
+        wire(button, text);
+      } else if (el.tagName === "TD") {
+        // A button inside the cell keeps the table's semantics (a cell is not a button).
+        var inner = document.createElement("button");
+        inner.type = "button";
+        inner.className = "fc-help-cell";
+        while (el.firstChild) inner.appendChild(el.firstChild);
+        el.appendChild(inner);
+        inner.setAttribute("aria-label", (inner.textContent.trim() ? inner.textContent.trim() + ": " : "") + text);
+        wire(inner, text);
+      } else {
+        el.tabIndex = 0;
+        el.setAttribute("role", "button");
+        el.setAttribute("aria-label", (el.textContent.trim() ? el.textContent.trim() + ": " : "") + text);
+        wire(el, text);
+      }
+    });
+    document.addEventListener("click", function (ev) { if (!tip.contains(ev.target)) close(); });
+    document.addEventListener("keydown", function (ev) { if (ev.key === "Escape") close(); });
   }
 
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
