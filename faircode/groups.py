@@ -69,8 +69,9 @@ __all__ = [
     "metric_by_group",
 ]
 
-#: The rates reported for every group: the five rates of the flag and the favourable-outcome rate.
-GROUP_METRICS: tuple[str, ...] = (*RATE_METRICS, "true_favourable_rate")
+#: The rates reported for every group: the rates of the flag and the favourable-outcome rate
+#: (not ``non_selection_rate``: it is one minus the selection rate, with the same test).
+GROUP_METRICS: tuple[str, ...] = (*(m for m in RATE_METRICS if m != "non_selection_rate"), "true_favourable_rate")
 
 #: Why a group's rate can be undefined, in words a reader of the results file understands.
 _EMPTY_REASON = {

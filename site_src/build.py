@@ -225,7 +225,7 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenanc
         add(str(path.relative_to(root)))
         add(path.read_bytes() if path.exists() else b"")
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
-                 "pandas", "jupytext"):
+                 "pandas", "nbformat", "mkdocs-glightbox"):
         try:
             add(f"{dist} {metadata.version(dist)}")
         except metadata.PackageNotFoundError:

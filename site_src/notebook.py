@@ -1,9 +1,9 @@
-"""The notebook version of an explainer's code, for readers who prefer Jupyter.
+"""The notebook version of an explainer page, for readers who prefer Jupyter.
 
-The code is written as a jupytext ``py:percent`` script (a Markdown cell with the page's title
-and how to run it, then the code split into cells at its commented steps) and converted by
-jupytext to ``.ipynb``. Cell ids are numbered, not random, so the same code gives the same bytes
-and the build's ``docs/`` stays byte-identical.
+The page's prose becomes Markdown cells and each code cell carries the output of the build's run
+(what it printed, the figures it drew), in the order the page shows them, so the notebook reads
+like the page. Written with nbformat; cell ids are numbered, not random, so the same page gives
+the same bytes and the build's ``docs/`` stays byte-identical.
 """
 
 from __future__ import annotations

@@ -89,14 +89,14 @@ table = pd.read_csv("results/results_fairness.csv")
 row = table.query("audit == 'german-credit' and strategy == 'S2' and model == 'logistic_regression'"
                   " and attribute == 'age' and metric == 'disparate_impact_ratio'").iloc[0]
 file_gap, file_ci = float(row["gap"]), (float(row["ci_low"]), float(row["ci_high"]))
-# The file's interval is Koopman's score interval (no resampling), not a bootstrap.
-koopman_ci = tuple(proportion_ratio_ci(approved[is_young], approved[is_older], confidence_level=confidence))
+# The file's interval is a score-based interval (MOVER-R with Wilson limits; no resampling), not a bootstrap.
+score_ci = tuple(proportion_ratio_ci(approved[is_young], approved[is_older], confidence_level=confidence))
 # Our hand-written bootstrap against the library's bootstrap of the same ratio of flag rates.
 lib_resamples = 9999
 lib_ci = tuple(bootstrap_ratio_ci(y_pred[is_young], y_pred[is_older], confidence_level=confidence,
                                   n_resamples=lib_resamples, random_state=SEED + 2))
 lib_below, lib_above = tail_shares(boot_flagged, *lib_ci)
-print(f"results file: ratio {file_gap:.4f}, score interval {file_ci} (Koopman {koopman_ci}); "
+print(f"results file: ratio {file_gap:.4f}, score interval {file_ci} (faircode {score_ci}); "
       f"our bootstrap interval {ci_flagged}, faircode's {lib_ci}; our draws beyond its ends: "
       f"{lib_below} / {lib_above}")
 
