@@ -160,8 +160,11 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
 
     code_cells = split_code_cells(e.code, 0)
     placed_cells: list[int] = []
+    folded_cells: set[int] = set()
 
-    def cell(n: int) -> Markup:
+    def cell(n: int, *, folded: bool = False) -> Markup:
+        """Place code cell ``n`` and its output here; ``folded=True`` for the technical layer
+        (plotting, agreement checks): its code starts closed, its output still shows."""
         if not 1 <= n <= len(code_cells):
             raise CheckError(f"cell({n}): the code has {len(code_cells)} cell(s); split it with `# %%` lines",
                              explainer=e.display_path)
@@ -172,6 +175,8 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
             raise CheckError(f"cell({n}) is placed after cell({placed_cells[-1]}); place cells in the order "
                              "the code runs", explainer=e.display_path)
         placed_cells.append(n)
+        if folded:
+            folded_cells.add(n)
         return Markup(f"\n\n{_CELL_MARK.format(n)}\n\n")
 
     def result(**key) -> dict:
@@ -209,7 +214,8 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
         title = (f"Code, cell {n}: {c['title']}" if c["title"] else f"Code, cell {n}") if len(cells) > 1 else "The code"
         return env.get_template("cell.md.j2").render(
             title=f"{title} ({where})", code=f"{_fence(c['code'])}python\n{c['code']}\n{_fence(c['code'])}",
-            stdout=c["stdout"], stdout_html=terminal_html(c["stdout"].rstrip("\n")), open=True,
+            stdout=c["stdout"], stdout_html=terminal_html(c["stdout"].rstrip("\n")),
+            open=n not in folded_cells,
         )
 
     for n in placed_cells:
