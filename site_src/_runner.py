@@ -537,8 +537,10 @@ def split_code_cells(code: str, header_lines: int) -> list[tuple[int, str]]:
     return [(bounds[k] + 1, "\n".join(lines[bounds[k]:bounds[k + 1]])) for k in range(len(starts))]
 
 
-class _Tee(io.TextIOBase):
-    """Writes to the process's stdout (the whole run's output) and keeps a copy (the cell's)."""
+class _Tee:
+    """Stands in for ``sys.stdout`` while a cell runs: text goes to the process's stdout (the whole
+    run's output) and into the cell's copy; anything else (``buffer``, ``fileno``, ``isatty``) is
+    the real stream's, so code that writes bytes still works (that output has no cell)."""
 
     def __init__(self, stream):
         self.stream, self.copy = stream, io.StringIO()
@@ -549,6 +551,9 @@ class _Tee(io.TextIOBase):
 
     def flush(self):
         self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, figures=None) -> list[dict]:

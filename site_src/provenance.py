@@ -137,9 +137,16 @@ def _date(now: datetime | None) -> str:
 
 def _site_url(root: Path) -> str | None:
     try:
-        return source_config(root)["site_url"]
-    except (OSError, ValueError):
-        return None  # no mkdocs.yml (a bare tree in tests): the manifest says it does not know
+        return str(_mkdocs_config(root).get("site_url") or "") or None
+    except OSError:
+        return None  # no mkdocs.yml: the manifest says it does not know
+
+
+def _mkdocs_config(root: Path) -> dict:
+    from mkdocs.utils.yaml import yaml_load  # resolves the !ENV tags as MkDocs does
+
+    with open(root / "mkdocs.yml", encoding="utf-8") as fh:
+        return yaml_load(fh) or {}
 
 
 def source_config(root: Path) -> dict:
@@ -162,10 +169,7 @@ def source_config(root: Path) -> dict:
     ValueError
         When ``mkdocs.yml`` has no ``repo_url`` or ``site_url``: every page links the repository.
     """
-    from mkdocs.utils.yaml import yaml_load  # resolves the !ENV tags as MkDocs does
-
-    with open(root / "mkdocs.yml", encoding="utf-8") as fh:
-        cfg = yaml_load(fh) or {}
+    cfg = _mkdocs_config(root)
     missing = [k for k in ("repo_url", "site_url") if not cfg.get(k)]
     if missing:
         raise ValueError(f"mkdocs.yml: {' and '.join(missing)} must be set (the repository and the site's address)")

@@ -203,7 +203,7 @@ def _old_format(root: Path) -> None:
 
 
 def _bad_json(root: Path) -> None:
-    _entry(root).write_text('{"format": 2, "stdout": ')
+    _entry(root).write_text('{"format": 3, "stdout": ')
 
 
 def _missing_key(root: Path) -> None:
@@ -232,7 +232,7 @@ def _not_an_object(root: Path) -> None:
     (_garbage_svg, "cached figure-1.svg is not the one the run wrote"),
     (_delete_png, "cached figure-1.png is missing"),
     (_binary_entry, "cache entry is not UTF-8 text"),
-    (_old_format, "cache entry has format 1; this build writes format 2"),
+    (_old_format, "cache entry has format 1; this build writes format 3"),
     (_bad_json, "cache entry is not valid JSON"),
     (_missing_key, "cache entry is malformed (values: Field required)"),
     (_wrong_type, "cache entry is malformed (figures: Input should be a valid list)"),

@@ -7,7 +7,6 @@ directly, and mkdocs.yml files written here.
 from __future__ import annotations
 
 import io
-import subprocess
 import textwrap
 from contextlib import redirect_stdout
 
@@ -17,8 +16,8 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from site_src._runner import run_cells, save_narrow_variant, split_code_cells  # noqa: E402
-from site_src.provenance import build_facts, source_config  # noqa: E402
+from site_src._runner import _FigureCapture, run_cells, save_narrow_variant, split_code_cells  # noqa: E402
+from site_src.provenance import source_config  # noqa: E402
 
 HEADER = "# generated\n# run me\n"
 CODE = textwrap.dedent('''\
@@ -59,16 +58,43 @@ def test_a_prefix_before_the_first_marker_is_its_own_cell():
 
 
 def test_each_cell_records_its_own_output_and_figures(tmp_path):
+    from matplotlib._pylab_helpers import Gcf
+
     plt.close("all")
-    namespace = {"__name__": "__main__"}
-    whole = io.StringIO()
-    with redirect_stdout(whole):
-        cells = run_cells(HEADER + CODE, namespace, str(tmp_path / "x.py"), HEADER.count("\n"))
+    real = Gcf.__dict__["destroy"], Gcf.__dict__["destroy_all"], plt.show  # the capture replaces them, as in the run's own process
+    try:
+        capture = _FigureCapture(plt, tmp_path)
+        namespace = {"__name__": "__main__"}
+        whole = io.StringIO()
+        with redirect_stdout(whole):
+            cells = run_cells(HEADER + CODE, namespace, str(tmp_path / "x.py"), HEADER.count("\n"), figures=capture)
+        capture.finish()
+    finally:
+        Gcf.destroy, Gcf.destroy_all, plt.show = real
+        plt.close("all")
     assert [c["stdout"] for c in cells] == ["first says 2\n", "second says 4\n", ""]
     assert whole.getvalue() == "first says 2\nsecond says 4\n"  # the run's output is still whole
-    assert [c["figures"] for c in cells] == [[], [1], []]
+    assert [f["cell"] for f in capture.files] == [1]  # the one figure is the second cell's (0-based 1)
+    assert (tmp_path / capture.files[0]["svg"]).exists() and (tmp_path / capture.files[0]["png"]).exists()
+    assert (tmp_path / capture.files[0]["narrow"]).exists()  # one axes: a phone variant is drawn
     assert namespace["y"] == 3  # one namespace across cells
+
+
+def test_a_figure_closed_inside_a_cell_is_that_cells_even_if_saved_later(tmp_path):
+    from matplotlib._pylab_helpers import Gcf
+
     plt.close("all")
+    real = Gcf.__dict__["destroy"], Gcf.__dict__["destroy_all"], plt.show
+    code = "# %% A\nimport matplotlib.pyplot as plt\nf = plt.figure()\n# %% B\nplt.close(f)\ng = plt.figure()\n"
+    try:
+        capture = _FigureCapture(plt, tmp_path)
+        run_cells(code, {}, str(tmp_path / "x.py"), 0, figures=capture)
+        capture.finish()
+    finally:
+        Gcf.destroy, Gcf.destroy_all, plt.show = real
+        plt.close("all")
+    # f was opened by cell A and saved when cell B closed it; g was opened by B, saved at the end.
+    assert [f["cell"] for f in capture.files] == [0, 1]
 
 
 def test_an_error_points_at_its_line_in_the_file(tmp_path):
@@ -97,24 +123,6 @@ def test_a_grid_of_panels_keeps_its_layout(tmp_path):
     assert not save_narrow_variant(fig, tmp_path / "n.svg")
     assert not (tmp_path / "n.svg").exists()
     plt.close(fig)
-
-
-def test_build_facts_name_the_commit_and_whether_it_is_dirty(tmp_path):
-    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-    subprocess.run(git + ["init", "-q"], check=True)
-    (tmp_path / "a.txt").write_text("one")
-    subprocess.run(git + ["add", "a.txt"], check=True)
-    subprocess.run(git + ["commit", "-qm", "c"], check=True)
-    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    facts = build_facts(tmp_path)
-    assert (facts["commit"], facts["short_commit"], facts["dirty"]) == (head, head[:12], False)
-    (tmp_path / "a.txt").write_text("two")
-    assert build_facts(tmp_path)["dirty"] is True
-
-
-def test_build_facts_outside_git_say_unknown(tmp_path):
-    facts = build_facts(tmp_path)
-    assert facts["commit"] is None and facts["dirty"] is False and len(facts["date"]) == 10
 
 
 def test_source_config_reads_mkdocs_yml_and_the_fork_override(tmp_path, monkeypatch):

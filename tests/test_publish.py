@@ -249,8 +249,9 @@ def test_against_a_folder_names_the_pages_out_of_date_and_why(repo, tmp_path, ca
 
 def test_against_a_site_served_under_a_sub_path(repo, tmp_path, capsys):
     config = repo / "mkdocs.yml"
-    config.write_text(config.read_text().replace("site_name:", "site_url: https://example.org/fair-code/\nsite_name:",
-                                                 1))
+    text = config.read_text()
+    assert "site_url: https://example.org/tiny/\n" in text  # the fixture's own address, replaced here
+    config.write_text(text.replace("site_url: https://example.org/tiny/\n", "site_url: https://example.org/fair-code/\n"))
     head = _commit_all(repo, "served under /fair-code/")
     served = tmp_path / "www"
     publish(repo, to_dir=served / "fair-code")  # the check passed with the site's links under /fair-code/

@@ -145,7 +145,7 @@ def _docs_without_timings(folder: Path) -> dict:
         if p.is_file():
             data = p.read_bytes()
             if p.suffix == ".md":
-                data = b"\n".join(l for l in data.split(b"\n") if not l.startswith(b"| Run |"))
+                data = b"\n".join(l for l in data.split(b"\n") if not l.lstrip().startswith(b"| Run |"))
             out[str(p.relative_to(folder))] = data
     return out
 
