@@ -10,7 +10,6 @@ import csv
 import json
 from pathlib import Path
 
-from urllib.parse import urlsplit
 
 import pytest
 
