@@ -158,7 +158,7 @@ left.set_yticks(range(len(rows)), [f"{r['group']} (n={r['n']:,})" for r in rows]
 left.invert_yaxis()
 left.set_xlim(0, 1)
 left.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
-left.set_xlabel("selection rate (flagged), 95% Wilson interval")
+left.set_xlabel("selection rate, 95% Wilson interval")
 left.set_title(f"Grey, hollow: below the minimum size ({min_size})", fontsize=9)
 bins = np.linspace(0, 1, 81)
 for column, label, colour in ((0, f"largest gap, all {n_categories} groups", "#999999"),
@@ -167,7 +167,7 @@ for column, label, colour in ((0, f"largest gap, all {n_categories} groups", "#9
     right.hist(null[:, column], bins=bins, alpha=0.6, color=colour, label=label)
 right.axvline(sel_gap, color="#D55E00", lw=2, label=f"observed largest gap {100 * sel_gap:+.1f} pp")
 right.xaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}")  # percentage points, as the prose
-right.set_xlabel("largest gap in selection rate under relabelling (pp)")
+right.set_xlabel("largest gap, relabelled (pp)")
 right.set_ylabel("relabellings")
 right.legend(fontsize=8)
 fig.tight_layout()
