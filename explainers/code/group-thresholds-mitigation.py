@@ -1,5 +1,6 @@
 # Generated from explainers/group-thresholds-mitigation.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/group-thresholds-mitigation.py
+# %% One threshold (S2), group thresholds (S3)
 """Group thresholds (S3) against the core model (S2) on Benefits Denial."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -21,7 +22,9 @@ women = audit.masks["sex"][before.rows] == 1
 men = audit.reference_masks["sex"][before.rows] == 1
 black = audit.masks["race"][before.rows] == 1
 white = audit.reference_masks["race"][before.rows] == 1
+n_women, n_men = int(women.sum()), int(men.sum())
 
+# %% Every gap, before and after
 METRICS = {
     "demographic_parity_difference": "selection rate",
     "true_positive_rate_difference": "true positive rate",
@@ -40,9 +43,10 @@ def gaps(pred, disadvantaged, advantaged):
 sex_before, sex_after = gaps(before, women, men), gaps(after, women, men)
 race_before, race_after = gaps(before, black, white), gaps(after, black, white)
 for m, label in METRICS.items():
-    print(f"{label:>19}: women - men {sex_before[m]:+.4f} -> "
-          f"{sex_after[m]:+.4f}; Black - white {race_before[m]:+.4f} -> "
-          f"{race_after[m]:+.4f}")
+    # Gaps in percentage points, as the prose gives them.
+    print(f"{label:>19}: women - men {100 * sex_before[m]:+.1f} -> "
+          f"{100 * sex_after[m]:+.1f} pp; Black - white "
+          f"{100 * race_before[m]:+.1f} -> {100 * race_after[m]:+.1f} pp")
 
 # The names the prose cites.
 dp_before = sex_before["demographic_parity_difference"]
@@ -61,40 +65,21 @@ rate_women_after = float(after.y_pred[women].mean())
 rate_men_after = float(after.y_pred[men].mean())
 base_women = float(before.y_true[women].mean())
 base_men = float(before.y_true[men].mean())
-accuracy_before = accuracy(before.y_true, before.y_pred).value
-accuracy_after = accuracy(after.y_true, after.y_pred).value
-accuracy_cost = accuracy_before - accuracy_after
-changed = before.y_pred != after.y_pred
-share_changed = float(changed.mean())
-women_now_flagged = int(np.sum(changed & women & (after.y_pred == 1)))
-men_now_cleared = int(np.sum(changed & men & (after.y_pred == 0)))
-n_women, n_men = int(women.sum()), int(men.sum())
 # The lowest score at which each group is flagged under S3 (the figure's left panel).
 lowest_flagged_women = float(after.y_score[women & (after.y_pred == 1)].min())
 lowest_flagged_men = float(after.y_score[men & (after.y_pred == 1)].min())
 
-# selection rate = base rate x TPR + (1 - base rate) x FPR in every group: with equal TPR and
-# FPR, two groups' selection rates differ by (base-rate gap) x (TPR - FPR), zero only when
-# TPR = FPR (a classifier no better than chance).
-identity_error = 0.0
-for pred in (before, after):
-    for group in (women, men):
-        y_t, y_p = pred.y_true[group], pred.y_pred[group]
-        base, tpr, fpr = y_t.mean(), y_p[y_t == 1].mean(), y_p[y_t == 0].mean()
-        identity_error = max(identity_error,
-                             abs(y_p.mean() - (base * tpr + (1 - base) * fpr)))
-print(f"accuracy {accuracy_before:.4f} -> {accuracy_after:.4f}; "
-      f"decisions changed {share_changed:.3%}")
-
-# Is the gap that remains after mitigation distinguishable from zero?
+# %% Test the remaining gap
 alpha = 0.05
 report_after = significance_report(after.y_pred[women], after.y_pred[men],
                                    random_state=7)
 p_after = report_after.p_value
 ci_after = (report_after.ci_low, report_after.ci_high)
 p_before = permutation_test(before.y_pred[women], before.y_pred[men])
-print("after mitigation:", report_after)
+print(f"after mitigation: gap {100 * report_after.gap:+.1f} pp, 95% interval "
+      f"{100 * report_after.ci_low:+.1f} to {100 * report_after.ci_high:+.1f} pp, p = {p_after:.2g}")
 
+# %% Build checks: by hand, fairlearn, the benchmark
 # The same test by hand: shuffle who is a woman and who is a man, and count
 # the shuffled gaps at least as extreme.
 rng = np.random.default_rng(20240918)
@@ -123,7 +108,7 @@ for pred, ours in ((before, sex_before), (after, sex_after)):
         largest_gap_discrepancy = max(largest_gap_discrepancy,
                                       abs(theirs - ours[m]))
 print(f"largest difference from fairlearn's MetricFrame: "
-      f"{largest_gap_discrepancy:.2e}")
+      f"{100 * largest_gap_discrepancy:.1e} pp")
 
 # The benchmark's table holds the same two gaps (same fit_predict).
 table = pd.read_csv("results/results_fairness.csv")
@@ -136,8 +121,7 @@ table_dp_before = float(table.loc[is_row & (table["strategy"] == "S2"), "gap"]
 table_dp_after = float(table.loc[is_row & (table["strategy"] == "S3"), "gap"]
                        .item())
 
-# Figure: how the decision depends on the score, per group, and what became
-# of each gap.
+# %% Figure 1: who is flagged at each score; every gap
 fig, axes = plt.subplots(1, 2, figsize=(10.5, 4))
 edges = np.linspace(0, 1, 21)
 centres = (edges[:-1] + edges[1:]) / 2
@@ -167,7 +151,32 @@ axes[1].barh(y - 0.2, [sex_after[m] * 100 for m in METRICS], height=0.4,
 axes[1].axvline(0, color="0.3", linewidth=1)
 axes[1].set_yticks(y, labels)
 axes[1].invert_yaxis()
-axes[1].set_xlabel("gap, women minus men (percentage points)")
+axes[1].set_xlabel("gap, women minus men (pp)")
 axes[1].set_title("Every gap for sex, before and after")
 axes[1].legend(loc="lower left")
 fig.tight_layout()
+
+# %% Accuracy and changed decisions
+accuracy_before = accuracy(before.y_true, before.y_pred).value
+accuracy_after = accuracy(after.y_true, after.y_pred).value
+accuracy_cost = accuracy_before - accuracy_after
+changed = before.y_pred != after.y_pred
+share_changed = float(changed.mean())
+women_now_flagged = int(np.sum(changed & women & (after.y_pred == 1)))
+men_now_cleared = int(np.sum(changed & men & (after.y_pred == 0)))
+print(f"accuracy {100 * accuracy_before:.1f}% -> {100 * accuracy_after:.1f}%; "
+      f"decisions changed {share_changed:.1%}: {women_now_flagged} women newly flagged, "
+      f"{men_now_cleared} men no longer flagged")
+
+# %% Build check: the identity behind the impossibility
+# selection rate = base rate x TPR + (1 - base rate) x FPR in every group: with equal TPR and
+# FPR, two groups' selection rates differ by (base-rate gap) x (TPR - FPR), zero only when
+# TPR = FPR (a classifier no better than chance).
+identity_error = 0.0
+for pred in (before, after):
+    for group in (women, men):
+        y_t, y_p = pred.y_true[group], pred.y_pred[group]
+        base, tpr, fpr = y_t.mean(), y_p[y_t == 1].mean(), y_p[y_t == 0].mean()
+        identity_error = max(identity_error,
+                             abs(y_p.mean() - (base * tpr + (1 - base) * fpr)))
+print(f"largest departure from the identity: {identity_error:.1e}")

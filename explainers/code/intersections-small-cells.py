@@ -1,5 +1,6 @@
 # Generated from explainers/intersections-small-cells.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/intersections-small-cells.py
+# %% A toy case
 """Sex x race on Benefits Denial: cells, small cells, the minimum-size rule and the max-gap test."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -9,7 +10,7 @@ from scipy.stats import norm
 from faircode import fit_predict, load_audit
 from faircode.groups import compare_groups, group_labels
 
-# A toy case of "fairness gerrymandering": parity on each attribute, not on the cells.
+# "Fairness gerrymandering" (Kearns et al. 2018), with exact rates.
 toy_n = 400
 sex_toy = np.repeat(["woman", "man"], toy_n // 2)
 group_toy = np.tile(np.repeat(["A", "B"], toy_n // 4), 2)
@@ -20,7 +21,10 @@ toy_gap_a = toy_flag[sex_toy == "woman"].mean() - toy_flag[sex_toy == "man"].mea
 toy_gap_b = toy_flag[group_toy == "A"].mean() - toy_flag[group_toy == "B"].mean()
 toy_cells = pd.Series(toy_flag).groupby([sex_toy, group_toy]).mean()
 toy_cell_gap = toy_cells.max() - toy_cells.min()
+print(f"toy: women - men {100 * toy_gap_a:+.1f} pp, A - B {100 * toy_gap_b:+.1f} pp, "
+      f"largest cell gap {100 * toy_cell_gap:+.1f} pp")
 
+# %% Sex x race cells; one attribute at a time
 audit = load_audit("benefits-denial")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
 n_test = len(pred.rows)
@@ -47,13 +51,15 @@ for name in ("sex", "race"):
 sex_rates, race_rates = marginal["sex"], marginal["race"]
 sex_gap = sex_rates["Women"] - sex_rates["Men"]
 race_gap = race_rates["Black"] - race_rates["White"]
+print(f"women - men {100 * sex_gap:+.1f} pp; Black - white {100 * race_gap:+.1f} pp; "
+      f"cells match faircode and a crosstab: {cells_match}")
 
+# %% Every cell's rate and Wilson interval
 n_permutations = 9999
 alpha = 0.05
 c = compare_groups("selection_rate", pred.y_true, pred.y_pred, cells_labels, favourable=favourable,
                    reference=cross.reference, order=cross.groups, min_size=min_size,
                    n_permutations=n_permutations, random_state=11)
-print(c)
 z = norm.ppf(0.975)
 cells, wilson_diff = [], 0.0
 for g, row in c.by_group.iterrows():
@@ -64,7 +70,7 @@ for g, row in c.by_group.iterrows():
     low, high = max(0.0, centre - half), min(1.0, centre + half)
     wilson_diff = max(wilson_diff, abs(low - row["ci_low"]), abs(high - row["ci_high"]))
     cells.append({"group": g, "n": n, "rate": p, "low": low, "high": high})
-    print(f"{g:36s} n={n:5d} flagged {p:6.1%} [{low:.3f}, {high:.3f}]{'  small' if n < min_size else ''}")
+    print(f"{g:34s} n={n:5d} flagged {p:6.1%} [{low:.1%}, {high:.1%}]{'  small' if n < min_size else ''}")
 n_cells = len(cells)
 small_cells = [x for x in cells if x["n"] < min_size]
 small_cells_below = set(x["group"] for x in small_cells) == set(c.small_groups)
@@ -72,14 +78,15 @@ bw_rate = c.by_group.at["Women & Black", "value"]
 wm_rate = c.by_group.at["Men & White", "value"]
 bw_gap = bw_rate - wm_rate
 
-# Face value: the largest gap over every cell, however small.
+# %% Taken at face value
 by_rate = sorted(cells, key=lambda x: x["rate"])
 naive_gap = by_rate[-1]["rate"] - by_rate[0]["rate"]
 naive_high, naive_low = by_rate[-1]["group"], by_rate[0]["group"]
 naive_involves_small = min(by_rate[-1]["n"], by_rate[0]["n"]) < min_size
 naive_small_n = min(by_rate[-1]["n"], by_rate[0]["n"])
+print(f"largest gap, all cells: {100 * naive_gap:+.1f} pp ({naive_high} - {naive_low})")
 
-# With the rule: the largest gap among the cells of at least min_size rows, and its test.
+# %% With the rule: the max-gap test
 n_compared = len(c.compared)
 pair_gap, pair_high, pair_low = c.difference, c.high_group, c.low_group
 pair_high_n = int(c.by_group.at[pair_high, "n_group"])
@@ -88,8 +95,12 @@ p_library = c.max_gap_test.p_value
 vs_reference = [{"group": g, "gap": float(c.by_group.at[g, "diff_vs_reference"]),
                  "p_holm": float(c.by_group.at[g, "p_value_vs_reference_holm"])}
                 for g in c.compared if g != cross.reference]
+print(f"{n_compared} cells compared: {pair_high} - {pair_low} {100 * pair_gap:+.1f} pp, "
+      f"max-gap p = {p_library:.3g}")
+for row in vs_reference:
+    print(f"  {row['group']} - {cross.reference}: {100 * row['gap']:+.1f} pp, Holm p = {row['p_holm']:.3g}")
 
-# The same test by hand: relabel the compared cells at random, record the largest gap.
+# %% Build check, by hand: relabel the compared cells, record the largest gap
 rng = np.random.default_rng(20261130)
 n_shuffles = 2000
 compared = np.isin(cells_labels, c.compared)
@@ -102,8 +113,10 @@ for i in range(n_shuffles):
     shuffled = np.bincount(rng.permutation(codes), weights=flagged[compared]) / sizes
     null[i] = shuffled.max() - shuffled.min()
 p_by_hand = (np.sum(null >= observed - 1e-12) + 1) / (n_shuffles + 1)
+print(f"by hand: p = {p_by_hand:.4f} (faircode {p_library:.4f})")
 
-# Under relabelling of all cells, how often is the highest or lowest rate a small cell's?
+# %% Small cells at the extremes by chance
+# Relabel all cells; is the highest or lowest rate a small cell's?
 all_codes = pd.Categorical(cells_labels, categories=cross.groups).codes
 all_sizes = np.bincount(all_codes, minlength=n_cells)
 is_small = all_sizes < min_size
@@ -115,6 +128,10 @@ for _ in range(n_shuffles):
 null_share_small = hits / n_shuffles
 print(f"small cells hold {small_row_share:.1%} of rows; extreme in {null_share_small:.1%} of relabellings")
 
+# %% Figure 1: every cell's rate with its interval
+# The caption's claim: the cells' rates reach beyond the four one-attribute rates on both sides.
+lines = (sex_rates["Women"], sex_rates["Men"], race_rates["Black"], race_rates["White"])
+cells_spread_wider = bool(max(x["rate"] for x in cells) > max(lines) and min(x["rate"] for x in cells) < min(lines))
 fig, ax = plt.subplots(figsize=(8, 4.2))
 for y, x in enumerate(cells):
     ok = x["n"] >= min_size
@@ -127,7 +144,9 @@ for value, label, style in ((sex_rates["Women"], "all women", ":"), (sex_rates["
     ax.axvline(value, color="0.4", lw=1, linestyle=style, label=f"{label} ({value:.1%})")
 ax.set_yticks(range(n_cells), [f"{x['group']} (n={x['n']:,})" for x in cells])
 ax.invert_yaxis()
-ax.set_xlabel("selection rate (flagged ineligible) with 95% Wilson interval")
+ax.set_xlim(0, None)  # rates from zero
+ax.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
+ax.set_xlabel("selection rate, 95% Wilson interval")
 ax.set_title(f"Hollow grey: fewer than {min_size} rows, left out of the comparison", fontsize=9)
-ax.legend(fontsize=8, loc="lower right")
+ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
 fig.tight_layout()

@@ -1,5 +1,6 @@
 # Generated from explainers/multiple-comparisons.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/multiple-comparisons.py
+# %% The table's p-values, corrected over the whole table
 """Multiple comparisons: Holm (FWER) and Benjamini-Hochberg (FDR) on the benchmark's results table."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -26,6 +27,32 @@ n_bh = int(np.sum(bh < alpha))
 print(f"{m} p-values: {n_raw} below {alpha}, {n_holm} after Holm, {n_bh} after Benjamini-Hochberg")
 print(f"chance alone: {expected_by_chance:.1f} expected; P(none) = {chance_of_none:.2e}")
 
+# %% Chance alone: tables with no real gap anywhere
+# Chance alone: families of m p-values with no real gap anywhere (uniform p-values; the exact
+# test for 0/1 outcomes is slightly conservative, so real null p-values give even fewer).
+rng = np.random.default_rng(20240613)
+n_families = 2000
+null_raw, null_holm_any, null_bh_any = [], 0, 0
+for _ in range(n_families):
+    null_p = rng.random(m)
+    null_raw.append(int(np.sum(null_p < alpha)))
+    null_holm_any += bool(np.any(adjust_p_values(null_p, method="holm") < alpha))
+    null_bh_any += bool(np.any(adjust_p_values(null_p, method="bh") < alpha))
+null_raw = np.array(null_raw)
+null_mean = float(null_raw.mean())
+null_max = int(null_raw.max())
+middle = 0.95                                    # the middle share of tables reported
+null_low, null_high = (int(v) for v in np.quantile(null_raw, [(1 - middle) / 2, (1 + middle) / 2]))
+null_share_raw = null_mean / m                   # share of null tests with p < alpha
+null_fwer_holm = null_holm_any / n_families      # families with any false positive after Holm
+null_fwer_bh = null_bh_any / n_families          # ... after BH (with every null true, FDR = FWER)
+# Holm's family-wise error under independence, 1 - (1 - alpha/m)^m, sits just under alpha.
+holm_fwer_theory = 1 - (1 - alpha / m) ** m
+print(f"null families: mean {null_mean:.1f} raw positives ({middle:.0%} of families {null_low}-{null_high}, "
+      f"max {null_max}); any false positive after Holm {null_fwer_holm:.3f}, after BH {null_fwer_bh:.3f}")
+
+
+# %% Build checks: statsmodels, the table's q_value column, Holm and BH by hand
 # Independent oracle: statsmodels' multipletests on the same p-values.
 sm_holm = multipletests(p, alpha=alpha, method="holm")[1]
 sm_bh = multipletests(p, alpha=alpha, method="fdr_bh")[1]
@@ -69,18 +96,9 @@ hand_holm = holm_by_hand(p, alpha)
 hand_bh = bh_by_hand(p, alpha)
 print(f"by hand: Holm {hand_holm}, BH {hand_bh}")
 
-# Rows that repeat another row's test (same_test_as); counting each hypothesis once.
-distinct = ~repeats
-m_distinct = int(distinct.sum())
-n_raw_distinct = int(np.sum(p[distinct] < alpha))
-n_holm_distinct = int(np.sum(adjust_p_values(p[distinct], method="holm") < alpha))
-n_bh_distinct = int(np.sum(adjust_p_values(p[distinct], method="bh") < alpha))
-# "The same picture": counting each hypothesis once moves no count by more than a fifth.
-same_picture = all(abs(a - b) <= 0.2 * b + 1 for a, b in (
-    (n_raw_distinct, n_raw * m_distinct / m), (n_holm_distinct, n_holm * m_distinct / m),
-    (n_bh_distinct, n_bh * m_distinct / m)))
 
 
+# %% Each audit: corrected over the whole table, and within the audit
 def within_each_audit(p, audits, method):
     """Adjust p-values within each audit's own family of tests, not across the whole table."""
     adjusted = np.full(len(p), np.nan)
@@ -104,18 +122,33 @@ for slug, rows in tested.groupby("audit", sort=True):
                      "holm_within": int(np.sum(holm_within[idx] < alpha)),
                      "bh_within": int(np.sum(bh_within[idx] < alpha)),
                      "bh_own": int(np.sum(bh_own[idx][~repeats[idx]] < alpha))})
-    print(by_audit[-1])
+    _row = by_audit[-1]
+    print(f"{_row['audit']}: {_row['tests']} gaps; raw {_row['raw']}, BH {_row['bh']} ({_row['bh_within']} within), "
+          f"Holm {_row['holm']} ({_row['holm_within']} within); q column {_row['bh_own']}")
 german = next(row for row in by_audit if row["slug"] == "german-credit")
 # Holm is a closed test: a smaller family never rejects less (Holm 1979). BH has no such rule.
 holm_within_never_fewer = all(row["holm_within"] >= row["holm"] for row in by_audit)
 holm_gains = [row for row in by_audit if row["holm_within"] > row["holm"]]
 german_test_rows = int(tested.loc[tested["audit"] == "german-credit",
                                   ["n_disadvantaged", "n_advantaged"]].sum(axis=1).max())
-
 significant_is_q_below_alpha = bool(
     (tested["significant"].astype(bool) == (q_column < alpha)).all())
 print(f"significant = q < {alpha}: {significant_is_q_below_alpha}")
 
+# %% Counting each hypothesis once
+# Rows that repeat another row's test (same_test_as); counting each hypothesis once.
+distinct = ~repeats
+m_distinct = int(distinct.sum())
+n_raw_distinct = int(np.sum(p[distinct] < alpha))
+n_holm_distinct = int(np.sum(adjust_p_values(p[distinct], method="holm") < alpha))
+n_bh_distinct = int(np.sum(adjust_p_values(p[distinct], method="bh") < alpha))
+# "The same picture": counting each hypothesis once moves no count by more than a fifth.
+same_picture = all(abs(a - b) <= 0.2 * b + 1 for a, b in (
+    (n_raw_distinct, n_raw * m_distinct / m), (n_holm_distinct, n_holm * m_distinct / m),
+    (n_bh_distinct, n_bh * m_distinct / m)))
+print(f"{m_distinct} distinct tests: {n_raw_distinct} raw, {n_bh_distinct} BH, {n_holm_distinct} Holm")
+
+# %% German Credit's strongest finding
 # The strongest finding of the smallest audit: passes on its own and after BH, but not Holm.
 strongest = tested.assign(holm=holm, bh=bh)[~repeats]  # a repeated test is not a finding of its own
 strongest = strongest[strongest["audit"] == "german-credit"].sort_values("p_value", kind="stable").iloc[0]
@@ -123,32 +156,10 @@ example = {key: str(strongest[key]) for key in ("audit", "strategy", "model", "a
 example.update(p=float(strongest["p_value"]), holm=float(strongest["holm"]), bh=float(strongest["bh"]))
 # Holm compares the k-th smallest p-value with alpha / (m - k + 1): the tests still standing.
 example["holm_factor"] = m - int(np.sum(p < strongest["p_value"]))
-print("German Credit's strongest gap:", example)
+print(f"German Credit's strongest gap: {example['metric']} ({example['strategy']}, {example['model']}), "
+      f"p = {example['p']:.3g}; BH-adjusted {example['bh']:.3g}, Holm-adjusted {example['holm']:.3g}")
 
-# Chance alone: families of m p-values with no real gap anywhere (uniform p-values; the exact
-# test for 0/1 outcomes is slightly conservative, so real null p-values give even fewer).
-rng = np.random.default_rng(20240613)
-n_families = 2000
-null_raw, null_holm_any, null_bh_any = [], 0, 0
-for _ in range(n_families):
-    null_p = rng.random(m)
-    null_raw.append(int(np.sum(null_p < alpha)))
-    null_holm_any += bool(np.any(adjust_p_values(null_p, method="holm") < alpha))
-    null_bh_any += bool(np.any(adjust_p_values(null_p, method="bh") < alpha))
-null_raw = np.array(null_raw)
-null_mean = float(null_raw.mean())
-null_max = int(null_raw.max())
-middle = 0.95                                    # the middle share of tables reported
-null_low, null_high = (int(v) for v in np.quantile(null_raw, [(1 - middle) / 2, (1 + middle) / 2]))
-null_share_raw = null_mean / m                   # share of null tests with p < alpha
-null_fwer_holm = null_holm_any / n_families      # families with any false positive after Holm
-null_fwer_bh = null_bh_any / n_families          # ... after BH (with every null true, FDR = FWER)
-# Holm's family-wise error under independence, 1 - (1 - alpha/m)^m, sits just under alpha.
-holm_fwer_theory = 1 - (1 - alpha / m) ** m
-print(f"null families: mean {null_mean:.1f} raw positives ({middle:.0%} of families {null_low}-{null_high}, "
-      f"max {null_max}); any false positive after Holm {null_fwer_holm:.3f}, after BH {null_fwer_bh:.3f}")
-
-# Figure: the sorted p-values against the thresholds each rule compares them with.
+# %% Figure 1: the sorted p-values against each rule's thresholds
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 2]})
 rank = np.arange(1, m + 1)
 ax = axes[0]

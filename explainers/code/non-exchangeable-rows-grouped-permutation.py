@@ -1,5 +1,6 @@
 # Generated from explainers/non-exchangeable-rows-grouped-permutation.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/non-exchangeable-rows-grouped-permutation.py
+# %% Simulated households built from real people
 """Row-wise vs grouped permutation tests when people come in households."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -41,7 +42,7 @@ def simulate_audit(size, rng):
     return flagged, household, in_a
 
 
-# One audit, in households of four, looked at closely.
+# %% One audit in households of four: the row-wise and the grouped test
 size = 4
 flagged, household, in_a = simulate_audit(size, rng)
 a, b = flagged[in_a], flagged[~in_a]
@@ -68,12 +69,13 @@ spread_grouped = float(np.quantile(np.abs(grouped.null_distribution),
 # Independent rows would give this spread with this many people
 # (the spread shrinks as one over the square root of the rows).
 effective_people = round(n_people * (spread_naive / spread_grouped) ** 2, -1)
-print(f"households of {size}: gap {example_gap:+.4f}; "
+print(f"households of {size}: gap {100 * example_gap:+.1f} pp; "
       f"row-wise p = {p_naive:.3f}, grouped p = {p_grouped:.3f}")
-print(f"95% of shuffled gaps lie within +/-{spread_naive:.4f} (people) "
-      f"vs +/-{spread_grouped:.4f} (households)")
+print(f"95% of shuffled gaps lie within ±{100 * spread_naive:.1f} pp (people) "
+      f"vs ±{100 * spread_grouped:.1f} pp (households)")
 
 
+# %% Build check, by hand: deal whole households at random
 def household_shuffle(flagged, household, in_a, n_shuffles, rng):
     """Grouped permutation test by hand: deal whole households at random."""
     totals = np.bincount(household, weights=flagged)
@@ -96,8 +98,7 @@ def household_shuffle(flagged, household, in_a, n_shuffles, rng):
 p_by_hand = household_shuffle(flagged, household, in_a, n_permutations, rng)
 print(f"hand-written household shuffle: p = {p_by_hand:.3f}")
 
-# Many audits where we know there is no gap: how often does each test
-# cry "significant"?
+# %% False alarms over many audits with no gap, by household size
 n_audits = 500
 null_audit_permutations = 199  # each audit only needs "p < alpha or not"
 sizes = (1, 2, 4, 6)
@@ -114,7 +115,7 @@ for s in sizes:
     type1.append({"size": s, "naive": naive_hits / n_audits,
                   "grouped": grouped_hits / n_audits})
     print(f"households of {s}: false alarms row-wise "
-          f"{naive_hits / n_audits:.3f}, grouped {grouped_hits / n_audits:.3f}")
+          f"{naive_hits / n_audits:.1%}, grouped {grouped_hits / n_audits:.1%}")
 binomial_se = float(np.sqrt(alpha * (1 - alpha) / n_audits))
 type1_naive = next(r["naive"] for r in type1 if r["size"] == size)
 type1_grouped = next(r["grouped"] for r in type1 if r["size"] == size)
@@ -125,6 +126,7 @@ worst_grouped_error = max(abs(r["grouped"] - alpha) for r in type1)
 # rate falls below the previous size's by more than Monte Carlo error.
 naive_never_falls = all(b["naive"] >= a["naive"] - 4 * binomial_se for a, b in zip(type1, type1[1:]))
 
+# %% Figure 1: one audit's shuffled gaps; false alarms by household size
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 # Relabelled gaps lie on a lattice (one flag moved = one step); bins of
 # three whole steps, edged half-way between lattice points, avoid a comb
@@ -163,7 +165,7 @@ axes[1].plot(xs, [r["grouped"] for r in type1], "s-", color="#ef6c00",
              label="grouped test")
 axes[1].set_xticks(xs)
 axes[1].set_xlabel("people per household")
-axes[1].set_ylabel(f"share of {n_audits} audits with p < {alpha}")
+axes[1].set_ylabel(f"share of {n_audits} audits with p < {alpha}")  # axis from zero
 axes[1].set_title("False alarms when there is no gap")
 axes[1].set_ylim(0, None)
 axes[1].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")

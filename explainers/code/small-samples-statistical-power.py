@@ -1,5 +1,6 @@
 # Generated from explainers/small-samples-statistical-power.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/small-samples-statistical-power.py
+# %% Settings
 """How many rows does an audit need? Power of the exact permutation test, by simulation."""
 import math
 
@@ -22,6 +23,16 @@ max_enumerated = 1000  # largest audit whose power is also computed exactly, by 
 rng = np.random.default_rng(20240612)
 
 
+# %% Power by simulation
+def simulated_power(p_a, p_b, n_a, n_b, n_sims, rng):
+    """Share of simulated audits in which faircode's exact test finds the gap (p < alpha)."""
+    flagged_a = rng.random((n_sims, n_a)) < p_a   # each row: one simulated audit's group a
+    flagged_b = rng.random((n_sims, n_b)) < p_b
+    p_values = np.array([permutation_test(flagged_a[i], flagged_b[i]) for i in range(n_sims)])
+    return float(np.mean(p_values < alpha))
+
+
+# %% Power by the normal formula and by exact enumeration
 def normal_power(p_a, p_b, n_a, n_b, alpha):
     """Closed-form power of the two-sided z-test for two proportions (normal approximation).
 
@@ -64,14 +75,7 @@ def enumerated_power(p_a, p_b, n_a, n_b, alpha):
     return power
 
 
-def simulated_power(p_a, p_b, n_a, n_b, n_sims, rng):
-    """Share of simulated audits in which faircode's exact test finds the gap (p < alpha)."""
-    flagged_a = rng.random((n_sims, n_a)) < p_a   # each row: one simulated audit's group a
-    flagged_b = rng.random((n_sims, n_b)) < p_b
-    p_values = np.array([permutation_test(flagged_a[i], flagged_b[i]) for i in range(n_sims)])
-    return float(np.mean(p_values < alpha))
-
-
+# %% Each audit: power, minimum detectable gap, rows needed
 audits, curve = [], []
 for slug in ("german-credit", "benefits-denial"):
     audit = load_audit(slug)
@@ -128,14 +132,24 @@ for slug in ("german-credit", "benefits-denial"):
         - target_power,
         1e-4, (base_rate if direction < 0 else 1 - base_rate) - 1e-4)
     audits.append(info)
-    print({k: v for k, v in info.items()})
+    # Gaps in percentage points and rates in percent, as the prose gives them.
+    print(f"{info['name']}: test split {info['n_test']:,} rows ({info['n_a']} women, {info['n_b']} men), "
+          f"men flagged {info['base_rate']:.1%}; observed gap {100 * observed_gap:+.1f} pp (p = {info['p_value']:.2g})")
+    for gap in gaps:
+        key = round(gap * 100)
+        exact = info.get(f"power_test_exact_{key}")
+        print(f"  true gap {100 * gap:.0f} pp: power on the test split {info[f'power_test_{key}']:.1%} simulated"
+              + (f", {exact:.1%} enumerated" if exact is not None else "")
+              + f", {info[f'power_test_closed_{key}']:.1%} by the formula; "
+              f"rows needed for {target_power:.0%} power: {info[f'rows_needed_{key}']:,}")
+    print(f"  minimum detectable gap ({target_power:.0%} power): {100 * info['detectable_gap']:.1f} pp")
 
-for row in curve:
-    print(f"{row['audit']:16} gap {row['gap']:.2f} rows {row['rows']:5}: simulated {row['simulated']:.3f}, "
-          f"enumerated {row['enumerated']:.3f}, closed form {row['closed_form']:.3f} "
-          f"(statsmodels {row['statsmodels']:.3f}), "
-          f"min expected count {row['min_expected']:.0f}")
-
+# %% Build checks: three computations agree; false alarms
+for info in audits:
+    for gap in gaps:
+        points = [r for r in curve if r["audit"] == info["slug"] and r["gap"] == gap]
+        print(f"{info['name']}, true gap {100 * gap:.0f} pp, simulated power by audit size: "
+              + ", ".join(f"{r['rows']:,} rows {r['simulated']:.0%}" for r in points))
 german, benefits = audits
 min_count = 20  # expected flagged and unflagged people per group for the normal approximation
 gap_small, gap_large = gaps
@@ -156,16 +170,17 @@ approximable = [r for r in curve if r["min_expected"] >= min_count]
 worst = max(approximable, key=lambda r: standard_errors(r["simulated"], r["closed_form"], n_sims))
 worst_sim_approx, worst_closed = worst["simulated"], worst["closed_form"]
 n_approximable = len(approximable)
-print(f"closed form vs statsmodels: largest difference {worst_closed_vs_statsmodels:.2e}")
-print(f"simulated vs enumerated, worst point: {worst_sim:.3f} vs {worst_enumerated:.3f}")
-print(f"simulated vs closed form ({n_approximable} points): worst {worst_sim_approx:.3f} vs {worst_closed:.3f}")
+print(f"closed form vs statsmodels: largest difference {100 * worst_closed_vs_statsmodels:.1e} pp of power")
+print(f"simulated vs enumerated, worst point: {worst_sim:.1%} vs {worst_enumerated:.1%}")
+print(f"simulated vs closed form ({n_approximable} points): worst {worst_sim_approx:.1%} vs {worst_closed:.1%}")
 # With no gap at all, how often does the exact test cry wolf? At most alpha (it is exact).
 null_a = rng.random((n_sims, german["n_a"])) < german["base_rate"]
 null_b = rng.random((n_sims, german["n_b"])) < german["base_rate"]
 false_alarm_rate = float(np.mean([permutation_test(a, b) < alpha for a, b in zip(null_a, null_b)]))
-print(f"no true gap, German Credit's test split: p < {alpha} in {false_alarm_rate:.3f} of audits")
+print(f"no true gap, German Credit's test split: p < {alpha} in {false_alarm_rate:.1%} of audits")
 
-# Figure: power curves, simulated (points, with two binomial standard errors) and closed form.
+# %% Figure 1: power curves
+# Simulated points with two binomial standard errors, the enumeration and the formula.
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
 dense = np.geomspace(min(sizes), max(sizes), 200)
 for ax, info in zip(axes, audits):
@@ -174,20 +189,21 @@ for ax, info in zip(axes, audits):
         sim = np.array([r["simulated"] for r in rows])
         err = 2 * np.sqrt(sim * (1 - sim) / n_sims)
         ax.errorbar([r["rows"] for r in rows], sim, yerr=err, fmt="o", color=colour, markersize=4,
-                    label=f"{gap:.0%} gap: exact test, simulated")
+                    label=f"{100 * gap:.0f} pp gap: exact test, simulated")
         p_a = info["base_rate"] + math.copysign(gap, info["observed_gap"])
         share = info["share_a"]
         closed = [normal_power(p_a, info["base_rate"], share * n, (1 - share) * n, alpha) for n in dense]
-        ax.plot(dense, closed, color=colour, linewidth=1.2, label=f"{gap:.0%} gap: normal approximation")
+        ax.plot(dense, closed, color=colour, linewidth=1.2, label=f"{100 * gap:.0f} pp gap: normal approximation")
         exact = [r for r in rows if r["rows"] <= max_enumerated]
         ax.plot([r["rows"] for r in exact], [r["enumerated"] for r in exact], color=colour, linestyle=":",
-                linewidth=1.5, label=f"{gap:.0%} gap: exact test, enumerated")
+                linewidth=1.5, label=f"{100 * gap:.0f} pp gap: exact test, enumerated")
     ax.axhline(target_power, color="grey", linestyle="--", linewidth=1)
     ax.axvline(info["n_test"], color="black", linewidth=1)
     ax.text(info["n_test"] * 1.08, 0.03, f"test split\n{info['n_test']:,} rows")
     ax.set_xscale("log")
-    ax.set_xlabel("rows in the audit (women and men)")
-    ax.set_title(f"{info['name']}: {info['share_a']:.0%} women, men flagged {info['base_rate']:.0%}")
+    ax.set_xlabel("rows in the audit, women and men (log scale)")
+    ax.set_ylim(0, 1.04)  # power from zero: the axis is not truncated
+    ax.set_title(f"{info['name']}\n{info['share_a']:.0%} women, men flagged {info['base_rate']:.0%}")
     ax.set_xlim(80, 10000)
 axes[0].set_ylabel(f"power (share of audits with p < {alpha})")
 axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
