@@ -160,12 +160,12 @@ residual_gap = float(residual_black.mean() - residual_white.mean())
 p_residual_hand = shuffle_test(residual_black, residual_white, n_shuffles, rng)
 p_residual = permutation_test(residual_black, residual_white, n_permutations=n_shuffles,
                               random_state=SEED)
-print(f"calibration-in-the-large gap {100 * residual_gap:+.1f} pp: by hand "
+print(f"calibration gap {100 * residual_gap:+.1f} pp: by hand "
       f"{format_p_value(p_residual_hand, floor=1 / (n_shuffles + 1))}, faircode Monte Carlo "
       f"{format_p_value(p_residual, floor=1 / (n_shuffles + 1))}")
-print(f"model, Black / white: mean score {100 * mean_score_black:.1f}% / {100 * mean_score_white:.1f}% vs "
-      f"reoffended {100 * model_base_black:.1f}% / {100 * model_base_white:.1f}%; mean score of "
-      f"non-reoffenders {100 * mean_score_neg_black:.1f}% / {100 * mean_score_neg_white:.1f}%, "
+print(f"model, Black / white: mean score {100 * mean_score_black:.1f}% / {100 * mean_score_white:.1f}%, "
+      f"reoffended {100 * model_base_black:.1f}% / {100 * model_base_white:.1f}%")
+print(f"  mean score of non-reoffenders {100 * mean_score_neg_black:.1f}% / {100 * mean_score_neg_white:.1f}%, "
       f"of reoffenders {100 * mean_score_pos_black:.1f}% / {100 * mean_score_pos_white:.1f}%")
 
 # The model's error rates at its own threshold (0.5).

@@ -130,10 +130,10 @@ sr_white_with_black_errors = base_white * tpr_black + (1 - base_white) * fpr_bla
 gap_from_base_rates_b = sr_black - sr_white_with_black_errors
 gap_from_error_rates_b = dp_gap - gap_from_base_rates_b
 share_from_base_rates_b = gap_from_base_rates_b / dp_gap
-print(f"white errors held: base rates {100 * gap_from_base_rates:+.1f} pp ({share_from_base_rates:.0%}), "
-      f"error rates {100 * gap_from_error_rates:+.1f} pp; Black errors held: base rates "
-      f"{100 * gap_from_base_rates_b:+.1f} pp ({share_from_base_rates_b:.0%}), "
-      f"error rates {100 * gap_from_error_rates_b:+.1f} pp")
+print(f"white group's error rates held: base rates {100 * gap_from_base_rates:+.1f} pp "
+      f"({share_from_base_rates:.0%}), error rates {100 * gap_from_error_rates:+.1f} pp")
+print(f"Black group's error rates held: base rates {100 * gap_from_base_rates_b:+.1f} pp "
+      f"({share_from_base_rates_b:.0%}), error rates {100 * gap_from_error_rates_b:+.1f} pp")
 
 # %% Two thought experiments: a perfect predictor, equal selection rates
 # Thought experiment 1: a perfect predictor flags exactly the people who reoffended.
@@ -209,8 +209,10 @@ for slug, attribute in (("recidivism-risk", "race"), ("recidivism-risk", "sex"),
     row["share_dis"] = row["from_base_rates_dis"] / row["demographic_parity_difference"]
     table.append(row)
     print(f"{row['audit']}, {row['groups']}: base rates {100 * row['base_dis']:.1f}% vs "
-          f"{100 * row['base_adv']:.1f}%; gaps (pp) selection {100 * row['demographic_parity_difference']:+.1f}, "
-          f"TPR {100 * row['true_positive_rate_difference']:+.1f}, FPR {100 * row['false_positive_rate_difference']:+.1f}; "
-          f"from base rates {100 * row['from_base_rates']:+.1f} or {100 * row['from_base_rates_dis']:+.1f}")
+          f"{100 * row['base_adv']:.1f}%")
+    print(f"  gaps: selection {100 * row['demographic_parity_difference']:+.1f} pp, "
+          f"TPR {100 * row['true_positive_rate_difference']:+.1f} pp, "
+          f"FPR {100 * row['false_positive_rate_difference']:+.1f} pp; from base rates "
+          f"{100 * row['from_base_rates']:+.1f} or {100 * row['from_base_rates_dis']:+.1f} pp")
 
 signs_agree = all(len({np.sign(r[g]) for g in GAPS.values()}) == 1 for r in table)

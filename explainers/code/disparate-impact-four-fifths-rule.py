@@ -114,8 +114,9 @@ lib_ci = tuple(bootstrap_ratio_ci(y_pred[is_young], y_pred[is_older], confidence
                                   n_resamples=lib_resamples, random_state=SEED + 2))
 lib_below, lib_above = tail_shares(boot_flagged, *lib_ci)
 print(f"results file: ratio {file_gap:.4f}, score interval {ends(file_ci)} (faircode {ends(score_ci)})")
-print(f"flag-rate ratio: our bootstrap {ends(ci_flagged)}, faircode's {ends(lib_ci)}; our draws "
-      f"below and above its ends: {shares(lib_below)}, {shares(lib_above)} (expected 2.5% each)")
+print(f"flag-rate ratio: our bootstrap {ends(ci_flagged)}, faircode's {ends(lib_ci)}")
+print(f"  our draws below and above faircode's ends: {shares(lib_below)}, {shares(lib_above)} "
+      f"(expected 2.5% each)")
 
 # Check 2: SciPy's percentile bootstrap of the approval-rate ratio.
 scipy_res = bootstrap((approved[is_young], approved[is_older]),
@@ -125,8 +126,8 @@ scipy_res = bootstrap((approved[is_young], approved[is_older]),
                       rng=np.random.default_rng(SEED + 1))
 scipy_ci = (float(scipy_res.confidence_interval.low), float(scipy_res.confidence_interval.high))
 scipy_below, scipy_above = tail_shares(boot_favourable, *scipy_ci)
-print(f"approval ratio: SciPy {ends(scipy_ci)}; our draws below and above its ends: "
-      f"{shares(scipy_below)}, {shares(scipy_above)}")
+print(f"approval ratio: SciPy {ends(scipy_ci)}")
+print(f"  our draws below and above SciPy's ends: {shares(scipy_below)}, {shares(scipy_above)}")
 
 # %% Bigger audits with the same rates
 # With the same approval rates, how wide would the interval be on a larger audit?
