@@ -151,7 +151,7 @@ left.axvspan(*ci_favourable, color="#c5cae9", alpha=0.5, zorder=0,
              label=f"{confidence:.0%} bootstrap interval")
 left.axvline(ratio_favourable, color="#283593", linewidth=2, label=f"observed ratio {ratio_favourable:.2f}")
 left.axvline(FOUR_FIFTHS, color="#d84315", linestyle="--", linewidth=2, label="four-fifths line")
-left.set_xlabel(f"approval rate, {young} / {older} (resampled)")
+left.set_xlabel(f"ratio of approval rates, {young} / {older} (resampled)")
 left.set_ylabel("bootstrap resamples")
 left.set_title(f"German Credit test split: {n_young} + {n_older} applicants")
 left.legend(loc="upper left")
