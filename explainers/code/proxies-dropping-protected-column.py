@@ -145,25 +145,29 @@ largest_table_discrepancy = max(abs(flag_gap[s] - table_gap[s])
 print(f"largest difference from the results file's gaps: {largest_table_discrepancy:.1e}")
 
 # %% Figure 1: the gap by feature set, and how well features stand in for sex
-
-fig, axes = plt.subplots(1, 2, figsize=(10.5, 4),
+fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.4),
                          gridspec_kw={"width_ratios": [1, 1.4]})
 xs = np.arange(len(strategies))
 axes[0].bar(xs, [100 * flag_gap[s] for s in strategies],
             color=["#9e9e9e", "#9e9e9e", "#ef6c00"])
-axes[0].set_xticks(xs, [f"{s}\n{label}" for s, label in strategies.items()])
+short = {"S0": "all\nfeatures", "S1": "no sex or\nrace column", "S2": "core\nfeatures"}
+axes[0].set_xticks(xs, [f"{s}\n{short[s]}" for s in strategies])
 axes[0].axhline(0, color="0.3", linewidth=1)
-axes[0].set_ylabel("gap in flag rate, women minus men (pp)")
+axes[0].set_ylabel("gap in flag rate,\nwomen minus men (pp)")
 axes[0].set_title("The gap, by feature set")
 names = [r["column"] for r in single][::-1] + ["S2's features together",
                                                 "S1's features together"]
 aucs = [r["auc"] for r in single][::-1] + [auc_s2, auc_s1]
 colours = ["#ef6c00" if r["kept_in_s2"] else "#5c6bc0" for r in single][::-1]
 colours += ["#ef6c00", "#5c6bc0"]
-axes[1].barh(np.arange(len(names)), aucs, color=colours)
-axes[1].set_yticks(np.arange(len(names)), names)
+# Points on a line from a coin toss (0.5), not bars: the axis does not start at zero, and a
+# bar's length would exaggerate the differences.
+ys = np.arange(len(names))
+axes[1].hlines(ys, 0.5, aucs, color=colours, linewidth=2)
+axes[1].scatter(aucs, ys, color=colours, zorder=3)
+axes[1].set_yticks(ys, names)
 axes[1].axvline(0.5, color="0.3", linestyle="--", linewidth=1)
 axes[1].set_xlim(0.4, 1.0)
-axes[1].set_xlabel("ROC AUC for predicting sex (axis from 0.4; 0.5 = a coin toss)")
-axes[1].set_title("How well features stand in for sex (orange: kept in S2)")
+axes[1].set_xlabel("ROC AUC, predicting sex\n(axis from 0.4; 0.5 = a coin toss)")
+axes[1].set_title("Stand-ins for sex (orange: kept in S2)")
 fig.tight_layout()
