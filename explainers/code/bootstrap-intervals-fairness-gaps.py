@@ -32,8 +32,16 @@ ci_full = tuple(bootstrap_ci(full_female, full_male, n_resamples=n_resamples,
 ci_full_bca = tuple(bootstrap_ci(full_female, full_male, n_resamples=n_resamples,
                                  method="bca", confidence_level=level, random_state=1))
 width_full = ci_full[1] - ci_full[0]
-print(f"full test split: {n_female} women, {n_male} men, gap {gap_full:+.4f}")
-print(f"  percentile {ci_full}, BCa {ci_full_bca}")
+
+
+def pp(interval, digits=1):
+    """An interval of gaps in percentage points, as the prose gives it."""
+    return f"[{100 * interval[0]:+.{digits}f}, {100 * interval[1]:+.{digits}f}] pp"
+
+
+print(f"full test split: {n_female:,} women, {n_male:,} men; selection rates "
+      f"{100 * rate_female:.1f}% and {100 * rate_male:.1f}%, gap {100 * gap_full:+.1f} pp")
+print(f"  {level:.0%} percentile {pp(ci_full)}, BCa {pp(ci_full_bca)}")
 
 # %% A small audit
 # A small audit: 200 test rows drawn at random.
@@ -51,11 +59,12 @@ ci_small_bca = tuple(bootstrap_ci(small_female, small_male, n_resamples=n_resamp
 width_small = ci_small[1] - ci_small[0]
 width_ratio = width_small / width_full
 sqrt_size_ratio = float(np.sqrt(n_full / n_small))  # what the square-root law predicts
-print(f"200-row sample: {n_small_female} women, {n_small_male} men, gap {gap_small:+.4f}")
-print(f"  percentile {ci_small}, BCa {ci_small_bca}; {width_ratio:.1f} times wider "
+print(f"200-row sample: {n_small_female} women, {n_small_male} men, gap {100 * gap_small:+.1f} pp")
+print(f"  percentile {pp(ci_small)}, BCa {pp(ci_small_bca)}; {width_ratio:.1f} times wider "
       f"(square-root law: {sqrt_size_ratio:.1f})")
 
 
+# %% Checked against a hand-written bootstrap and SciPy
 def percentile_bootstrap(a, b, n_boot, rng, level):
     """Percentile bootstrap by hand: resample each group's rows with replacement, take quantiles."""
     gaps = np.empty(n_boot)
@@ -71,7 +80,6 @@ def levels(value, gaps):
     return float(np.mean(gaps < value)), float(np.mean(gaps <= value))
 
 
-# %% Checked against a hand-written bootstrap and SciPy
 # Where do faircode's endpoints fall in a hand-written bootstrap distribution? At about 2.5%
 # and 97.5%, if the two compute the same interval.
 n_hand = 10000
@@ -81,8 +89,17 @@ small_low_levels = levels(ci_small[0], hand_gaps_small)
 small_high_levels = levels(ci_small[1], hand_gaps_small)
 full_low_levels = levels(ci_full[0], hand_gaps_full)
 full_high_levels = levels(ci_full[1], hand_gaps_full)
-print(f"hand-written, 200 rows: {hand_small}; faircode's at {small_low_levels}, {small_high_levels}")
-print(f"hand-written, full split: {hand_full}; faircode's at {full_low_levels}, {full_high_levels}")
+
+
+def shares(pair):
+    """A (strictly below, at or below) pair of shares as percentages."""
+    return f"{100 * pair[0]:.2f}%–{100 * pair[1]:.2f}%"
+
+
+print(f"hand-written, 200 rows: {pp(hand_small)}; faircode's ends at "
+      f"{shares(small_low_levels)} and {shares(small_high_levels)}")
+print(f"hand-written, full split: {pp(hand_full)}; faircode's ends at "
+      f"{shares(full_low_levels)} and {shares(full_high_levels)}")
 
 # SciPy's BCa interval on the same sample, against the spread of faircode's BCa over 20 seeds.
 scipy_ci = scipy.stats.bootstrap(
@@ -98,8 +115,8 @@ seed_runs = np.array([
 ])
 bca_seed_mean = tuple(float(v) for v in seed_runs.mean(axis=0))
 bca_seed_sd = tuple(float(v) for v in seed_runs.std(axis=0, ddof=1))
-print(f"SciPy BCa {scipy_bca}; faircode BCa over {n_seeds} seeds: "
-      f"mean {bca_seed_mean}, sd {bca_seed_sd}")
+print(f"SciPy BCa {pp(scipy_bca, 2)}; faircode BCa over {n_seeds} seeds: "
+      f"mean {pp(bca_seed_mean, 2)}, sd ({100 * bca_seed_sd[0]:.2f}, {100 * bca_seed_sd[1]:.2f}) pp")
 
 # %% Figure 1
 # Figure 1: the bootstrap distribution of the gap on the full split and on 200 rows.
@@ -156,7 +173,9 @@ for size in (50, n_small, 1000):
                      "expected_flagged_women": size * float(is_female.mean()) * rate_female})
     if size == n_small:
         first_intervals = drawn[:50]
-    print(coverage[-1])
+    print(f"{size:,} rows: coverage percentile {hits['percentile'] / n_audits:.1%}, "
+          f"BCa {hits['bca'] / n_audits:.1%}; median width {100 * np.median(widths):.1f} pp; "
+          f"no woman or no man flagged in {n_degenerate / n_audits:.1%} of audits")
 coverage_small = coverage[1]
 coverage_se = float(np.sqrt(level * (1 - level) / n_audits))  # Monte Carlo error of a coverage
 coverage_tiny = coverage[0]
@@ -183,7 +202,8 @@ for n_a, n_b, rate_a, rate_b in ((20, 200, 0.05, 0.10), (20, 200, 0.50, 0.40),
         covered += bool(low <= rate_a - rate_b <= high)
     rare.append({"n_a": n_a, "n_b": n_b, "rate_a": rate_a, "rate_b": rate_b,
                  "expected_positives_a": n_a * rate_a, "coverage": covered / n_audits_rare})
-    print(rare[-1])
+    print(f"groups of {n_a:,} and {n_b:,} at {rate_a:.0%} and {rate_b:.0%} "
+          f"({n_a * rate_a:.0f} positives expected in the smaller): coverage {covered / n_audits_rare:.1%}")
 n_shown = len(first_intervals)
 n_shown_missed = sum(not (low <= population_gap <= high) for low, high in first_intervals)
 

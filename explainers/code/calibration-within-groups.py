@@ -1,5 +1,6 @@
 # Generated from explainers/calibration-within-groups.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/calibration-within-groups.py
+# %% COMPAS deciles: calibration within groups
 """Calibration within groups vs error-rate balance (Recidivism Risk: COMPAS scores and our model)."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -7,7 +8,7 @@ from sklearn.calibration import calibration_curve
 
 from faircode import fit_predict, load_audit
 from faircode.metrics import gap, group_outcomes
-from faircode.significance import permutation_test
+from faircode.significance import format_p_value, permutation_test
 
 SEED = 20240613
 audit = load_audit("recidivism-risk")
@@ -18,7 +19,8 @@ reoffended = np.asarray(audit.y)  # 1 = charged with a new crime within two year
 n_black_all, n_white_all = int(is_black_all.sum()), int(is_white_all.sum())
 base_black = float(reoffended[is_black_all].mean())
 base_white = float(reoffended[is_white_all].mean())
-print(f"COMPAS: {n_black_all} Black, {n_white_all} white; base rates {base_black:.3f} / {base_white:.3f}")
+print(f"COMPAS: {n_black_all:,} Black, {n_white_all:,} white; base rates "
+      f"{100 * base_black:.1f}% / {100 * base_white:.1f}%")
 
 # Calibration of the COMPAS decile score: the share who reoffended at each score, per group.
 deciles = np.arange(1, 11)
@@ -29,8 +31,11 @@ for d in deciles:
     by_decile.append({"decile": int(d), "n_black": int(a.size), "black": float(a.mean()),
                       "n_white": int(b.size), "white": float(b.mean()),
                       "gap": float(a.mean() - b.mean()), "p": permutation_test(a, b)})
+print("decile  Black reoffended   white reoffended   gap      p")
 for row in by_decile:
-    print(row)
+    print(f"{row['decile']:>6}  {100 * row['black']:5.1f}% of {row['n_black']:>4}   "
+          f"{100 * row['white']:5.1f}% of {row['n_white']:>4}   {100 * row['gap']:+5.1f} pp  "
+          f"{format_p_value(row['p'])}")
 calibration_black = [row["black"] for row in by_decile]
 calibration_white = [row["white"] for row in by_decile]
 ALPHA = 0.05
@@ -40,12 +45,17 @@ n_close = sum(abs(row["gap"]) < close_band for row in by_decile)
 largest_gap_row = max(by_decile, key=lambda row: abs(row["gap"]))
 chance_at_least_one = 1 - (1 - ALPHA) ** len(by_decile)  # if the ten tests were independent
 
+# %% Checked against scikit-learn's calibration_curve
+
 # scikit-learn's calibration_curve on the same data: decile d is the bin [(d-1)/10, d/10).
 sklearn_max_difference = 0.0
 for in_group, hand in ((is_black_all, calibration_black), (is_white_all, calibration_white)):
     prob_true, _ = calibration_curve(reoffended[in_group], (decile[in_group] - 0.5) / 10,
                                      n_bins=10, strategy="uniform")
     sklearn_max_difference = max(sklearn_max_difference, float(np.abs(prob_true - np.array(hand)).max()))
+print(f"COMPAS deciles, largest difference from sklearn's calibration_curve: {sklearn_max_difference:.1e}")
+
+# %% Error rates at ProPublica's cut
 
 # Error-rate balance at ProPublica's cut: "medium" or "high" risk (decile 5 or more) = flagged.
 CUT = 5
@@ -63,8 +73,10 @@ fnr_white = 1 - compas["true_positive_rate_difference"].advantaged.value
 ppv_gap = ppv_black - ppv_white
 fpr_gap = fpr_black - fpr_white
 fnr_gap = fnr_black - fnr_white
-print(f"PPV {ppv_black:.3f}/{ppv_white:.3f}  FPR {fpr_black:.3f}/{fpr_white:.3f}  "
-      f"FNR {fnr_black:.3f}/{fnr_white:.3f}")
+print(f"Black / white: PPV {100 * ppv_black:.1f}% / {100 * ppv_white:.1f}%, "
+      f"FPR {100 * fpr_black:.1f}% / {100 * fpr_white:.1f}%, FNR {100 * fnr_black:.1f}% / {100 * fnr_white:.1f}%")
+
+# %% Chouldechova's identity
 
 
 def implied_fpr(base, ppv, fnr):
@@ -76,7 +88,10 @@ identity_error = max(abs(implied_fpr(base_black, ppv_black, fnr_black) - fpr_bla
                      abs(implied_fpr(base_white, ppv_white, fnr_white) - fpr_white))
 # Give white defendants the Black group's PPV and FNR: their base rate alone sets their FPR.
 fpr_white_if_matched = implied_fpr(base_white, ppv_black, fnr_black)
-print(f"white FPR if PPV and FNR matched the Black group's: {fpr_white_if_matched:.3f}")
+print(f"identity holds to {identity_error:.1e}; white FPR if PPV and FNR matched the Black group's: "
+      f"{100 * fpr_white_if_matched:.1f}%")
+
+# %% Permutation tests, by hand and exact
 
 
 def shuffle_test(a, b, n_shuffles, rng):
@@ -97,11 +112,13 @@ for rate_name in ("precision", "false_positive_rate", "true_positive_rate"):
     o = group_outcomes(rate_name, reoffended, flagged, disadvantaged=is_black_all, advantaged=is_white_all)
     p_hand[rate_name] = shuffle_test(o.a, o.b, n_shuffles, rng)
     p_lib[rate_name] = permutation_test(o.a, o.b)
-    print(f"{rate_name}: p by hand {p_hand[rate_name]:.5f}, faircode exact {p_lib[rate_name]:.3g}")
+    print(f"{rate_name}: by hand {format_p_value(p_hand[rate_name], floor=1 / (n_shuffles + 1))}, "
+          f"faircode exact {format_p_value(p_lib[rate_name])}")
 p_ppv_hand, p_ppv = p_hand["precision"], p_lib["precision"]
 p_fpr_hand, p_fpr = p_hand["false_positive_rate"], p_lib["false_positive_rate"]
 p_fnr_hand, p_fnr = p_hand["true_positive_rate"], p_lib["true_positive_rate"]
 
+# %% Our own model: calibration and error rates
 # Our own model (S2 features, logistic regression) on the test split: its score y_score, binned.
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
 is_black = is_black_all[pred.rows]
@@ -143,11 +160,13 @@ residual_gap = float(residual_black.mean() - residual_white.mean())
 p_residual_hand = shuffle_test(residual_black, residual_white, n_shuffles, rng)
 p_residual = permutation_test(residual_black, residual_white, n_permutations=n_shuffles,
                               random_state=SEED)
-print(f"calibration-in-the-large gap {residual_gap:+.4f}: p by hand {p_residual_hand:.4f}, "
-      f"faircode Monte Carlo {p_residual:.4f}")
-print(f"model: mean score {mean_score_black:.3f}/{mean_score_white:.3f} vs base "
-      f"{model_base_black:.3f}/{model_base_white:.3f}; negatives {mean_score_neg_black:.3f}/"
-      f"{mean_score_neg_white:.3f}; positives {mean_score_pos_black:.3f}/{mean_score_pos_white:.3f}")
+print(f"calibration gap {100 * residual_gap:+.1f} pp: by hand "
+      f"{format_p_value(p_residual_hand, floor=1 / (n_shuffles + 1))}, faircode Monte Carlo "
+      f"{format_p_value(p_residual, floor=1 / (n_shuffles + 1))}")
+print(f"model, Black / white: mean score {100 * mean_score_black:.1f}% / {100 * mean_score_white:.1f}%, "
+      f"reoffended {100 * model_base_black:.1f}% / {100 * model_base_white:.1f}%")
+print(f"  mean score of non-reoffenders {100 * mean_score_neg_black:.1f}% / {100 * mean_score_neg_white:.1f}%, "
+      f"of reoffenders {100 * mean_score_pos_black:.1f}% / {100 * mean_score_pos_white:.1f}%")
 
 # The model's error rates at its own threshold (0.5).
 model_rates = {}
@@ -159,8 +178,10 @@ m_fpr_black = model_rates["false_positive_rate_difference"].disadvantaged.value
 m_fpr_white = model_rates["false_positive_rate_difference"].advantaged.value
 m_fnr_black = 1 - model_rates["true_positive_rate_difference"].disadvantaged.value
 m_fnr_white = 1 - model_rates["true_positive_rate_difference"].advantaged.value
-print(f"model at 0.5: PPV {m_ppv_black:.3f}/{m_ppv_white:.3f}  FPR {m_fpr_black:.3f}/{m_fpr_white:.3f}  "
-      f"FNR {m_fnr_black:.3f}/{m_fnr_white:.3f}")
+print(f"model at 0.5, Black / white: PPV {100 * m_ppv_black:.1f}% / {100 * m_ppv_white:.1f}%, "
+      f"FPR {100 * m_fpr_black:.1f}% / {100 * m_fpr_white:.1f}%, FNR {100 * m_fnr_black:.1f}% / {100 * m_fnr_white:.1f}%")
+
+# %% Figure 1: calibration curves
 
 COLOURS = {"Black": "#5c6bc0", "White": "#ef6c00"}
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -190,6 +211,7 @@ right.set_title("Our model (S2 features), test split")
 right.legend(loc="upper left")
 fig.tight_layout()
 
+# %% Figure 2: error rates at the cut
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 names = ["reoffended among\nflagged (PPV)", "false positive\nrate", "false negative\nrate"]
 x = np.arange(len(names))

@@ -1,5 +1,6 @@
 # Generated from explainers/demographic-parity-vs-equal-opportunity.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/demographic-parity-vs-equal-opportunity.py
+# %% Base rates and the three gaps
 """Three gaps for one model: selection rate, true positive rate, false positive rate (Recidivism Risk)."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -10,7 +11,7 @@ from fairlearn.metrics import true_positive_rate as fl_true_positive_rate
 
 from faircode import fit_predict, load_audit
 from faircode.metrics import gap, group_outcomes
-from faircode.significance import permutation_test
+from faircode.significance import format_p_value, permutation_test
 
 SEED = 20240611
 audit = load_audit("recidivism-risk")
@@ -24,6 +25,9 @@ is_white = audit.reference_masks["race"][pred.rows] == 1
 n_black, n_white = int(is_black.sum()), int(is_white.sum())
 base_black = float(y_true[is_black].mean())  # share who were in fact charged again
 base_white = float(y_true[is_white].mean())
+print(f"test split: {n_black:,} Black, {n_white:,} white defendants; base rates "
+      f"{100 * base_black:.1f}% and {100 * base_white:.1f}%")
+
 
 # Each gap compares one rate; the rate is a mean over different rows.
 GAPS = {
@@ -50,7 +54,8 @@ dp_gap = model["selection_rate"]["gap"]
 eo_gap = model["true_positive_rate"]["gap"]
 fpr_gap = model["false_positive_rate"]["gap"]
 for rate_name, r in model.items():
-    print(f"{rate_name:20s} Black {r['black']:.3f}  white {r['white']:.3f}  gap {r['gap']:+.3f}")
+    print(f"{rate_name:20s} Black {100 * r['black']:5.1f}%  white {100 * r['white']:5.1f}%  "
+          f"gap {100 * r['gap']:+.1f} pp")
 
 # Equal opportunity is defined on the favourable outcome (Hardt et al. 2016), which the manifest
 # declares: here not being flagged, so it compares the rate of not being flagged among people
@@ -59,8 +64,9 @@ favourable = audit.manifest.target.favourable
 eod = gap("equal_opportunity_difference", y_true, y_pred, disadvantaged=is_black, advantaged=is_white,
           favourable=favourable)
 eod_gap, eod_rate = eod.value, eod.disadvantaged.metric
-print(f"favourable outcome: {favourable}; equal opportunity difference ({eod_rate}) {eod_gap:+.3f}")
+print(f"favourable outcome: {favourable}; equal opportunity difference ({eod_rate}) {100 * eod_gap:+.1f} pp")
 
+# %% Checked against fairlearn's MetricFrame
 # The same rates by group from fairlearn's MetricFrame, an independent implementation.
 both = is_black | is_white
 frame = MetricFrame(
@@ -69,11 +75,15 @@ frame = MetricFrame(
     y_true=y_true[both], y_pred=y_pred[both],
     sensitive_features=np.where(is_black, "Black", "White")[both],
 )
-print(frame.by_group)
+print("fairlearn MetricFrame, rates by group (%):")
+print((100 * frame.by_group).round(1))
 fairlearn_max_difference = max(
     abs(frame.by_group.loc[label, rate_name] - model[rate_name][side])
     for rate_name in GAPS for label, side in (("Black", "black"), ("White", "white"))
 )
+print(f"largest difference from faircode's rates: {fairlearn_max_difference:.1e}")
+
+# %% Permutation tests, by hand and exact
 
 
 def shuffle_test(a, b, n_shuffles, rng):
@@ -96,10 +106,14 @@ for rate_name in GAPS:
     outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=is_black, advantaged=is_white)
     p_by_hand[rate_name] = shuffle_test(outcomes.a, outcomes.b, n_shuffles, rng)
     p_library[rate_name] = permutation_test(outcomes.a, outcomes.b)  # exact for 0/1 outcomes
-    print(f"{rate_name:20s} p by hand {p_by_hand[rate_name]:.5f}  faircode exact {p_library[rate_name]:.3g}")
+    # A hand-written p at its floor prints "p ≤ 1/(m + 1)", not a number that reads as exact.
+    print(f"{rate_name:20s} by hand {format_p_value(p_by_hand[rate_name], floor=1 / (n_shuffles + 1))}; "
+          f"faircode exact {format_p_value(p_library[rate_name])}")
 p_dp_hand, p_dp = p_by_hand["selection_rate"], p_library["selection_rate"]
 p_eo_hand, p_eo = p_by_hand["true_positive_rate"], p_library["true_positive_rate"]
 p_fpr_hand, p_fpr = p_by_hand["false_positive_rate"], p_library["false_positive_rate"]
+
+# %% How much of the gap do the base rates explain?
 
 # A selection rate is a mix of the two error rates, weighted by the base rate:
 #   selection rate = base rate * TPR + (1 - base rate) * FPR.
@@ -116,14 +130,16 @@ sr_white_with_black_errors = base_white * tpr_black + (1 - base_white) * fpr_bla
 gap_from_base_rates_b = sr_black - sr_white_with_black_errors
 gap_from_error_rates_b = dp_gap - gap_from_base_rates_b
 share_from_base_rates_b = gap_from_base_rates_b / dp_gap
-print(f"white errors held: base rates {gap_from_base_rates:+.3f} ({share_from_base_rates:.0%}), "
-      f"error rates {gap_from_error_rates:+.3f}; Black errors held: base rates "
-      f"{gap_from_base_rates_b:+.3f} ({share_from_base_rates_b:.0%}), error rates {gap_from_error_rates_b:+.3f}")
+print(f"white group's error rates held: base rates {100 * gap_from_base_rates:+.1f} pp "
+      f"({share_from_base_rates:.0%}), error rates {100 * gap_from_error_rates:+.1f} pp")
+print(f"Black group's error rates held: base rates {100 * gap_from_base_rates_b:+.1f} pp "
+      f"({share_from_base_rates_b:.0%}), error rates {100 * gap_from_error_rates_b:+.1f} pp")
 
+# %% Two thought experiments: a perfect predictor, equal selection rates
 # Thought experiment 1: a perfect predictor flags exactly the people who reoffended.
 perfect = three_gaps(y_true)
 perfect_dp_gap = perfect["selection_rate"]["gap"]
-print("perfect predictor:", {k: round(v["gap"], 3) for k, v in perfect.items()})
+print("perfect predictor, gaps:", ", ".join(f"{k} {100 * v['gap']:+.1f} pp" for k, v in perfect.items()))
 
 # Thought experiment 2: per-group score thresholds that flag the same share of each group
 # (demographic parity by construction), at the model's overall selection rate.
@@ -137,8 +153,35 @@ parity_sr_black, parity_sr_white = parity["selection_rate"]["black"], parity["se
 parity_tpr_black, parity_tpr_white = parity["true_positive_rate"]["black"], parity["true_positive_rate"]["white"]
 parity_fpr_black, parity_fpr_white = parity["false_positive_rate"]["black"], parity["false_positive_rate"]["white"]
 parity_eo_gap, parity_fpr_gap = parity["true_positive_rate"]["gap"], parity["false_positive_rate"]["gap"]
-print("equal selection rates:", {k: {s: round(v, 3) for s, v in r.items()} for k, r in parity.items()})
+print("equal selection rates:")
+for rate_name, r in parity.items():
+    print(f"  {rate_name:20s} Black {100 * r['black']:5.1f}%  white {100 * r['white']:5.1f}%  "
+          f"gap {100 * r['gap']:+.1f} pp")
 
+# %% Figure 1: the three rates under three ways of flagging
+fig, axes = plt.subplots(1, 3, figsize=(10, 3.8), sharey=True)
+panels = [(model, "The model (S2 features)"), (perfect, "Perfect prediction"),
+          (parity, "Equal selection rates")]
+labels = ["selection\nrate", "true\npositive\nrate", "false\npositive\nrate"]
+x = np.arange(len(labels))
+for ax, (rates, title) in zip(axes, panels):
+    black = [rates[r]["black"] for r in GAPS]
+    white = [rates[r]["white"] for r in GAPS]
+    ax.bar(x - 0.19, black, width=0.38, color="#5c6bc0", label=f"Black ({n_black} test rows)")
+    ax.bar(x + 0.19, white, width=0.38, color="#ffb74d", label=f"White ({n_white} test rows)")
+    for xi, (vb, vw) in enumerate(zip(black, white)):
+        ax.text(xi, max(vb, vw) + 0.03, f"{100 * (vb - vw):+.0f} pp", ha="center")
+    ax.set_xticks(x, labels)
+    ax.set_ylim(0, 1.12)
+    ax.set_title(title)
+axes[0].set_ylabel("rate")
+axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
+axes[0].legend(loc="upper left")
+fig.suptitle("Recidivism Risk, test split: three ways of flagging\n"
+             "(gap above each pair = Black minus white, percentage points)")
+fig.tight_layout()
+
+# %% Other audits and attributes
 # The same three gaps on the other attributes of the two audits (S2, logistic regression).
 table = []
 for slug, attribute in (("recidivism-risk", "race"), ("recidivism-risk", "sex"),
@@ -165,28 +208,11 @@ for slug, attribute in (("recidivism-risk", "race"), ("recidivism-risk", "sex"),
     row["share_adv"] = row["from_base_rates"] / row["demographic_parity_difference"]
     row["share_dis"] = row["from_base_rates_dis"] / row["demographic_parity_difference"]
     table.append(row)
-    print(row)
+    print(f"{row['audit']}, {row['groups']}: base rates {100 * row['base_dis']:.1f}% vs "
+          f"{100 * row['base_adv']:.1f}%")
+    print(f"  gaps: selection {100 * row['demographic_parity_difference']:+.1f} pp, "
+          f"TPR {100 * row['true_positive_rate_difference']:+.1f} pp, "
+          f"FPR {100 * row['false_positive_rate_difference']:+.1f} pp; from base rates "
+          f"{100 * row['from_base_rates']:+.1f} or {100 * row['from_base_rates_dis']:+.1f} pp")
 
 signs_agree = all(len({np.sign(r[g]) for g in GAPS.values()}) == 1 for r in table)
-
-fig, axes = plt.subplots(1, 3, figsize=(10, 3.8), sharey=True)
-panels = [(model, "The model (S2 features)"), (perfect, "Perfect prediction"),
-          (parity, "Equal selection rates")]
-labels = ["selection\nrate", "true\npositive\nrate", "false\npositive\nrate"]
-x = np.arange(len(labels))
-for ax, (rates, title) in zip(axes, panels):
-    black = [rates[r]["black"] for r in GAPS]
-    white = [rates[r]["white"] for r in GAPS]
-    ax.bar(x - 0.19, black, width=0.38, color="#5c6bc0", label=f"Black ({n_black} test rows)")
-    ax.bar(x + 0.19, white, width=0.38, color="#ffb74d", label=f"White ({n_white} test rows)")
-    for xi, (vb, vw) in enumerate(zip(black, white)):
-        ax.text(xi, max(vb, vw) + 0.03, f"{100 * (vb - vw):+.0f} pp", ha="center")
-    ax.set_xticks(x, labels)
-    ax.set_ylim(0, 1.12)
-    ax.set_title(title)
-axes[0].set_ylabel("rate")
-axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
-axes[0].legend(loc="upper left")
-fig.suptitle("Recidivism Risk, test split: three ways of flagging\n"
-             "(gap above each pair = Black minus white, percentage points)")
-fig.tight_layout()

@@ -1,5 +1,6 @@
 # Generated from explainers/disparate-impact-four-fifths-rule.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/disparate-impact-four-fifths-rule.py
+# %% Approval rates and three ratios
 """Disparate impact ratio of the favourable outcome, its bootstrap interval, and audit size (German Credit)."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -10,7 +11,7 @@ from scipy.stats import bootstrap
 
 from faircode import fit_predict, load_audit
 from faircode.metrics import disparate_impact_ratio
-from faircode.significance import bootstrap_ratio_ci, permutation_test, proportion_ratio_ci
+from faircode.significance import bootstrap_ratio_ci, format_p_value, permutation_test, proportion_ratio_ci
 
 SEED = 20240612
 FOUR_FIFTHS = 0.8
@@ -35,10 +36,12 @@ approve_young, approve_older = favourable.disadvantaged.value, favourable.advant
 ratio_flagged = flagged_ratio.value  # the ratio of harms
 ratio_favourable = favourable.value  # what the four-fifths rule reads, and the results table reports
 ratio_flagged_flipped = 1 / ratio_flagged  # older applicants' flag rate over the young's
-print(f"under 25: {n_young} rows, flagged {flag_young:.3f}, approved {approve_young:.3f}")
-print(f"25+:      {n_older} rows, flagged {flag_older:.3f}, approved {approve_older:.3f}")
-print(f"ratio of approval rates {ratio_favourable:.3f}; of flag rates {ratio_flagged:.3f}")
+print(f"under 25: {n_young} rows, flagged {100 * flag_young:.1f}%, approved {100 * approve_young:.1f}%")
+print(f"25+:      {n_older} rows, flagged {100 * flag_older:.1f}%, approved {100 * approve_older:.1f}%")
+print(f"ratio of approval rates {ratio_favourable:.3f}; of flag rates {ratio_flagged:.3f} "
+      f"(the other way round {ratio_flagged_flipped:.3f})")
 
+# %% Checked against fairlearn
 # fairlearn's MetricFrame on the same favourable predictions, as an independent computation.
 both = is_young | is_older
 group = np.where(is_young, "Under 25", "25 and over")[both]
@@ -47,8 +50,10 @@ frame = MetricFrame(metrics=fl_selection_rate, y_true=1 - y_true[both], y_pred=a
 fairlearn_ratio = frame.by_group["Under 25"] / frame.by_group["25 and over"]
 # fairlearn's own ratio is min / max over the groups: ours when the disadvantaged rate is lower.
 fairlearn_dp_ratio = demographic_parity_ratio(1 - y_true[both], approved[both], sensitive_features=group)
-print(frame.by_group, f"fairlearn ratio {fairlearn_ratio:.4f}, min/max {fairlearn_dp_ratio:.4f}")
+print("fairlearn approval rates (%):", (100 * frame.by_group).round(1).to_dict())
+print(f"fairlearn ratio {fairlearn_ratio:.4f}, min/max {fairlearn_dp_ratio:.4f}")
 
+# %% Permutation test and bootstrap interval
 # The permutation test of equal approval rates (the same p-value as for equal flag rates).
 p_value = permutation_test(approved[is_young], approved[is_older])
 
@@ -70,7 +75,11 @@ boot_flagged = bootstrap_ratios(y_pred[is_young], y_pred[is_older], n_boot, rng)
 levels = [(1 - confidence) / 2, (1 + confidence) / 2]
 ci_favourable = tuple(float(q) for q in np.quantile(boot_favourable, levels))
 ci_flagged = tuple(float(q) for q in np.quantile(boot_flagged, levels))
-print(f"approval ratio {ratio_favourable:.3f}, 95% interval {ci_favourable}")
+print(f"permutation test of equal approval rates: {format_p_value(p_value)}")
+print(f"approval ratio {ratio_favourable:.3f}, {confidence:.0%} bootstrap interval "
+      f"[{ci_favourable[0]:.3f}, {ci_favourable[1]:.3f}]")
+
+# %% Checked against the results file, faircode's bootstrap and SciPy
 
 
 def tail_shares(draws, low, high):
@@ -82,6 +91,14 @@ def tail_shares(draws, low, high):
     below = (float(np.mean(draws < low)), float(np.mean(draws <= low)))
     above = (float(np.mean(draws > high)), float(np.mean(draws >= high)))
     return below, above
+
+
+def ends(interval):
+    return f"[{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def shares(pair):
+    return f"{100 * pair[0]:.1f}%–{100 * pair[1]:.1f}%"
 
 
 # Check 1: the results table's ratio and interval are those of the approval rates.
@@ -96,9 +113,10 @@ lib_resamples = 9999
 lib_ci = tuple(bootstrap_ratio_ci(y_pred[is_young], y_pred[is_older], confidence_level=confidence,
                                   n_resamples=lib_resamples, random_state=SEED + 2))
 lib_below, lib_above = tail_shares(boot_flagged, *lib_ci)
-print(f"results file: ratio {file_gap:.4f}, score interval {file_ci} (faircode {score_ci}); "
-      f"our bootstrap interval {ci_flagged}, faircode's {lib_ci}; our draws beyond its ends: "
-      f"{lib_below} / {lib_above}")
+print(f"results file: ratio {file_gap:.4f}, score interval {ends(file_ci)} (faircode {ends(score_ci)})")
+print(f"flag-rate ratio: our bootstrap {ends(ci_flagged)}, faircode's {ends(lib_ci)}")
+print(f"  our draws below and above faircode's ends: {shares(lib_below)}, {shares(lib_above)} "
+      f"(expected 2.5% each)")
 
 # Check 2: SciPy's percentile bootstrap of the approval-rate ratio.
 scipy_res = bootstrap((approved[is_young], approved[is_older]),
@@ -108,8 +126,10 @@ scipy_res = bootstrap((approved[is_young], approved[is_older]),
                       rng=np.random.default_rng(SEED + 1))
 scipy_ci = (float(scipy_res.confidence_interval.low), float(scipy_res.confidence_interval.high))
 scipy_below, scipy_above = tail_shares(boot_favourable, *scipy_ci)
-print(f"SciPy interval {scipy_ci}; our draws beyond its ends: {scipy_below} / {scipy_above}")
+print(f"approval ratio: SciPy {ends(scipy_ci)}")
+print(f"  our draws below and above SciPy's ends: {shares(scipy_below)}, {shares(scipy_above)}")
 
+# %% Bigger audits with the same rates
 # With the same approval rates, how wide would the interval be on a larger audit?
 sizes = []
 for scale in (1, 5, 25, 125):
@@ -119,11 +139,34 @@ for scale in (1, 5, 25, 125):
     low, high = np.quantile(draws_a / draws_b, levels)
     sizes.append({"rows": n_a + n_b, "young": n_a, "low": float(low), "high": float(high),
                   "excludes": bool(high < FOUR_FIFTHS or low > FOUR_FIFTHS)})
-    print(sizes[-1])
+    print(f"{n_a + n_b:,} rows ({n_a:,} under 25): interval [{low:.2f}, {high:.2f}], "
+          f"{'clear of' if sizes[-1]['excludes'] else 'straddles'} the line")
+n_file = len(audit.df)  # applicants in the whole German Credit file
+print(f"the whole German Credit file: {n_file:,} applicants")
 
+# %% Figure 1: the interval against the line, at this size and larger
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+left.hist(boot_favourable, bins=40, color="#7986cb", edgecolor="white")
+left.axvspan(*ci_favourable, color="#c5cae9", alpha=0.5, zorder=0,
+             label=f"{confidence:.0%} bootstrap interval")
+left.axvline(ratio_favourable, color="#283593", linewidth=2, label=f"observed ratio {ratio_favourable:.2f}")
+left.axvline(FOUR_FIFTHS, color="#d84315", linestyle="--", linewidth=2, label="four-fifths line")
+left.set_xlabel(f"ratio of approval rates, {young} / {older} (resampled)")
+left.set_ylabel("bootstrap resamples")
+left.set_title(f"German Credit test split: {n_young} + {n_older} applicants")
+left.legend(loc="upper left")
+for i, s in enumerate(sizes):
+    right.plot([s["low"], s["high"]], [i, i], color="#283593", linewidth=3)
+    right.plot(ratio_favourable, i, "o", color="#283593")
+right.axvline(FOUR_FIFTHS, color="#d84315", linestyle="--", linewidth=2)
+right.set_yticks(range(len(sizes)), [f"{s['rows']:,} rows\n({s['young']:,} under 25)" for s in sizes])
+right.set_xlabel(f"{confidence:.0%} interval of the approval-rate ratio")
+right.set_title("Same rates, bigger audits")
+fig.tight_layout()
+
+# %% Wrong verdicts on a small audit
 # How often would a 200-row audit of these group sizes land on the wrong side of four-fifths?
 pooled_approval = float(approved[both].mean())
-n_file = len(audit.df)  # applicants in the whole German Credit file
 n_sim = 100000
 no_gap = (rng.binomial(n_young, pooled_approval, n_sim) / n_young) / (
     rng.binomial(n_older, pooled_approval, n_sim) / n_older)
@@ -135,6 +178,7 @@ missed = float(np.mean(clear_gap >= FOUR_FIFTHS))  # true ratio 0.7
 print(f"true ratio 1: below four-fifths in {false_alarm:.1%}; true ratio {clear_gap_ratio}: "
       f"at or above in {missed:.1%}")
 
+# %% The same ratio on bigger audits
 # The same ratio of favourable rates on bigger audits (S2, logistic regression, test split).
 others = []
 n_boot_others = 2000
@@ -154,26 +198,9 @@ for slug, attribute, outcome in (("german-credit", "sex", "rated a good risk"),
                    "outcome": outcome, "rows": int(dis.sum() + adv.sum()),
                    "rate_dis": fav.disadvantaged.value, "rate_adv": fav.advantaged.value,
                    "ratio": fav.value, "low": float(low), "high": float(high)})
-    print(others[-1])
+    print(f"{others[-1]['audit']}, {others[-1]['groups']}: {others[-1]['outcome']} "
+          f"{100 * fav.disadvantaged.value:.1f}% / {100 * fav.advantaged.value:.1f}%, ratio {fav.value:.2f}, "
+          f"interval [{low:.2f}, {high:.2f}]")
 
 # "On the two larger audits ... say which side each one is on": both intervals clear the line.
 larger_audits_clear_of_line = all(o["high"] < FOUR_FIFTHS or o["low"] > FOUR_FIFTHS for o in others[1:])
-
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-left.hist(boot_favourable, bins=40, color="#7986cb", edgecolor="white")
-left.axvspan(*ci_favourable, color="#c5cae9", alpha=0.5, zorder=0,
-             label=f"{confidence:.0%} bootstrap interval")
-left.axvline(ratio_favourable, color="#283593", linewidth=2, label=f"observed ratio {ratio_favourable:.2f}")
-left.axvline(FOUR_FIFTHS, color="#d84315", linestyle="--", linewidth=2, label="four-fifths line")
-left.set_xlabel(f"approval rate, {young} / {older} (resampled)")
-left.set_ylabel("bootstrap resamples")
-left.set_title(f"German Credit test split: {n_young} + {n_older} applicants")
-left.legend(loc="upper left")
-for i, s in enumerate(sizes):
-    right.plot([s["low"], s["high"]], [i, i], color="#283593", linewidth=3)
-    right.plot(ratio_favourable, i, "o", color="#283593")
-right.axvline(FOUR_FIFTHS, color="#d84315", linestyle="--", linewidth=2)
-right.set_yticks(range(len(sizes)), [f"{s['rows']:,} rows\n({s['young']:,} under 25)" for s in sizes])
-right.set_xlabel(f"{confidence:.0%} interval of the approval-rate ratio")
-right.set_title("Same rates, bigger audits")
-fig.tight_layout()

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from faircode import fit_predict, load_audit
-from faircode.significance import permutation_test, significance_report
+from faircode.significance import format_p_value, permutation_test, significance_report
 
 audit = load_audit("benefits-denial")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
@@ -21,9 +21,10 @@ n_female, n_male = int(is_female.sum()), int(is_male.sum())
 rate_female = float(flagged_female.mean())
 rate_male = float(flagged_male.mean())
 observed_gap = rate_female - rate_male
-print(f"women: {n_female} rows, selection rate {rate_female:.3f}")
-print(f"men:   {n_male} rows, selection rate {rate_male:.3f}")
-print(f"gap (women - men): {observed_gap:+.4f}")
+# Rates as percentages and the gap in percentage points, as the prose gives them.
+print(f"women: {n_female:,} rows, selection rate {100 * rate_female:.1f}%")
+print(f"men:   {n_male:,} rows, selection rate {100 * rate_male:.1f}%")
+print(f"gap (women − men): {100 * observed_gap:+.1f} pp")
 
 
 # %% Shuffle by hand, and the library's exact test
@@ -47,9 +48,12 @@ p_by_hand, n_as_extreme, shuffled_gaps = shuffle_test(
 p_library = permutation_test(flagged_female, flagged_male)  # exact for 0/1 outcomes
 report = significance_report(flagged_female, flagged_male, random_state=1)
 report_gap = report.gap
-print(f"by hand: {n_as_extreme} of {n_shuffles} shuffles as extreme, p = {p_by_hand:.5f}")
-print(f"faircode exact: p = {p_library:.3g}")
-print(report)
+# A hand-written p at its floor prints "p ≤ 1/(m + 1)", never a bare number that reads as exact.
+print(f"by hand: {n_as_extreme} of {n_shuffles:,} shuffles as extreme, "
+      f"{format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))}")
+print(f"faircode exact: {format_p_value(p_library)}")
+print(f"faircode report: gap {100 * report.gap:+.1f} pp, {report.confidence_level:.0%} interval "
+      f"[{100 * report.ci_low:+.1f}, {100 * report.ci_high:+.1f}] pp, {report.format_p_value()}")
 
 # %% The same test on a small audit
 # 200 test rows drawn at random.
@@ -65,7 +69,7 @@ p_library_small = permutation_test(small_female, small_male, method="exact")
 p_library_small_mc = permutation_test(
     small_female, small_male, method="monte_carlo",
     n_permutations=n_shuffles, random_state=3)
-print(f"200-row sample: gap {gap_small:+.4f}; p by hand {p_by_hand_small:.4f}, "
+print(f"200-row sample: gap {100 * gap_small:+.1f} pp; p by hand {p_by_hand_small:.4f}, "
       f"exact {p_library_small:.4f}, Monte Carlo {p_library_small_mc:.4f}")
 
 # %% Figure 1: the observed gaps among the shuffled ones
@@ -102,7 +106,8 @@ for rows in (200, 1000):
         gaps.append(a.mean() - b.mean())
     share = float(np.mean(np.array(ps) < alpha))
     power.append({"rows": rows, "share": share, "median_gap": float(np.median(gaps))})
-    print(f"{rows} rows: p < {alpha} in {share:.1%} of {n_repeats} subsamples")
+    print(f"{rows:,} rows: p < {alpha} in {share:.1%} of {n_repeats} subsamples, "
+          f"median gap {100 * np.median(gaps):+.1f} pp")
 # "A small audit misses it often": in at least one subsample in five at 200 rows (at least
 # half: "more often than not").
 small_audit_often_misses = power[0]["share"] < 0.8

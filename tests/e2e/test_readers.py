@@ -175,6 +175,10 @@ def test_figures_are_stacked_for_a_phone(browser, base_url):
 def test_cells_are_shown_with_their_own_output_where_the_prose_places_them(site_root, open_page):
     cells = _cells(site_root)
     assert len(cells) >= 3
+    # The technical layer (plotting, agreement checks) is placed with `cell(n, folded=True)`.
+    source_text = (site_root / "explainers" / f"{SLUG}.md").read_text()
+    folded = {int(n) for n in re.findall(r"cell\((\d+), folded=True\)", source_text)}
+    assert len(folded) < len(cells)
     page = open_page(f"explainers/{SLUG}/")
     blocks = page.locator("details.fc-cell")
     assert blocks.count() == len(cells)
@@ -182,8 +186,9 @@ def test_cells_are_shown_with_their_own_output_where_the_prose_places_them(site_
     for i, source in enumerate(cells):
         block = blocks.nth(i)
         assert block.locator("summary").inner_text().startswith(f"Code, cell {i + 1}")
-        assert block.get_attribute("open") is not None  # shown, and foldable
-        code = block.locator("pre code").inner_text()
+        # Shown and foldable, or folded where the prose asks for it.
+        assert (block.get_attribute("open") is None) == (i + 1 in folded), i + 1
+        code = block.locator("pre code").text_content()  # a folded cell's code is not rendered
         assert source.split("\n", 1)[1].strip().splitlines()[0] in code
         nxt = block.locator("xpath=following-sibling::*[1]")
         outputs.append(nxt.inner_text() if "fc-cell-output" in (nxt.get_attribute("class") or "") else "")
