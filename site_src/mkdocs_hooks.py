@@ -3,11 +3,13 @@
 Each explainer lives in its own folder (``explainers/<slug>/index.md``, beside its figures and
 downloads), which MkDocs would show as a one-page section named after the slug. This puts the
 page itself in the "Explainers" section instead, under its title, in the explainers' ``order``.
-It also gives the theme the build's commit and date, which the footer of every page shows.
+It also gives the theme the build's commit and date, which the footer of every page shows, and
+hands Material's search each page's own HTML (see ``on_page_content``).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -22,6 +24,19 @@ def on_config(config):
     if "build" not in config.extra:
         config.extra["build"] = provenance.tree_facts(Path(config.config_file_path).parent)
     return config
+
+
+# mkdocs-glightbox (0.5.x) hands back each page's HTML serialised as a whole document. Browsers drop
+# the wrapper inside the article, but Material's search parser opens an empty section at <html>:
+# every page's page-level search entry came out blank, and a hit on a page showed no preview.
+_DOCUMENT_WRAPPER = re.compile(r"\A\s*<html><head></head><body>(.*)</body></html>\s*\Z", re.S)
+
+
+def on_page_content(html, page, config, files):
+    # Hooks run after the configured plugins, so this sees glightbox's output; search indexes the
+    # result afterwards (on_page_context).
+    m = _DOCUMENT_WRAPPER.match(html)
+    return m.group(1) if m else html
 
 
 def _front_matter(path: str) -> dict:

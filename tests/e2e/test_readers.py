@@ -50,7 +50,8 @@ def test_every_page_links_the_repository_and_states_its_commit(site_root, pages,
         page = open_page(path)
         assert page.locator(f"header a.md-source[href='{repo_url}']").count() == 1, path
         footer = page.locator("footer .fc-build")
-        assert footer.locator(f"a[href='{repo_url}/tree/{commit}']").inner_text() == commit[:12], path
+        shown = footer.locator(f"a[href='{repo_url}/tree/{commit}']").inner_text()
+        assert len(shown) >= 7 and commit.startswith(shown), (path, shown)  # an abbreviated hash of it
         page.context.close()
 
 
@@ -85,7 +86,7 @@ def test_results_page_states_its_provenance(site_root, open_page):
     digest = hashlib.sha256((site_root / "results" / "results_fairness.csv").read_bytes()).hexdigest()
     page = open_page("results/")
     repro = page.locator("#reproducibility ~ .fc-repro").inner_text()
-    assert digest in repro and _commit(site_root)[:12] in repro
+    assert digest in repro and _commit(site_root)[:7] in repro
     assert "scikit-learn" in repro and "data/german.data" in repro
 
 
@@ -110,6 +111,13 @@ def test_site_under_a_sub_path_with_a_working_404_page(site_root, browser, prefi
         assert page.locator("header.md-header").evaluate("h => getComputedStyle(h).position") in ("sticky", "fixed")
         assert page.locator(f"header a.md-source[href='{repo_url}']").count() == 1
         assert page.locator("footer .fc-build").inner_text().startswith("Built ")
+        # Material's JavaScript works from there: its search loads the index from the site's
+        # address and its hits lead back under the prefix.
+        page.locator("label.md-search__icon, .md-search__input").first.click()
+        page.locator("input.md-search__input").press_sequentially("hypergeometric", delay=20)
+        hit = page.locator(f".md-search-result__item a[href*='{PREFIX}explainers/{SLUG}/']").first
+        hit.wait_for(state="visible", timeout=10_000)
+        page.keyboard.press("Escape")
         page.get_by_role("link", name="Back to the explainers").click()
         page.wait_for_url(prefixed_url + PREFIX)
         assert page.locator("h1").first.inner_text().rstrip("¶") == "The Fair Code explainers"
@@ -145,6 +153,21 @@ def test_figures_open_full_size(open_page):
     assert full.bounding_box()["width"] > inline_width
     page.keyboard.press("Escape")
     page.locator(".glightbox-container").wait_for(state="detached", timeout=10_000)
+
+
+def test_every_figure_links_its_full_size_image(site_root, base_url, open_page):
+    explainers = sorted(p.stem for p in (site_root / "explainers").glob("*.md"))
+    figures = 0
+    for slug in explainers:
+        page = open_page(f"explainers/{slug}/")
+        for fig in page.locator("figure.fc-figure").all():
+            link = fig.locator("a.glightbox")
+            assert link.count() == 1 and link.locator("img").count() == 1, slug  # the image opens the lightbox
+            full = page.request.get(link.evaluate("a => a.href"))
+            assert full.ok and full.headers["content-type"].startswith("image/"), (slug, link.get_attribute("href"))
+            figures += 1
+        page.context.close()
+    assert figures >= len(explainers)
 
 
 def test_figures_are_numbered_with_captions_that_are_not_the_alt_text(open_page):
@@ -300,6 +323,51 @@ def test_navigation_thumbnails_tags_and_related(site_root, open_page):
     assert page.locator("h1").inner_text().rstrip("¶") == "Explainers by tag"
     assert page.locator(f"article a[href*='{SLUG}']").count() >= 1
     page = open_page(f"explainers/{SLUG}/")
-    assert page.locator("#related-explainers + ul a").count() >= 2
+    assert page.locator("#related + ul a").count() >= 4  # explainers, then the reader's pages
     assert page.locator(".md-tags a.md-tag").count() >= 1  # the page's tags link to the index
     assert page.locator("article .admonition").count() >= 1  # a key caveat stands out
+
+
+# --- Issue 17: the reader's pages, and length ------------------------------------------------------
+
+def test_every_page_links_the_glossary_checklist_and_mistakes(pages, open_page):
+    """In the page's own text (not only the navigation, which the home page hides), each of the
+    three reader's pages is linked from every other page."""
+    readers = ("glossary/", "checklist/", "mistakes/")
+    missing = []
+    for path in pages:
+        page = open_page(path)
+        hrefs = page.locator("article a[href]").evaluate_all("as => as.map(a => new URL(a.href).pathname)")
+        missing += [f"{path or 'home'} -> {r}" for r in readers if r != path and not any(h.endswith("/" + r) for h in hrefs)]
+        page.context.close()
+    assert missing == []
+
+
+# Issue 17 aims for about 1,000 visible words per explainer; the test allows 30 % over that.
+TARGET_WORDS = 1000
+WORD_TOLERANCE = 0.30
+MAX_VISIBLE_WORDS = round(TARGET_WORDS * (1 + WORD_TOLERANCE))
+
+# What a reader sees of the article without opening anything: hidden elements, closed <details>
+# (their summary line shows), code, SVG and heading permalinks do not count.
+_VISIBLE_WORDS_JS = """article => {
+    const clone = article.cloneNode(true);
+    clone.querySelectorAll('details:not([open])').forEach(d => {
+        const summary = d.querySelector(':scope > summary');
+        d.replaceWith(summary ? summary.textContent : '');
+    });
+    clone.querySelectorAll('[hidden], pre, code, svg, script, style, a.headerlink').forEach(e => e.remove());
+    return clone.textContent.split(/\\s+/).filter(w => /[\\p{L}\\p{N}]/u.test(w)).length;
+}"""
+
+
+def test_explainers_are_near_the_issue_17_length(site_root, open_page):
+    counts = {}
+    for slug in sorted(p.stem for p in (site_root / "explainers").glob("*.md")):
+        page = open_page(f"explainers/{slug}/")
+        counts[slug] = page.locator("article").evaluate(_VISIBLE_WORDS_JS)
+        page.context.close()
+    assert min(counts.values()) > 200  # the counting sees the prose
+    too_long = {slug: n for slug, n in counts.items() if n > MAX_VISIBLE_WORDS}
+    assert too_long == {}, (f"visible words above {MAX_VISIBLE_WORDS} (issue 17's target of about {TARGET_WORDS}, "
+                            f"+{WORD_TOLERANCE:.0%}): {too_long}")
