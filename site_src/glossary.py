@@ -50,8 +50,9 @@ TERMS: tuple[Term, ...] = (
     Term("percentage-points", "Percentage points (pp)", r"percentage points?|\bpp\b",
          "Gaps between rates are given in **percentage points**: a flag rate of 11% against 31% is a "
          "gap of −20 percentage points (not −20%, and not a fraction −0.20). Rates are percentages. "
-         "Printed output and figure axes of the code may show fractions in [0, 1]; 0.20 there is 20 "
-         "percentage points."),
+         "The pages, their figures, their code's printed output and the results page use percentage "
+         "points; only the downloadable CSV files and faircode's return values hold fractions in "
+         "[0, 1], where 0.20 is 20 percentage points."),
     Term("flagged", "Flagged, flag rate, selection rate", r"\bflag(s|ged|ging)?\b|selection rate",
          "A model **flags** a person when it puts them in its positive class. The **flag rate** (the "
          "field's term is **selection rate**) is the share of a group the model flags. In every audit "
