@@ -163,8 +163,9 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     folded_cells: set[int] = set()
 
     def cell(n: int, *, folded: bool = False) -> Markup:
-        """Place code cell ``n`` and its output here; ``folded=True`` for the technical layer
-        (plotting, agreement checks): its code starts closed, its output still shows."""
+        """Place code cell ``n`` and its output here. Every cell's code starts closed; with
+        ``folded=True`` (the technical layer: plotting, agreement checks) its output is inside the
+        fold too, so the reading flow shows only the outputs that teach."""
         if not 1 <= n <= len(code_cells):
             raise CheckError(f"cell({n}): the code has {len(code_cells)} cell(s); split it with `# %%` lines",
                              explainer=e.display_path)
@@ -215,7 +216,7 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
         return env.get_template("cell.md.j2").render(
             title=f"{title} ({where})", code=f"{_fence(c['code'])}python\n{c['code']}\n{_fence(c['code'])}",
             stdout=c["stdout"], stdout_html=terminal_html(c["stdout"].rstrip("\n")),
-            open=n not in folded_cells,
+            folded=n in folded_cells,
         )
 
     for n in placed_cells:
