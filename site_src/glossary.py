@@ -91,9 +91,11 @@ TERMS: tuple[Term, ...] = (
     Term("q-value", "q (q-value), FDR, FWER", r"q-values?|\bFDR\b|\bFWER\b|false discovery",
          "The p-value adjusted for the number of tests in the family (Benjamini and Hochberg 1995): "
          "flagging every row with q below 0.05 keeps the expected share of false findings among the "
-         "findings (the **false discovery rate**, FDR) at 5%. The **family-wise error rate** (FWER) is "
-         "the chance of even one false finding; Holm's method controls it. On this site the family is "
-         "one audit's tests."),
+         "findings (the **false discovery rate**, FDR) at or below 5%, if the tests are independent or "
+         "positively dependent (Benjamini and Yekutieli 2001). The **family-wise error rate** (FWER) "
+         "is the chance of even one false finding; Holm's method controls it. The results table's "
+         "q-values take one audit's tests as the family; the multiple-comparisons explainer also "
+         "corrects over the whole table."),
     Term("tpr", "True positive rate (TPR)", r"true positive rate|\bTPR\b|recall",
          "Among people whose true label is positive, the share the model flags: P(flagged | y = 1)."),
     Term("fpr", "False positive rate (FPR)", r"false positive rate|\bFPR\b|false positives?",
@@ -101,9 +103,10 @@ TERMS: tuple[Term, ...] = (
          "y = 0). In these audits a false positive is a person wrongly given the harmful decision."),
     Term("precision", "Precision (PPV)", r"precision|\bPPV\b|predictive value",
          "Among the people the model flags, the share whose true label is positive: P(y = 1 | flagged)."),
-    Term("interval", "Interval (95%)", r"\binterval", 
-         "A range of gaps the data are compatible with. A procedure for 95% intervals covers the true "
-         "gap in 95% of audits it is applied to. The results table uses score intervals (Newcombe's "
+    Term("interval", "Interval (95%)", r"\binterval",
+         "A range of gaps the data are compatible with. A 95% interval procedure aims to cover the "
+         "true gap in 95% of audits; in practice its coverage is approximate and can fall short when a "
+         "group has few positives (the bootstrap explainer measures it). The results table uses score intervals (Newcombe's "
          "for a difference, MOVER-R with Wilson limits for a ratio); explainers also use the bootstrap, which resamples "
          "the rows. An interval that includes 0 (or 1 for a ratio) has not shown which group is "
          "better off."),
@@ -128,17 +131,35 @@ TERMS: tuple[Term, ...] = (
          "Tibshirani 1993)."),
     Term("power", "Power, minimum detectable gap", r"\bpower\b|detectable",
          "The chance that an audit of a given size finds (p below 0.05) a gap that is really there. The "
-         "minimum detectable gap is the smallest true gap found with 80% power."),
+         "minimum detectable gap is the smallest true gap found with 80% power. Post-hoc power, "
+         "computed for the gap an audit happened to observe, adds nothing to the p-value (Hoenig and "
+         "Heisey 2001)."),
     Term("calibration", "Calibration", r"calibrat",
          "A score is calibrated in a group when, among people given score *s*, a share *s* have the "
          "positive label. Calibration in every group and equal error rates cannot both hold when base "
-         "rates differ (Kleinberg, Mullainathan and Raghavan 2016; Chouldechova 2017)."),
+         "rates differ, unless prediction is perfect (Kleinberg, Mullainathan and Raghavan 2016; "
+         "Chouldechova 2017)."),
     Term("proxy", "Proxy", r"prox(y|ies)",
          "A feature that carries the protected attribute (\"Husband\" states the sex). Dropping the "
          "protected column leaves its proxies, so the model can still tell the groups apart."),
     Term("significant", "Significant", r"significan",
-         "On the results page, a row whose q-value is below 0.05. Not significant means the audit did "
-         "not show a gap, not that there is none: see [common mistakes](../mistakes/index.md)."),
+         "Below the conventional 0.05 level (a convention, not a law of nature). On an explainer page, "
+         "one test chosen before looking: its p below 0.05. On the results page, where many gaps are "
+         "tested at once, a row whose q-value is below 0.05. Not significant means the audit did not "
+         "show a gap, not that there is none: see [common mistakes](../mistakes/index.md)."),
+    Term("exchangeable", "Exchangeable rows", r"exchangeab",
+         "Rows are exchangeable when, if nothing were going on, swapping their group labels would not "
+         "change how likely the data are: independent people drawn the same way. Members of one "
+         "household or repeated rows of one person are not; a permutation test must then shuffle "
+         "whole clusters (see the grouped-permutation explainer)."),
+    Term("standard-error", "Standard error, the ± after a simulated share", r"standard error|Monte Carlo error",
+         "How much a number computed from random draws would move if the draws were repeated. A share "
+         "estimated from a simulation is shown as 41% ± 2: the ± is its Monte Carlo standard error, "
+         "about one in three repeats would land farther away than that."),
+    Term("effect-size", "Effect size", r"effect size",
+         "How big a gap is (here, in percentage points or as a ratio), as opposed to how sure we are "
+         "that it is not chance (the p-value). A tiny gap can have a tiny p on a large audit, and a "
+         "large gap a large p on a small one."),
 )
 
 

@@ -224,7 +224,7 @@ def _alt(rows: pd.DataFrame, title: str, metrics, combos) -> tuple[str, str]:
     attrs = "; ".join(_attribute_label(rows, a) for a in sorted(rows["attribute"].astype(str).unique()))
     parts = [f"Dot-and-interval chart for the {title} audit: for each of {len(combos)} strategy and model "
              f"combinations, the gap (disadvantaged minus advantaged, in percentage points) and its 95% "
-             f"bootstrap interval, for {attrs}. Filled markers are significant after FDR correction."]
+             f"score interval (Newcombe's; MOVER-R for a ratio), for {attrs}. Filled markers are significant after FDR correction."]
     for m in metrics:
         sub = rows[(rows["metric"] == m) & rows["gap"].notna()]
         if sub.empty:
