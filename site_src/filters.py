@@ -101,12 +101,23 @@ def mc_percent(value, n: int, digits: int | None = None) -> str:
     out of ``n``); the share is shown to the decimal place of the standard error's leading digit,
     so no digit is printed that the simulation cannot support: ``0.414`` from 500 subsamples ->
     ``41% ± 2``, ``0.049`` from 2,000 -> ``4.9% ± 0.5``. ``digits`` overrides the decimals.
+
+    A share of exactly 0 or 1 has no spread to show ("100.0% ± 0.1" would claim more than 100% is
+    possible): it is shown as a bound, ``less than 0.2%`` / ``more than 99.8%`` for 2,000, by the
+    rule of three (the one-sided 95% bound of a count of zero out of ``n`` is about ``3 / n``;
+    Hanley and Lippman-Hand 1983), rounded outwards so the statement stays true.
     """
     x = _num(value, "mc_percent")
     if not 0 <= x <= 1:
         raise ValueError(f"mc_percent filter expects a share in [0, 1], got {x!r}")
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
         raise ValueError(f"mc_percent filter: n must be a positive whole number of simulations, got {n!r}")
+    if x in (0, 1) and digits is None:
+        bound = 300 / n  # percentage points
+        d = max(0, -math.floor(math.log10(bound)))
+        if x == 0:
+            return f"less than {math.ceil(bound * 10 ** d) / 10 ** d:.{d}f}%"
+        return f"more than {math.floor((100 - bound) * 10 ** d) / 10 ** d:.{d}f}%"
     se = 100 * max(math.sqrt(x * (1 - x) / n), 1 / n)  # percentage points
     if digits is None:  # the decimal place of the standard error rounded to one significant digit
         digits = max(0, -math.floor(math.log10(float(f"{se:.1g}"))))

@@ -98,7 +98,7 @@ def test_filter_rejects_what_is_not_a_p_value():
     [
         (0.414, 500, "41% ± 2"),  # se = sqrt(.414 * .586 / 500) = 2.2 points
         (0.049, 2000, "4.9% ± 0.5"),  # se = 0.48 points
-        (0.0, 2000, "0.00% ± 0.05"),  # a count of zero: the resolution 1 / n
+        (0.0005, 2000, "0.05% ± 0.05"),  # one count in 2,000: the resolution 1 / n
         (0.05, 500, "5% ± 1"),  # se = 0.97 points rounds to 1: no tenths
     ],
 )
@@ -107,3 +107,19 @@ def test_mc_percent_shows_only_the_digits_the_simulation_supports(share, n, show
     se = 100 * max(math.sqrt(share * (1 - share) / n), 1 / n)
     printed_se = float(shown.split("± ")[1])
     assert printed_se == pytest.approx(se, rel=0.25)
+
+
+@pytest.mark.parametrize("n", [200, 500, 1000, 2000, 9999])
+def test_mc_percent_of_none_or_all_is_a_true_bound_not_a_spread(n):
+    """0 or n events out of n: a one-sided 95% bound. The oracle is the exact binomial bound
+    (Clopper-Pearson, from SciPy's beta quantile), which the rule of three approximates; the shown
+    bound must contain it (rounded outwards), and nothing may read as above 100%."""
+    from scipy.stats import beta
+
+    exact_upper = 100 * beta.ppf(0.95, 1, n)  # zero events: P(X = 0) = 0.05 at this rate
+    none, every = mc_percent(0.0, n), mc_percent(1.0, n)
+    assert none.startswith("less than ") and every.startswith("more than ")
+    shown_upper = float(none.removeprefix("less than ").rstrip("%"))
+    shown_lower = float(every.removeprefix("more than ").rstrip("%"))
+    assert shown_upper >= exact_upper and shown_upper <= 3 * exact_upper
+    assert shown_lower <= 100 - exact_upper and shown_lower < 100
