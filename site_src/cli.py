@@ -91,6 +91,8 @@ def _nothing_changed(root: Path, args) -> bool:
     if summary is None:
         return False
     runs = [SimpleNamespace(**r, cached=True) for r in summary["runs"]]
+    for run in runs:  # what the progress display says of a cache hit
+        console.print(f"  [green]ok[/] {run.slug} (cached; its run took {run.duration_s:.1f} s)")
     report = SimpleNamespace(runs=runs, warnings=[], notes=summary["notes"], wall_s=time.perf_counter() - started)
     _summary(report, explain=args.explain, budget_s=args.budget)
     console.print(f"[green]build ok[/]: nothing changed, site/ is up to date ({report.wall_s:.1f} s)")

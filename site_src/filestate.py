@@ -44,7 +44,13 @@ def _meta(path: str) -> list[int] | None:
 
 def _environment() -> dict:
     """What is not a file: the interpreter, the variables the pages read, where packages live."""
-    package_dirs = sorted({p for p in sys.path if p and os.path.isdir(p)})
+    # Where packages are installed (not sys.path, which differs between a console script, pytest
+    # and `python -c`): installing, upgrading or removing one changes these folders.
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    package_dirs = sorted({p for p in (paths["purelib"], paths["platlib"], *site.getsitepackages()) if os.path.isdir(p)})
     return {
         "python": sys.version,
         "executable": sys.executable,
