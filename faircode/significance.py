@@ -46,7 +46,33 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln, logsumexp, ndtr, ndtri
+
+
+# SciPy's special functions, imported on first use: the site build imports this module on every
+# build to format p-values (format_p_value) and should not pay for importing scipy.special there.
+def gammaln(x):
+    from scipy.special import gammaln as f
+
+    return f(x)
+
+
+def logsumexp(x):
+    from scipy.special import logsumexp as f
+
+    return f(x)
+
+
+def ndtr(x):
+    from scipy.special import ndtr as f
+
+    return f(x)
+
+
+def ndtri(x):
+    from scipy.special import ndtri as f
+
+    return f(x)
+
 
 __all__ = [
     "SMALL_SAMPLE_THRESHOLD",

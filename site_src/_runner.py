@@ -701,7 +701,7 @@ def _packages() -> dict:
 _REAL_EXIT = os._exit  # before _record_hard_exits wraps it in a run
 
 
-def serve(listen_fd: int, build_pid: int, preload: list[str]) -> int:
+def serve(listen_fd: int, build_pid: int, preload: list) -> int:
     """Serve fork requests on the listening Unix socket ``listen_fd`` until stdin closes.
 
     Each request is one JSON line ``{"spec", "stdout", "stderr", "cwd", "env"}`` on its own
@@ -719,11 +719,14 @@ def serve(listen_fd: int, build_pid: int, preload: list[str]) -> int:
         return 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
     listener = socket.socket(fileno=listen_fd)
-    for name in preload:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the run imports it itself and reports what it raises
-            pass
+    for module, names in preload:  # ``[module, [names imported from it]]``
+        # A failure is left for the run itself to meet and report.
+        with contextlib.suppress(Exception):
+            imported = importlib.import_module(module)
+            for name in names:  # a package's lazily imported names, or submodules
+                with contextlib.suppress(Exception):
+                    if not hasattr(imported, name):
+                        importlib.import_module(f"{module}.{name}")
     _package_index(every_version=True)  # read once here, inherited by every child
     server_pid = os.getpid()
     selector = selectors.DefaultSelector()

@@ -309,9 +309,10 @@ def _run_environment() -> dict[str, str]:
     return env
 
 
-def _preload(code_files: list[CodeFile]) -> list[str]:
-    """The modules the explainers import at their top level (what the fork server imports once)."""
-    names: dict[str, None] = {}
+def _preload(code_files: list[CodeFile]) -> list[list]:
+    """What the explainers import at their top level, ``[module, [names imported from it]]``:
+    what the fork server imports once (the names too: a package may import them lazily)."""
+    found: dict[str, dict[str, None]] = {}
     for code in code_files:
         try:
             tree = ast.parse(code.text)
@@ -319,10 +320,11 @@ def _preload(code_files: list[CodeFile]) -> list[str]:
             continue  # the run reports it
         for node in tree.body:
             if isinstance(node, ast.Import):
-                names.update((alias.name, None) for alias in node.names)
+                for alias in node.names:
+                    found.setdefault(alias.name, {})
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names[node.module] = None
-    return list(names)
+                found.setdefault(node.module, {}).update((a.name, None) for a in node.names if a.name != "*")
+    return [[module, list(names)] for module, names in found.items()]
 
 
 class _ForkServer:

@@ -82,7 +82,7 @@ def test_two_worker_processes_give_the_local_results_within_tolerance(cluster, t
     ran_on = {task["worker"] for task in stream.data}
     assert ran_on and ran_on <= set(workers), ran_on  # the tasks ran on the worker processes
     local = bm.run_benchmark(**SUBSET, **FAST, return_by_group=True)
-    bm.write_results(*local, tmp_path / "local")
+    bm.write_results(local[0], local[1], tmp_path / "local", by_group=local[2])
     differences = bm.compare_results(remote[0], remote[1], tmp_path / "local", by_group=remote[2])
     assert differences.empty, differences.to_string()
     assert len(remote[0]) == len(local[0]) > 0
