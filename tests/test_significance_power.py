@@ -85,8 +85,8 @@ def test_swapping_the_groups_swaps_the_one_sided_alternative():
 @pytest.mark.parametrize("args, kwargs, error, match", [
     ((1.2, 0.3, 10, 10), {}, ValueError, "`p_a` must be a rate in"),
     ((0.2, float("nan"), 10, 10), {}, ValueError, "`p_b` must be a rate in"),
-    ((0.2, 0.3, 0, 10), {}, ValueError, "`n_a` must be a positive whole number"),
-    ((0.2, 0.3, 10, 2.5), {}, TypeError, "`n_b` must be a positive whole number"),
+    ((0.2, 0.3, 0, 10), {}, ValueError, "`n_a` must be a positive integer"),
+    ((0.2, 0.3, 10, 2.5), {}, TypeError, "`n_b` must be a positive integer"),
     ((0.2, 0.3, 10, 10), {"alpha": 1.0}, ValueError, "alpha"),
     ((0.2, 0.3, 10, 10), {"alternative": "bigger"}, ValueError, "alternative"),
 ])

@@ -19,24 +19,10 @@ from site_src.collect import collect
 from site_src.execute import execute
 from site_src.extract import extract
 from test_site_build import _add, _copy_fixture
+from test_site_cli import _SLEEPY
 
-_SLOW = """
-    ---
-    title: Slow {n}
-    subtitle: Which runs first?
-    summary: Sleeps a little.
-    checks:
-      - name: ran
-        assert: done
-    ---
-    Prose.
-
-    ```python explainer
-    import time
-    time.sleep({seconds})
-    done = True
-    ```
-    """
+# test_site_cli's sleeping explainer, with a title and a sleep of our choosing.
+_SLOW = _SLEEPY.replace("title: Sleepy", "title: Slow {n}").replace("time.sleep(3)", "time.sleep({seconds})")
 
 
 @pytest.fixture
