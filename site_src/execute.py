@@ -497,11 +497,16 @@ _RUNNING: set[subprocess.Popen] = set()  # children of this build, killed on int
 _INTERRUPTED = threading.Event()
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc: subprocess.Popen | _Forked) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the run's own children too
     except ProcessLookupError:
-        pass
+        # A run forked an instant ago may not lead its own group yet (it calls setsid first
+        # thing, before it can start anything): the process itself is all there is to kill.
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str) -> RunResult:
