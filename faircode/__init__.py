@@ -5,23 +5,36 @@ strategies, models, metrics, groups, significance and benchmark, with tolerances
 compared with committed numbers) and environment (the installed packages against the lock).
 """
 
-from faircode.audit import Audit, list_audits, load_audit
-from faircode.groups import compare_groups, group_labels
-from faircode.manifest import AuditManifest, ManifestError, load_manifest
-from faircode.models import Predictions, build_model, fit_predict
-from faircode.significance import (
-    adjust_p_values,
-    bootstrap_ci,
-    max_gap_test,
-    pairwise_tests,
-    permutation_test,
-    permutation_test_result,
-    proportion_difference_ci,
-    proportion_ratio_ci,
-    significance_report,
-    wilson_interval,
-)
-from faircode.strategies import STRATEGIES, encode_features, feature_columns
+import importlib
+
+# Where each public name lives. They are imported on first use (PEP 562), so that importing one
+# light module (faircode.tolerances, faircode.significance) does not import scikit-learn and
+# pandas through this package: the site build formats numbers with them on every build.
+_HOME = {
+    "Audit": "audit", "list_audits": "audit", "load_audit": "audit",
+    "compare_groups": "groups", "group_labels": "groups",
+    "AuditManifest": "manifest", "ManifestError": "manifest", "load_manifest": "manifest",
+    "Predictions": "models", "build_model": "models", "fit_predict": "models",
+    "adjust_p_values": "significance", "bootstrap_ci": "significance", "max_gap_test": "significance",
+    "pairwise_tests": "significance", "permutation_test": "significance",
+    "permutation_test_result": "significance", "proportion_difference_ci": "significance",
+    "proportion_ratio_ci": "significance", "significance_report": "significance",
+    "wilson_interval": "significance",
+    "STRATEGIES": "strategies", "encode_features": "strategies", "feature_columns": "strategies",
+}
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        value = getattr(importlib.import_module(f"faircode.{_HOME[name]}"), name)
+        globals()[name] = value  # found once; later lookups do not come here
+        return value
+    raise AttributeError(f"module 'faircode' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))
+
 
 __all__ = [
     "STRATEGIES",

@@ -560,25 +560,27 @@ def _by_group_rows(audit, pred, *, n_permutations: int) -> list[dict]:
 
 
 def _execute(tasks, *, n_jobs, backend, scheduler, kwargs) -> Iterator[tuple[list[dict], dict, list[dict]]]:
-    if backend == "joblib":
-        if n_jobs == 1:
-            for t in tasks:
-                yield run_task(t, **kwargs)
-            return
-        from joblib import Parallel, delayed
-
-        parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
-        yield from parallel(delayed(run_task)(t, **kwargs) for t in tasks)
+    if backend == "joblib" and n_jobs == 1:
+        for t in tasks:
+            yield run_task(t, **kwargs)
         return
-    from distributed import Client, as_completed
+    # One code path for both backends: joblib's Parallel, on loky processes here or on a
+    # dask.distributed cluster (joblib's dask backend sends the same tasks to its workers).
+    from joblib import Parallel, delayed, parallel_config
 
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    client = None
+    if backend == "dask":
+        from distributed import Client
+
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        config = parallel_config(backend="dask", n_jobs=-1, client=client, wait_for_workers_timeout=120)
+    else:
+        config = parallel_config(backend="loky", n_jobs=n_jobs)
     try:
-        futures = client.map(functools.partial(run_task, **kwargs), tasks, pure=False)
-        for fut in as_completed(futures):
-            yield fut.result()
+        with config:
+            yield from Parallel(return_as="generator_unordered")(delayed(run_task)(t, **kwargs) for t in tasks)
     finally:
-        if client is not scheduler:
+        if client is not None and client is not scheduler:
             client.close()
 
 

@@ -35,12 +35,14 @@ from pathlib import Path
 SEED = 20240607  # fixed seed for the global RNGs; explainers should still pass their own seeds
 
 
-def main(spec_path: str) -> int:
+def main(spec_path: str, *, parent_pid: int | None = None) -> int:
+    """Run the spec's code and write ``result.json``. ``parent_pid`` is the process this one must
+    die with: the build (default, ``spec["parent_pid"]``), or the fork server that forked it."""
     spec = json.loads(Path(spec_path).read_text())
     root = Path(spec["root"]).resolve()
     code_path = Path(spec["code_path"]).resolve()
     out_dir = Path(spec["out_dir"]).resolve()
-    _bind_to_build(spec["parent_pid"])
+    _bind_to_build(spec["parent_pid"] if parent_pid is None else parent_pid)
     _limit_memory(spec["memory_bytes"])
     _record_hard_exits(code_path, out_dir, spec)
     recorder = _InputRecorder(root, out_dir)
@@ -539,8 +541,8 @@ def split_code_cells(code: str, header_lines: int) -> list[tuple[int, str]]:
 
 class _Tee:
     """Stands in for ``sys.stdout`` while a cell runs: text goes to the process's stdout (the whole
-    run's output) and into the cell's copy; anything else (``buffer``, ``fileno``, ``isatty``) is
-    the real stream's, so code that writes bytes still works (that output has no cell)."""
+    run's output) and into the cell's copy, and so do bytes written to ``buffer``; any other
+    attribute is the real stream's."""
 
     def __init__(self, stream):
         self.stream, self.copy = stream, io.StringIO()
@@ -552,8 +554,39 @@ class _Tee:
     def flush(self):
         self.stream.flush()
 
+    @property
+    def buffer(self):
+        """Bytes written to ``sys.stdout.buffer`` go to the file as they are; the cell's copy
+        shows them decoded, as the page will (bytes that are not UTF-8 as \ufffd)."""
+        return _TeeBytes(self)
+
+    @property
+    def encoding(self):
+        return getattr(self.stream, "encoding", "utf-8")
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self.stream.fileno()
+
     def __getattr__(self, name):
         return getattr(self.stream, name)
+
+
+class _TeeBytes(io.RawIOBase):
+    def __init__(self, tee: _Tee):
+        self._tee = tee
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self._tee.stream.flush()
+        self._tee.stream.buffer.write(data)
+        self._tee.stream.buffer.flush()
+        self._tee.copy.write(bytes(data).decode("utf-8", errors="replace"))
+        return len(data)
 
 
 def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, figures=None) -> list[dict]:
@@ -648,19 +681,174 @@ def _project_modules(root: Path) -> list[str]:
 
 def _packages() -> dict:
     """Versions of the installed distributions whose top-level modules the run imported."""
-    from importlib import metadata
-
-    top = {name.split(".")[0] for name in sys.modules}
-    dists = metadata.packages_distributions()
+    _package_index()
     out = {}
-    for name in top:
-        for dist in dists.get(name, []):
-            try:
-                out[dist] = metadata.version(dist)
-            except metadata.PackageNotFoundError:
-                pass
+    for name in {name.split(".")[0] for name in sys.modules}:
+        for dist in _PROVIDERS.get(name, []):
+            if _version(dist) is not None:
+                out[dist] = _version(dist)
     return dict(sorted(out.items()))
 
 
+# ---------------------------------------------------------------------------------------------
+# Fork server: import the heavy packages once, then fork one clean child per explainer run
+# ---------------------------------------------------------------------------------------------
+#
+# A fresh interpreter per explainer pays for importing NumPy, pandas, SciPy, scikit-learn,
+# fairlearn, matplotlib and faircode every time (about 1.3 s each here). The build starts this
+# server once; it imports what the explainers import, reads the installed packages' versions,
+# and then forks a child per run, as multiprocessing's "forkserver" and pytest-xdist do. The
+# child is a process of its own (own session and process group, its own stdout/stderr files,
+# stdin from /dev/null, the run's token in its environment) that has run no explainer code:
+# it then does exactly what ``main`` does in a fresh interpreter (memory limit, parent-death
+# signal, audit hook, seeds, figure capture). The server is single-threaded, so forking is safe.
+
+_REAL_EXIT = os._exit  # before _record_hard_exits wraps it in a run
+
+
+def serve(listen_fd: int, build_pid: int, preload: list) -> int:
+    """Serve fork requests on the listening Unix socket ``listen_fd`` until stdin closes.
+
+    Each request is one JSON line ``{"spec", "stdout", "stderr", "cwd", "env"}`` on its own
+    connection; the reply is ``{"pid": ...}`` at once and ``{"returncode": ...}`` (negative:
+    killed by that signal, as ``subprocess`` reports it) when the child has ended.
+    """
+    import importlib
+    import selectors
+    import socket
+
+    libc = _libc()
+    if libc is not None:  # the build died: so does the server (and its children, through theirs)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != build_pid:
+        return 1
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
+    listener = socket.socket(fileno=listen_fd)
+    for module, names in preload:  # ``[module, [names imported from it]]``
+        # A failure is left for the run itself to meet and report.
+        with contextlib.suppress(Exception):
+            imported = importlib.import_module(module)
+            for name in names:  # a package's lazily imported names, or submodules
+                with contextlib.suppress(Exception):
+                    if not hasattr(imported, name):
+                        importlib.import_module(f"{module}.{name}")
+    _package_index(every_version=True)  # read once here, inherited by every child
+    server_pid = os.getpid()
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(0, selectors.EVENT_READ)  # the build closes our stdin when it is done
+    children: dict[int, socket.socket] = {}
+    try:
+        while True:
+            for key, _ in selector.select(timeout=0.005 if children else None):
+                if key.fileobj == 0:
+                    if not os.read(0, 4096):
+                        return 0
+                    continue
+                conn, _ = listener.accept()
+                request = json.loads(_read_line(conn))
+                pid = os.fork()
+                if pid == 0:
+                    selector.close()
+                    _forked_run(request, server_pid, [listener, conn, *children.values()])
+                conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+                children[pid] = conn
+            while children:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                conn = children.pop(pid, None)
+                if conn is not None:
+                    try:
+                        conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+                    except OSError:
+                        pass
+                    conn.close()
+    finally:
+        for pid in children:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _read_line(conn) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise ConnectionError("the connection closed before a whole line arrived")
+        data += chunk
+    return data
+
+
+def _forked_run(request: dict, server_pid: int, inherited: list) -> None:
+    """In the forked child: become the run's own process, run ``main``, exit. Never returns."""
+    status = 1
+    try:
+        os.setsid()  # its own session and process group, as the build's Popen(start_new_session) gave
+        for sock in inherited:
+            sock.close()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            out = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(out, fd)
+            os.close(out)
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        status = main(request["spec"], parent_pid=server_pid)
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - a runner fault: say it on the run's stderr
+        traceback.print_exc()
+    finally:
+        try:
+            import atexit
+
+            atexit._run_exitfuncs()  # what a normal interpreter exit runs (joblib, logging, ...)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            _REAL_EXIT(status)
+
+
+_PROVIDERS: dict | None = None  # top-level module -> the distributions that provide it
+_VERSIONS: dict[str, str | None] = {}  # distribution -> version (None: not found)
+
+
+def _package_index(*, every_version: bool = False) -> None:
+    """Read which distributions provide each top-level module once per process; with
+    ``every_version`` (the fork server, once per build) read every version too."""
+    global _PROVIDERS
+    from importlib import metadata
+
+    if _PROVIDERS is None:
+        _PROVIDERS = metadata.packages_distributions()
+    if every_version:
+        for names in _PROVIDERS.values():
+            for dist in names:
+                _version(dist)
+
+
+def _version(dist: str) -> str | None:
+    if dist not in _VERSIONS:
+        from importlib import metadata
+
+        try:
+            _VERSIONS[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            _VERSIONS[dist] = None
+    return _VERSIONS[dist]
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--serve":  # --serve LISTEN_FD BUILD_PID PRELOAD_JSON
+        sys.exit(serve(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])))
     sys.exit(main(sys.argv[1]))

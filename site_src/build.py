@@ -22,8 +22,9 @@ from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from site_src import cache
 from site_src import check as check_stage
-from site_src import linkcheck, provenance
+from site_src import filestate, linkcheck, provenance
 from site_src import snapshot
 from site_src.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
@@ -32,8 +33,8 @@ from site_src.extract import extract, publish, stale_code_files
 from site_src.provenance import ENV_VARS
 from site_src.render import render
 from site_src.results import ResultsTable
-from site_src.site import (build_lock, build_site, outputs_current, record_outputs, staging, swap_in,
-                            write_manifest)
+from site_src.site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
+                            swap_in, write_manifest)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ def build(options: BuildOptions) -> BuildReport:
     root = Path(options.root).resolve()
     errors: list[SiteError] = []
     with build_lock(root):
+        filestate.forget(root)  # whatever this build does, the last record may no longer hold
+        cache.load_digests(root / ".cache" / "fairsite")
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
         code_dir = root / "explainers" / "code"
@@ -118,11 +121,13 @@ def build(options: BuildOptions) -> BuildReport:
                         banners[e.slug] = problem
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in banners.values()))
+        cache.save_digests(root / ".cache" / "fairsite")
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
             publish(code_files, code_dir)  # the same text; rewritten only if someone changed a file
             accepted = [str(snapshot.save(e, run)) for e, run in accepted]
+            _record_state(root, options, explainers, runs, notes)
             return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
@@ -146,11 +151,55 @@ def build(options: BuildOptions) -> BuildReport:
             publish(code_files, code_dir)
             record_outputs(root, fingerprint)
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
+        _record_state(root, options, explainers, runs, notes)
     return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted, facts=facts,
                        manifest=manifest, wall_s=time.perf_counter() - started)
 
 
 _NUMBER_MODES = ("build", "serve", "fail", "accept")
+
+
+def _record_state(root: Path, options: BuildOptions, explainers, runs: list[RunResult], notes: list[str]) -> None:
+    """After a plain successful ``build``, record the metadata of everything it consulted, so the
+    next one can say "nothing changed" without importing or hashing anything (site_src.filestate)."""
+    plain = (options.use_cache and options.numbers == "build" and options.force is None and not options.accept
+             and not options.link_check and not options.verify_generated)
+    # A run whose reads the cache cannot track re-runs on every build: never answered early.
+    if not plain or any(r.untracked and e.meta.inputs is None for e, r in zip(explainers, runs)):
+        return
+    files: set[Path] = set()
+    dirs: set[Path] = set()
+
+    def tree(folder: Path) -> None:
+        if folder.is_dir():
+            dirs.add(folder)
+            for path in folder.rglob("*"):
+                (dirs if path.is_dir() else files).add(path)
+
+    cache_dir = root / ".cache" / "fairsite"
+    dirs.update({root / "explainers", root / "explainers" / "code", root / "audits", root / "results", cache_dir})
+    for e in explainers:
+        files.update({e.path, snapshot.snapshot_path(e), root / "explainers" / "code" / f"{e.slug}.py"})
+        for pattern, matched in cache.declared_inputs(root, e.meta.inputs).items():
+            files.update(root / p for p in matched)
+            base = pattern.split("*")[0].split("?")[0].split("[")[0]
+            tree(root / (base if base.endswith("/") or not base else os.path.dirname(base) or "."))
+    for r in runs:
+        tree(cache_dir / r.slug)
+        files.update(root / p for p in r.modules + r.data_files)
+    faircode_dir = Path(importlib.util.find_spec("faircode").origin).parent
+    for folder in (Path(__file__).parent, faircode_dir, root / "docs", root / "site", root / "results"):
+        tree(folder)
+    files.update({root / "mkdocs.yml", root / provenance.LOCK_FILE, root / LAST_BUILD,
+                  *(root / "audits").glob("*/audit.yaml")})
+    dirs.update(p.parent for p in (root / "audits").glob("*/audit.yaml"))
+    summary = {
+        "runs": [{"slug": r.slug, "duration_s": r.duration_s, "peak_memory_mb": r.peak_memory_mb, "run_at": r.run_at,
+                  "reason": cache.hit_reason(r.untracked), "warnings": list(r.warnings)} for r in runs],
+        "notes": notes,
+    }
+    filestate.record(root, files={p for p in files if "__pycache__" not in p.parts},
+                     dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary)
 
 
 @dataclass(frozen=True)
@@ -201,10 +250,11 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenanc
 
     add(f"{facts.commit} {facts.dirty} {facts.lock}")
 
+    # Files enter by digest, remembered by their metadata (cache.hash_file): unchanged files are
+    # not read again. A missing file's digest is None, which differs from any digest.
     for e in explainers:
-        add(e.path.read_bytes())
-        numbers = snapshot.snapshot_path(e)
-        add(numbers.read_bytes() if numbers.exists() else b"")
+        add(str(cache.hash_file(e.path)))
+        add(str(cache.hash_file(snapshot.snapshot_path(e))))
     for text in banners:
         add(text)
     for r in sorted(runs, key=lambda r: r.slug):
@@ -216,14 +266,14 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenanc
         for path in sorted(package.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
                 add(str(path.relative_to(package.parent)))
-                add(path.read_bytes())
+                add(str(cache.hash_file(path)))
     # A fork's addresses given through the environment (mkdocs.yml reads them with !ENV).
     add(" ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS))
     # The manifests too: the glossary's table of what each audit's words mean is read from them.
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
                  *sorted((root / "audits").glob("*/audit.yaml"))):
         add(str(path.relative_to(root)))
-        add(path.read_bytes() if path.exists() else b"")
+        add(str(cache.hash_file(path)))
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
                  "pandas", "nbformat", "mkdocs-glightbox"):
         try:

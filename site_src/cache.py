@@ -38,7 +38,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from site_src import _runner
+from site_src import _runner, filestate
 
 FORMAT = 3  # 3: per-cell output and narrow figure variants
 ENTRY = "entry.json"
@@ -163,9 +163,21 @@ def lookup(entry_dir: Path, *, code_text: str, declared: list[str] | None, root:
         found = hash_file(entry_dir / name)
         if found != digest:
             return None, f"cached {name} is {'missing' if found is None else 'not the one the run wrote'}"
-    if entry.untracked:
-        return entry, "unchanged (its untracked reads are covered by its declared `inputs:`)"
-    return entry, "unchanged"
+    return entry, hit_reason(entry.untracked)
+
+
+def hit_reason(untracked: list[str]) -> str:
+    """What ``--explain`` says of a cache hit."""
+    return "unchanged (its untracked reads are covered by its declared `inputs:`)" if untracked else "unchanged"
+
+
+def last_run_seconds(entry_dir: Path) -> float:
+    """How long the last recorded run took (wall time, seconds); infinity when none is recorded,
+    so a run never seen is scheduled first."""
+    try:
+        return float(json.loads((entry_dir / ENTRY).read_bytes())["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return float("inf")
 
 
 def _parse(raw: bytes) -> tuple[CacheEntry | None, str]:
@@ -226,19 +238,5 @@ def _installed_version(dist: str) -> str | None:
         return None
 
 
-def hash_file(path: Path) -> str | None:
-    """sha256 of a file, or None if it is missing (which differs from any recorded digest)."""
-    try:
-        st = Path(path).stat()
-    except OSError:
-        return None
-    return _hash_bytes(str(path), st.st_mtime_ns, st.st_size)
-
-
-@functools.lru_cache(maxsize=1024)
-def _hash_bytes(path: str, mtime_ns: int, size: int) -> str | None:
-    # Several explainers read the same data file: hash it once per version of the file.
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
+# The one digest of a file's bytes, remembered by its metadata across builds (site_src.filestate).
+hash_file, load_digests, save_digests = filestate.hash_file, filestate.load_digests, filestate.save_digests

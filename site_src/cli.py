@@ -20,17 +20,20 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from site_src.build import BuildOptions, build, check_options
+from site_src import filestate
 from site_src.errors import BuildFailed, SiteError
 
 # Wide when not on a terminal, so CI logs keep whole explainer names and reasons.
 console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
-_JOBS = min(2, os.cpu_count() or 1)
+# One run per core by default (the cores this process may use, where the OS says).
+_JOBS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+_BUDGET_S = 10.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
             _warn_if_not_locked(root)
         if args.command == "publish":
             return _publish(root, args)
+        if args.command == "build" and args.force is None and _nothing_changed(root, args):
+            return 0
+        from site_src.build import build
+
         with _Progress() as progress:
             report = build(_options(root, args, progress))
     except SiteError as err:
@@ -68,12 +75,28 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.print("[yellow]interrupted; docs/ and site/ are as they were[/]")
         return 130
-    _summary(report, explain=args.command == "check" or getattr(args, "explain", False))
+    _summary(report, explain=args.command == "check" or getattr(args, "explain", False), budget_s=args.budget)
     for path in report.accepted:
         console.print(f"accepted numbers: {Path(path).relative_to(root)}")
     done = "nothing changed, site/ is up to date" if report.skipped else "site/ written"
     console.print(f"[green]{args.command} ok[/]: {done} ({report.wall_s:.1f} s)")
     return 0
+
+
+def _nothing_changed(root: Path, args) -> bool:
+    """Say "nothing changed" and print the last build's summary if no file it consulted moved
+    (site_src.filestate), without importing the build; False when a build must run."""
+    started = time.perf_counter()
+    summary = filestate.unchanged(root)
+    if summary is None:
+        return False
+    runs = [SimpleNamespace(**r, cached=True) for r in summary["runs"]]
+    for run in runs:  # what the progress display says of a cache hit
+        console.print(f"  [green]ok[/] {run.slug} (cached; its run took {run.duration_s:.1f} s)")
+    report = SimpleNamespace(runs=runs, warnings=[], notes=summary["notes"], wall_s=time.perf_counter() - started)
+    _summary(report, explain=args.explain, budget_s=args.budget)
+    console.print(f"[green]build ok[/]: nothing changed, site/ is up to date ({report.wall_s:.1f} s)")
+    return True
 
 
 def _warn_if_not_locked(root: Path) -> None:
@@ -114,7 +137,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
     s.add_argument("--host", default="127.0.0.1")
     for p in (b, c, a, s, pub):
-        p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS, help=f"explainers run at once (default {_JOBS})")
+        p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS,
+                       help=f"explainers run at once (default: the number of cores, {_JOBS} here)")
+    for p in (b, c, a, s):
+        p.add_argument("--budget", type=_positive_float, default=_BUDGET_S, metavar="SECONDS",
+                       help=f"report every explainer whose code takes longer (default {_BUDGET_S:g} s)")
     n = sub.add_parser("new", help="scaffold a new explainer in the house form")
     n.add_argument("title", help='the explainer\'s title, e.g. "Bootstrap Intervals for Fairness Gaps"')
     return parser
@@ -130,6 +157,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -140,7 +177,9 @@ def _port(text: str) -> int:
     return value
 
 
-def _options(root: Path, args, progress: _Progress) -> BuildOptions:
+def _options(root: Path, args, progress: _Progress):
+    from site_src.build import BuildOptions, check_options
+
     common = dict(root=root, jobs=args.jobs, on_run_start=progress.start, on_run_done=progress.done,
                   on_stage=progress.stage)
     if args.command == "check":
@@ -199,6 +238,8 @@ def _serve(root: Path, args) -> int:
     """Build, then serve ``site/`` with live reload, rebuilding when any input changes."""
     from mkdocs.livereload import LiveReloadServer
 
+    from site_src.build import BuildOptions, build
+
     problem = _port_problem(args.host, args.port)
     if problem:  # before a build that may take minutes
         console.print(f"[bold red]serve failed:[/] {problem}", markup=True, highlight=False)
@@ -210,7 +251,7 @@ def _serve(root: Path, args) -> int:
             with _Progress() as progress:
                 report = build(BuildOptions(root=root, jobs=args.jobs, numbers="serve", on_run_start=progress.start,
                                             on_run_done=progress.done, on_stage=progress.stage))
-            _summary(report, explain=True)
+            _summary(report, explain=True, budget_s=args.budget)
         except SiteError as err:  # keep serving the previous site; say what broke
             console.print("[bold red]build failed; still serving the previous site:[/]")
             console.print(str(err), markup=False)
@@ -334,7 +375,16 @@ def _how(run, *, explain: bool) -> str:
     return f"ran: {run.reason}" if run.reason in _FIRST_RUN else f"re-ran: {run.reason}"
 
 
-def _summary(report, *, explain: bool) -> None:
+def over_budget(runs, budget_s: float) -> list[str]:
+    """One line per run whose code took longer than ``budget_s`` seconds, slowest first (a
+    cached run: its last run), so slow pages are noticed before they make every build slow."""
+    return [f"{r.slug} took {r.duration_s:.1f} s{' (its last run)' if r.cached else ''}, over the "
+            f"{budget_s:g} s budget per explainer: make it faster (a faster library routine, fewer "
+            "simulations) or raise the budget with --budget" for r in sorted(runs, key=lambda r: -r.duration_s)
+            if r.duration_s > budget_s]
+
+
+def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
     table = Table(title=f"explainer runs (wall time {report.wall_s:.1f} s)")
     for col in ("explainer", "run", "run time", "peak memory"):
         table.add_column(col)
@@ -348,6 +398,9 @@ def _summary(report, *, explain: bool) -> None:
         for w in r.warnings:
             console.print("[yellow]run warning:[/] ", end="")
             console.print(w, markup=False)
+    for line in over_budget(report.runs, budget_s):
+        console.print("[yellow]slow:[/] ", end="")
+        console.print(line, markup=False)
     for w in report.warnings:
         console.print(f"[yellow]mkdocs warning:[/] {w}")
     for note in report.notes:

@@ -7,11 +7,13 @@ entry and its files on every use.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -73,6 +75,7 @@ def execute(
     force: set[str] | None = None,
     on_done=None,
     on_start=None,
+    fork: bool = True,
 ) -> tuple[list[RunResult], list[ExecutionError]]:
     """Run (or reuse) every code file; return the results and the failures.
 
@@ -100,38 +103,63 @@ def execute(
         Called with each RunResult or ExecutionError as it finishes (progress display).
     on_start : callable, optional
         Called with the slug when a run starts (not for a cache hit).
+    fork : bool
+        Fork each run from a server that has imported what the explainers import (Linux; the
+        default), instead of starting a fresh interpreter per run. Both give every run a clean
+        process of its own with the same limits (see ``site_src._runner``).
     """
     root, cache_dir = Path(root).resolve(), Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
     cache.prune(cache_dir, {c.slug for c in code_files})
+    cache.load_digests(cache_dir)
     inputs = inputs or {}
 
-    def one(code: CodeFile):
+    def lookup(code: CodeFile):
+        """A cache hit as a RunResult, or the reason to run."""
+        if not use_cache:
+            return None, "cache disabled (check)"
+        if force is not None and (not force or code.slug in force):
+            return None, "forced"
+        entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text,
+                                     declared=inputs.get(code.slug), root=root)
+        if entry is None:
+            return None, reason
+        return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason), reason
+
+    def run(code: CodeFile, reason: str):
         try:
-            reason = "cache disabled (check)" if not use_cache else None
-            if force is not None and (not force or code.slug in force):
-                reason = "forced"
-            if reason is None:
-                entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text,
-                                             declared=inputs.get(code.slug), root=root)
-                if entry is not None:
-                    outcome = _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason)
-                    if on_done:
-                        on_done(outcome)
-                    return outcome
             outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600),
                            memory=(memory or {}).get(code.slug, DEFAULT_MEMORY), reason=reason,
-                           declared=inputs.get(code.slug), on_start=on_start)
+                           declared=inputs.get(code.slug), on_start=on_start, server=server)
         except ExecutionError as err:
             outcome = err
         if on_done:
             on_done(outcome)
         return outcome
 
+    outcomes: dict[str, RunResult | ExecutionError] = {}
+    todo: list[tuple[CodeFile, str]] = []
+    for code in code_files:
+        try:
+            hit, reason = lookup(code)
+        except ExecutionError as err:
+            hit, reason = err, ""
+        if hit is None:
+            todo.append((code, reason))
+            continue
+        outcomes[code.slug] = hit
+        if on_done:
+            on_done(hit)
+    # Longest first (by the last recorded run; never run: first), so that the slowest run
+    # does not start last and leave the other workers idle at the end.
+    todo.sort(key=lambda item: -cache.last_run_seconds(cache_dir / item[0].slug))
     _INTERRUPTED.clear()
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    # Started here, in the thread that lives for the whole build: the server dies with it.
+    server = _ForkServer(root, _preload([c for c, _ in todo])) if todo and fork and _ForkServer.available() else None
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)))
     try:
-        outcomes = list(pool.map(one, code_files))
+        for (code, _), outcome in zip(todo, pool.map(lambda item: run(*item), todo)):
+            outcomes[code.slug] = outcome
     except BaseException:
         # Ctrl-C lands in this thread while workers wait on their children: kill the children so
         # the workers return at once, and start nothing new. A worker that starts its child just
@@ -142,14 +170,19 @@ def execute(
             _kill(proc)
         pool.shutdown(wait=True)
         raise
+    finally:
+        if server is not None:
+            server.close()
     pool.shutdown()
+    cache.save_digests(cache_dir)
+    outcomes = [outcomes[c.slug] for c in code_files]
     results = [o for o in outcomes if isinstance(o, RunResult)]
     errors = [o for o in outcomes if isinstance(o, ExecutionError)]
     return results, errors
 
 
 def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
-         declared: list[str] | None, on_start=None) -> RunResult:
+         declared: list[str] | None, on_start=None, server: _ForkServer | None = None) -> RunResult:
     source = _rel(code.source, root)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
     token = work.name  # unique to this run: marks every process it starts (see _kill_leftovers)
@@ -168,21 +201,21 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
     }
     (work / "spec.json").write_text(json.dumps(spec))
     declared_before = cache.declared_inputs(root, declared)  # as the run found them
-    env = dict(os.environ)
-    # Same numbers whatever the job count: one BLAS thread per run, fixed hashing, no GUI.
-    env.update(PYTHONHASHSEED="0", MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", **{_TOKEN: token})
     if on_start:
         on_start(code.slug)
     started = time.perf_counter()
     # Output goes to files, not pipes: the run ends when its process ends, even if a child it
     # left behind still holds the other end of a pipe.
-    with open(work / "stdout.bin", "wb") as out, open(work / "stderr.bin", "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "site_src._runner", str(work / "spec.json")],
-            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-            start_new_session=True,  # its own process group, so its children can be killed with it
-        )
+    if server is not None:
+        proc = server.start(work / "spec.json", stdout=work / "stdout.bin", stderr=work / "stderr.bin",
+                            cwd=root, env={_TOKEN: token})
+    else:
+        with open(work / "stdout.bin", "wb") as out, open(work / "stderr.bin", "wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "site_src._runner", str(work / "spec.json")],
+                cwd=root, env={**_run_environment(), _TOKEN: token}, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=err, start_new_session=True,  # its own process group, so its children die with it
+            )
     _RUNNING.add(proc)
     if _INTERRUPTED.is_set():
         _kill(proc)
@@ -264,6 +297,109 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
 
 
 _GRACE_S = 10  # the run stops itself at its timeout; the build kills it this much later
+
+
+def _run_environment() -> dict[str, str]:
+    """The environment of every run. Same numbers whatever the job count: one BLAS thread per
+    run, fixed hashing, no GUI."""
+    env = dict(os.environ)
+    env.update(PYTHONHASHSEED="0", MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    env.pop(_TOKEN, None)
+    return env
+
+
+def _preload(code_files: list[CodeFile]) -> list[list]:
+    """What the explainers import at their top level, ``[module, [names imported from it]]``:
+    what the fork server imports once (the names too: a package may import them lazily)."""
+    found: dict[str, dict[str, None]] = {}
+    for code in code_files:
+        try:
+            tree = ast.parse(code.text)
+        except SyntaxError:
+            continue  # the run reports it
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    found.setdefault(alias.name, {})
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.setdefault(node.module, {}).update((a.name, None) for a in node.names if a.name != "*")
+    return [[module, list(names)] for module, names in found.items()]
+
+
+class _ForkServer:
+    """The build's fork server (``site_src._runner.serve``): one process that has imported what
+    the explainers import and forks a clean child per run. Requests go over a Unix socket the
+    build creates and hands over (no start-up race); closing its stdin stops it, and it dies
+    with the build (parent-death signal)."""
+
+    @staticmethod
+    def available() -> bool:
+        return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+    def __init__(self, root: Path, preload: list[str]):
+        self._dir = tempfile.mkdtemp(prefix="fairsite-")
+        self.address = os.path.join(self._dir, "fork.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(self.address)
+        listener.listen(64)
+        self._log = open(os.path.join(self._dir, "server.log"), "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "site_src._runner", "--serve", str(listener.fileno()), str(os.getpid()),
+             json.dumps(preload)],
+            cwd=root, env=_run_environment(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._log,
+            pass_fds=(listener.fileno(),), start_new_session=True,
+        )
+        listener.close()
+
+    def start(self, spec: Path, *, stdout: Path, stderr: Path, cwd: Path, env: dict) -> _Forked:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(self.address)
+            conn.sendall(json.dumps({"spec": str(spec), "stdout": str(stdout), "stderr": str(stderr),
+                                     "cwd": str(cwd), "env": env}).encode() + b"\n")
+            pid = json.loads(_runner._read_line(conn))["pid"]
+        except (OSError, ValueError) as err:
+            conn.close()
+            raise ExecutionError(f"the fork server stopped ({err}); its log: {self.log_tail()}") from None
+        return _Forked(pid, conn)
+
+    def log_tail(self) -> str:
+        try:
+            return Path(self._log.name).read_text(errors="replace")[-2000:] or "(empty)"
+        except OSError:
+            return "(unreadable)"
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+class _Forked:
+    """A run forked by the server: ``pid`` (its process group too), ``wait``, ``returncode``
+    (negative: killed by that signal), like ``subprocess.Popen``."""
+
+    def __init__(self, pid: int, conn: socket.socket):
+        self.pid, self._conn, self.returncode = pid, conn, None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._conn.settimeout(timeout)
+            try:
+                line = _runner._read_line(self._conn)
+            except TimeoutError:
+                raise subprocess.TimeoutExpired("explainer run", timeout) from None
+            except (OSError, ConnectionError):  # the server died: so did the run (parent-death signal)
+                line = json.dumps({"returncode": -signal.SIGKILL}).encode()
+            self.returncode = json.loads(line)["returncode"]
+            self._conn.close()
+        return self.returncode
 _TOKEN = "FAIRSITE_RUN"  # environment variable naming the run, inherited by all it starts
 
 
@@ -361,11 +497,16 @@ _RUNNING: set[subprocess.Popen] = set()  # children of this build, killed on int
 _INTERRUPTED = threading.Event()
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc: subprocess.Popen | _Forked) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the run's own children too
     except ProcessLookupError:
-        pass
+        # A run forked an instant ago may not lead its own group yet (it calls setsid first
+        # thing, before it can start anything): the process itself is all there is to kill.
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str) -> RunResult:

@@ -181,11 +181,40 @@ class AuditConvention:
 
 
 def audit_conventions(root: Path) -> list[AuditConvention]:
-    """One `AuditConvention` per ``audits/*/audit.yaml`` under ``root``, by name."""
+    """One `AuditConvention` per ``audits/*/audit.yaml`` under ``root``, by name.
+
+    Reading a manifest validates it against its data (pandas, a sha256 of each data file): the
+    answer is remembered in ``.cache/`` by the digests of the manifests and data files, so a
+    build that changed none of them neither imports pandas nor reads the data for it.
+    """
+    import json
+
+    from site_src.filestate import hash_file
+
+    manifests = sorted((root / "audits").glob("*/audit.yaml"))
+    key = [[str(p.relative_to(root)), hash_file(p)] for p in manifests]
+    key += [[str(p.relative_to(root)), hash_file(p)] for p in sorted((root / "data").glob("*")) if p.is_file()]
+    memo = root / ".cache" / "fairsite-glossary.json"
+    try:
+        saved = json.loads(memo.read_text(encoding="utf-8"))
+        if saved["key"] == key:
+            return [AuditConvention(**{**a, "groups": tuple(tuple(g) for g in a["groups"])}) for a in saved["audits"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    out = _read_conventions(manifests, root)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        memo.write_text(json.dumps({"key": key, "audits": [a.__dict__ for a in out]}), encoding="utf-8")
+    except OSError:
+        pass  # remembered next time
+    return out
+
+
+def _read_conventions(manifests: list[Path], root: Path) -> list[AuditConvention]:
     from faircode.manifest import load_manifest
 
     out = []
-    for path in sorted((root / "audits").glob("*/audit.yaml")):
+    for path in manifests:
         m = load_manifest(path, root=root)
         out.append(AuditConvention(
             slug=path.parent.name, name=m.name, flagged=m.target.meaning,

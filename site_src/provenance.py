@@ -10,7 +10,6 @@ facts of the working tree to say which pages online are out of date.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -20,13 +19,12 @@ from pathlib import Path
 import yaml
 
 from site_src.errors import SiteError
+from site_src.filestate import ENV_VARS, hash_file  # the variables mkdocs.yml reads (`!ENV`), for a fork
 
 MANIFEST = "fairsite-manifest.json"  # at the site's root, next to index.html
 MANIFEST_FORMAT = 1
 LOCK_FILE = "requirements/site.txt"  # the runtime lock the site is built from
 RESULTS_FILE = "results/results_fairness.csv"  # what the results page shows
-# The environment variables mkdocs.yml reads (`!ENV`), so a fork builds with its own addresses.
-ENV_VARS = ("FAIRSITE_REPO_URL", "FAIRSITE_REPO_NAME", "FAIRSITE_SITE_URL")
 
 
 @dataclass(frozen=True)
@@ -183,8 +181,6 @@ def source_config(root: Path) -> dict:
 
 
 def digest(path: Path) -> str | None:
-    """The sha256 (hex) of a file's bytes; None if there is no such file."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
+    """The sha256 (hex) of a file's bytes; None if there is no such file (remembered by the file's
+    metadata across builds: ``site_src.filestate.hash_file``)."""
+    return hash_file(path)

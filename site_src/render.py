@@ -54,9 +54,16 @@ class Page:
     cited: tuple[str, ...]  # run values the prose used
 
 
-def make_environment(explainers: list[Explainer]) -> jinja2.Environment:
+def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None = None) -> jinja2.Environment:
+    """The Jinja environment of the pages. With ``bytecode_dir``, compiled templates are kept
+    there (Jinja's bytecode cache, keyed by each template's source) and not compiled again."""
     sources = {e.display_path: e.prose for e in explainers}
+    cache = None
+    if bytecode_dir is not None:
+        bytecode_dir.mkdir(parents=True, exist_ok=True)
+        cache = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
     env = jinja2.Environment(
+        bytecode_cache=cache,
         loader=jinja2.ChoiceLoader([
             # (source, filename, uptodate): the filename makes Jinja's traceback frames name the explainer.
             jinja2.FunctionLoader(lambda name: (sources[name], name, lambda: True) if name in sources else None),
@@ -96,7 +103,7 @@ def render(
     its page (cited numbers that drifted from the accepted ones).
     """
     banners = banners or {}
-    env = make_environment(explainers)
+    env = make_environment(explainers, bytecode_dir=Path(root) / ".cache" / "fairsite-jinja")
     errors: list[SiteError] = []
     try:
         # Every page says where its code lives and which commit it was built from.

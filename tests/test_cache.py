@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from site_src import _runner
+from site_src import _runner, cache
 from site_src.build import BuildOptions, build
 from site_src.cli import main as fairsite
 from site_src.collect import collect
@@ -203,7 +203,7 @@ def _old_format(root: Path) -> None:
 
 
 def _bad_json(root: Path) -> None:
-    _entry(root).write_text('{"format": 3, "stdout": ')
+    _entry(root).write_text(f'{{"format": {cache.FORMAT}, "stdout": ')
 
 
 def _missing_key(root: Path) -> None:
@@ -232,7 +232,7 @@ def _not_an_object(root: Path) -> None:
     (_garbage_svg, "cached figure-1.svg is not the one the run wrote"),
     (_delete_png, "cached figure-1.png is missing"),
     (_binary_entry, "cache entry is not UTF-8 text"),
-    (_old_format, "cache entry has format 1; this build writes format 3"),
+    (_old_format, f"cache entry has format 1; this build writes format {cache.FORMAT}"),
     (_bad_json, "cache entry is not valid JSON"),
     (_missing_key, "cache entry is malformed (values: Field required)"),
     (_wrong_type, "cache entry is malformed (figures: Input should be a valid list)"),

@@ -1,0 +1,107 @@
+"""Cold `fairsite build` against an in-process peer on the same code, as a ratio from one run.
+
+    python bench/bench_peer.py [--runs 3]
+
+The peer is markdown-exec (https://pawamoy.github.io/markdown-exec/), which runs every code block
+inside the one MkDocs process, with no cache and no isolation between pages. This script makes
+the peer's site from the explainers' generated code (`explainers/code/*.py`): one page per file
+with the file as one `python exec="on"` block (its printed output shown as text), MkDocs with the
+Material theme, run from the repository root like `fairsite build`. Both sites are built on a copy
+of the repository in a temporary folder, `--runs` times, alternating, as whole commands in fresh
+processes:
+
+- cold `fairsite build --force --jobs 1`: every explainer re-runs, each in its own clean process;
+- `mkdocs build` of the peer site (every block runs; there is nothing to cache).
+
+It prints the medians and the ratio fairsite / peer; the target (issue 16) is at most 1.0x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+IGNORE = shutil.ignore_patterns(".cache", "site", "docs", ".fairsite*", ".git", ".venv", "__pycache__", "artifacts")
+
+PEER_CONFIG = """\
+site_name: markdown-exec peer
+docs_dir: docs
+site_dir: site
+theme:
+  name: material
+plugins:
+  - search
+  - markdown-exec
+markdown_extensions:
+  - pymdownx.superfences:
+      custom_fences:
+        - name: python
+          class: python
+          validator: !!python/name:markdown_exec.validator
+          format: !!python/name:markdown_exec.formatter
+"""
+
+
+def make_peer_site(root: Path, folder: Path) -> int:
+    """Write the peer's MkDocs project into ``folder`` from ``root/explainers/code``; the page count."""
+    docs = folder / "docs"
+    docs.mkdir(parents=True)
+    (folder / "mkdocs.yml").write_text(PEER_CONFIG, encoding="utf-8")
+    codes = sorted((root / "explainers" / "code").glob("*.py"))
+    index = ["# Explainers (markdown-exec peer)", ""]
+    for code in codes:
+        text = code.read_text(encoding="utf-8")
+        fence = "````" if "```" in text else "```"
+        page = f"# {code.stem}\n\n{fence}python exec=\"on\" result=\"text\" session=\"{code.stem}\"\n{text}\n{fence}\n"
+        (docs / f"{code.stem}.md").write_text(page, encoding="utf-8")
+        index.append(f"- [{code.stem}]({code.stem}.md)")
+    (docs / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
+    return len(codes)
+
+
+def _time(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="alternated runs of each build (default 3)")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        shutil.copytree(REPO, root, ignore=IGNORE)
+        peer = Path(tmp) / "peer"
+        pages = make_peer_site(root, peer)
+        # The peer runs the code in the MkDocs process: same single-threaded BLAS and no GUI as
+        # fairsite gives its runs, and the repository root as the working directory.
+        env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
+        ours, theirs = [], []
+        for _ in range(args.runs):
+            ours.append(_time([str(BIN / "fairsite"), "build", "--force", "--jobs", "1"], root))
+            theirs.append(_time([str(BIN / "mkdocs"), "build", "--quiet", "-f", str(peer / "mkdocs.yml")], root, env))
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    print(f"{pages} code files; medians of {args.runs} alternated runs")
+    print(f"cold fairsite build --force --jobs 1: {statistics.median(ours):7.2f} s  {[round(t, 1) for t in ours]}")
+    print(f"markdown-exec peer (mkdocs build):    {statistics.median(theirs):7.2f} s  {[round(t, 1) for t in theirs]}")
+    print(f"ratio fairsite / peer: {ratio:.2f}x (target <= 1.0x)  {'yes' if ratio <= 1.0 else 'NO'}")
+    return 0 if ratio <= 1.0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Answer "nothing changed" from file metadata, before importing the build.
+
+``fairsite build`` with nothing changed must cost less than a plain ``mkdocs build``: the time a
+person waits includes the interpreter, the imports and the hashing. So, like make, ninja and
+git, a successful build records the metadata (size, modification and change times, inode) of
+every file it consulted (sources, accepted numbers, generated code, the library, the build's
+own code and templates, the cache entries and their artefacts, what each run read, the
+results, the outputs in ``docs/`` and ``site/``), the listings of the folders whose new files
+would matter, the folders packages are installed in (an install or upgrade changes them), the
+git commit and whether the tree is dirty, and the Python and environment the build ran with.
+
+The next ``fairsite build`` compares only that metadata (no hashing, no heavy imports). If all
+of it is as recorded, nothing the site is made of can have changed and it says so at once. If
+anything moved, the full build runs, and there the bytes are the truth: a file whose metadata
+moved is re-hashed and, if its digest is the one recorded, still counts as unchanged
+(``site_src.cache.hash_file``).
+
+Standard library only: this module is imported on every build, before anything else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+STATE = Path(".cache") / "fairsite-state.json"
+FORMAT = 1
+# The environment variables mkdocs.yml reads (`!ENV`), so a fork builds with its own addresses.
+ENV_VARS = ("FAIRSITE_REPO_URL", "FAIRSITE_REPO_NAME", "FAIRSITE_SITE_URL")
+
+
+def _meta(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _environment() -> dict:
+    """What is not a file: the interpreter, the variables the pages read, where packages live."""
+    # Where packages are installed (not sys.path, which differs between a console script, pytest
+    # and `python -c`): installing, upgrading or removing one changes these folders.
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    package_dirs = sorted({p for p in (paths["purelib"], paths["platlib"], *site.getsitepackages()) if os.path.isdir(p)})
+    return {
+        "python": sys.version,
+        "executable": sys.executable,
+        "env": {k: os.environ.get(k) for k in (*ENV_VARS, "SOURCE_DATE_EPOCH")},
+        "package_dirs": {p: _meta(p) for p in package_dirs},
+    }
+
+
+def git_state(root: Path) -> list:
+    """``[commit of HEAD or None, dirty]`` with one ``git status``; ``[None, False]`` outside git."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"],
+                             cwd=root, capture_output=True, text=True)
+    except FileNotFoundError:
+        return [None, False]
+    if out.returncode != 0:
+        return [None, False]
+    commit, dirty = None, False
+    for line in out.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            oid = line.split()[2]
+            commit = None if oid == "(initial)" else oid
+        elif not line.startswith("#"):
+            dirty = True
+    return [commit, commit is None or dirty]
+
+
+def record(root: Path, *, files: set[Path], dirs: set[Path], summary: dict) -> None:
+    """Record the metadata of ``files`` and ``dirs`` (absolute paths) after a successful build,
+    with ``summary`` (what the build's report says about its runs), for :func:`unchanged`."""
+    root = Path(root)
+    state = {
+        "format": FORMAT,
+        "environment": _environment(),
+        "git": git_state(root),
+        "files": {str(p): _meta(str(p)) for p in sorted(files)},
+        "dirs": {str(p): _meta(str(p)) for p in sorted(dirs)},
+        "summary": summary,
+    }
+    path = root / STATE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(state), encoding="utf-8")
+    tmp.replace(path)
+
+
+def forget(root: Path) -> None:
+    """Drop the record: the build about to run may change what it describes."""
+    try:
+        (Path(root) / STATE).unlink()
+    except OSError:
+        pass
+
+
+def unchanged(root: Path) -> dict | None:
+    """The recorded summary if no recorded file, folder, environment or git state moved, else None."""
+    try:
+        state = json.loads((Path(root) / STATE).read_bytes())
+    except (OSError, ValueError):
+        return None
+    try:
+        if state["format"] != FORMAT or state["environment"] != _environment():
+            return None
+        for group in ("files", "dirs"):
+            for path, meta in state[group].items():
+                if _meta(path) != meta:
+                    return None
+        if state["git"] != git_state(Path(root)):
+            return None
+        return state["summary"]
+    except (KeyError, TypeError, AttributeError):
+        return None
+
+
+def hash_file(path: Path) -> str | None:
+    """sha256 of a file, or None if it is missing (which differs from any recorded digest).
+
+    The bytes are the truth; their digest is remembered by the file's metadata (size,
+    modification and change times, inode), as make, ninja and git do, and re-hashed only when
+    the metadata moved. A file modified within ``_RACY_S`` of the moment it was hashed is not
+    remembered (git's "racily clean" rule: a second write in the same clock tick could keep
+    its times).
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = os.fspath(path)
+    meta = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    known = _DIGESTS.get(key)
+    if known is not None and known[:4] == meta:
+        return known[4]
+    try:
+        with open(path, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return None
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_S * 1e9:
+        _DIGESTS[key] = [*meta, digest]
+    return digest
+
+
+_DIGESTS: dict[str, list] = {}  # path -> [size, mtime_ns, ctime_ns, inode, sha256]
+_RACY_S = 2
+DIGESTS = "digests.json"  # in the cache folder: the remembered digests, across builds
+
+
+def load_digests(cache_dir: Path) -> None:
+    """Remember the digests a previous build recorded in ``cache_dir`` (a broken file: none)."""
+    try:
+        data = json.loads((Path(cache_dir) / DIGESTS).read_bytes())
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict):
+        _DIGESTS.update({k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5})
+
+
+def save_digests(cache_dir: Path) -> None:
+    """Record the remembered digests of files that still exist, for the next build (atomically)."""
+    keep = {k: v for k, v in _DIGESTS.items() if os.path.exists(k)}
+    path = Path(cache_dir) / DIGESTS
+    tmp = path.with_name(f".{DIGESTS}.{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(keep), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,129 @@
+"""What makes builds fast without changing what they build: "nothing changed" answered from file
+metadata (the digest still the truth when the metadata moved), remembered digests, longest-first
+scheduling, the time budget report, one run per core by default."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from site_src import cache, cli, filestate
+from site_src.build import BuildOptions, build
+from site_src.collect import collect
+from site_src.execute import execute
+from site_src.extract import extract
+from test_site_build import _add, _copy_fixture
+from test_site_cli import _SLEEPY
+
+# test_site_cli's sleeping explainer, with a title and a sleep of our choosing.
+_SLOW = _SLEEPY.replace("title: Sleepy", "title: Slow {n}").replace("time.sleep(3)", "time.sleep({seconds})")
+
+
+@pytest.fixture
+def site(tmp_path):
+    root = _copy_fixture(tmp_path)
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    return root
+
+
+def test_nothing_changed_is_answered_without_importing_the_build(site):
+    """A fresh `fairsite build` process with nothing changed says so and never imports the build."""
+    probe = ("import sys; from site_src import cli; code = cli.main(['--root', sys.argv[1], 'build']); "
+             "print('imported:', sorted(m for m in ('site_src.build', 'site_src.render', 'mkdocs', 'pandas', "
+             "'pydantic') if m in sys.modules)); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", probe, str(site)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "imported: []" in done.stdout
+    assert "nothing changed, site/ is up to date" in done.stderr
+    assert "coin-flips" in done.stderr  # the summary of the runs, as a full build prints it
+
+
+def test_touched_file_with_the_same_bytes_is_still_unchanged_by_digest(site):
+    source = site / "explainers" / "coin-flips.md"
+    assert filestate.unchanged(site) is not None
+    os.utime(source, ns=(time.time_ns(), time.time_ns()))  # metadata moved, bytes did not
+    assert filestate.unchanged(site) is None  # the fast answer no longer holds...
+    report = build(BuildOptions(root=site))
+    assert report.skipped and all(r.cached for r in report.runs)  # ...but the digest says: unchanged
+    assert filestate.unchanged(site) is not None  # and the record is renewed
+
+
+def test_an_edit_is_seen_and_rebuilt(site):
+    source = site / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text() + "\nOne more sentence of prose.\n")
+    assert filestate.unchanged(site) is None
+    report = build(BuildOptions(root=site))
+    assert not report.skipped
+    assert "One more sentence of prose." in next((site / "site").rglob("coin-flips/index.html")).read_text()
+
+
+@pytest.mark.parametrize("change", ["new explainer", "results file", "cached figure", "environment variable"])
+def test_what_the_record_covers(site, change, monkeypatch):
+    if change == "new explainer":
+        _add(site, "another", _SLOW.format(n=1, seconds=0))
+    elif change == "results file":
+        path = site / "results" / "results_fairness.csv"
+        path.write_bytes(path.read_bytes() + b"\n")
+    elif change == "cached figure":
+        path = next((site / ".cache" / "fairsite").glob("*/figure-1.svg"))
+        path.write_bytes(path.read_bytes().replace(b"<svg", b"<svg data-x='1'", 1))
+    else:
+        monkeypatch.setenv("FAIRSITE_SITE_URL", "https://example.org/fork/")
+    assert filestate.unchanged(site) is None
+
+
+def test_remembered_digest_is_used_only_while_the_metadata_holds(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_bytes(b"a,b\n1,2\n")
+    old = time.time_ns() - 10**10  # written long ago: safe to remember (not "racily clean")
+    os.utime(path, ns=(old, old))
+    first = cache.hash_file(path)
+    assert first == __import__("hashlib").sha256(b"a,b\n1,2\n").hexdigest()
+    path.write_bytes(b"a,b\n1,3\n")  # same size; the change time moves even if mtime is reset
+    os.utime(path, ns=(old, old))
+    assert cache.hash_file(path) == __import__("hashlib").sha256(b"a,b\n1,3\n").hexdigest()
+
+
+def test_slowest_explainers_start_first(tmp_path):
+    root = _copy_fixture(tmp_path)
+    for n, seconds in ((1, 0), (2, 0), (3, 0)):
+        _add(root, f"slow-{n}", _SLOW.format(n=n, seconds=seconds))
+    explainers = collect(root / "explainers")
+    code_files = extract(explainers, root / "explainers" / "code")
+    cache_dir = root / ".cache" / "fairsite"
+    last = {"slow-1": 1.0, "slow-2": 30.0, "slow-3": 5.0}  # as an earlier build recorded them
+    for slug, seconds in last.items():
+        (cache_dir / slug).mkdir(parents=True)
+        (cache_dir / slug / "entry.json").write_text(json.dumps({"wall_s": seconds}))
+    started = []
+    runs, errors = execute(code_files, root=root, cache_dir=cache_dir, timeouts={}, jobs=1, force=set(),
+                           on_start=started.append)
+    assert not errors
+    # Never run before (no recorded time) first, then the slowest by its last run.
+    assert started == ["coin-flips", "slow-2", "slow-3", "slow-1"]
+    assert [r.slug for r in runs] == [c.slug for c in code_files]  # results in the explainers' order
+
+
+def test_runs_over_the_time_budget_are_reported(site, capsys):
+    assert cli.main(["--root", str(site), "build", "--jobs", "1", "--budget", "0.000001"]) == 0
+    err = capsys.readouterr().err
+    assert "slow:" in err and "coin-flips took" in err and "over the 1e-06 s budget" in err
+    assert cli.main(["--root", str(site), "build", "--jobs", "1"]) == 0
+    assert "slow:" not in capsys.readouterr().err
+
+
+def test_jobs_default_to_the_cores_this_process_may_use():
+    args = cli._parser().parse_args(["build"])
+    assert args.jobs == len(os.sched_getaffinity(0)) and args.budget == 10.0
+
+
+def test_budget_must_be_positive(capsys):
+    with pytest.raises(SystemExit):
+        cli._parser().parse_args(["build", "--budget", "0"])
+    assert "must be a positive number of seconds" in capsys.readouterr().err
