@@ -5,6 +5,7 @@
 import math
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, NullFormatter
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import binom, hypergeom, norm
@@ -84,57 +85,57 @@ for slug in ("german-credit", "benefits-denial"):
     in_b = audit.reference_masks["sex"][pred.rows] == 1   # men
     flagged_a, flagged_b = pred.y_pred[in_a], pred.y_pred[in_b]
     share_a = in_a.sum() / (in_a.sum() + in_b.sum())
-    base_rate = float(flagged_b.mean())                   # the men's selection rate
-    observed_gap = float(flagged_a.mean() - base_rate)
+    comparison_rate = float(flagged_b.mean())                   # the comparison group's (men's) flag rate
+    observed_gap = float(flagged_a.mean() - comparison_rate)
     direction = math.copysign(1.0, observed_gap)          # simulate gaps in the observed direction
     info = {
         "name": audit.manifest.name, "slug": slug, "rows_total": len(audit.df),
         "n_test": int(in_a.sum() + in_b.sum()), "n_a": int(in_a.sum()), "n_b": int(in_b.sum()),
-        "share_a": float(share_a), "base_rate": base_rate, "observed_gap": observed_gap,
+        "share_a": float(share_a), "comparison_rate": comparison_rate, "observed_gap": observed_gap,
         "p_value": permutation_test(flagged_a, flagged_b),
     }
     for gap in gaps:
-        p_a = base_rate + direction * gap
+        p_a = comparison_rate + direction * gap
         for rows in sizes:
             n_a = int(round(share_a * rows))
             n_b = rows - n_a
-            closed = normal_power(p_a, base_rate, n_a, n_b, alpha)
+            closed = normal_power(p_a, comparison_rate, n_a, n_b, alpha)
             curve.append({
                 "audit": slug, "gap": gap, "rows": rows,
-                "simulated": simulated_power(p_a, base_rate, n_a, n_b, n_sims, rng),
+                "simulated": simulated_power(p_a, comparison_rate, n_a, n_b, n_sims, rng),
                 # Enumeration grows with the square of the rows: only for the smaller audits.
-                "enumerated": (enumerated_power(p_a, base_rate, n_a, n_b, alpha)
+                "enumerated": (enumerated_power(p_a, comparison_rate, n_a, n_b, alpha)
                                if rows <= max_enumerated else -1.0),
                 "closed_form": closed,
                 "statsmodels": float(power_proportions_2indep(
-                    p_a - base_rate, base_rate, n_a, ratio=n_b / n_a, alpha=alpha, return_results=False)),
+                    p_a - comparison_rate, comparison_rate, n_a, ratio=n_b / n_a, alpha=alpha, return_results=False)),
                 # The normal approximation needs enough flagged and unflagged people in each group.
-                "min_expected": min(n_a * p_a, n_a * (1 - p_a), n_b * base_rate, n_b * (1 - base_rate)),
+                "min_expected": min(n_a * p_a, n_a * (1 - p_a), n_b * comparison_rate, n_b * (1 - comparison_rate)),
             })
         # Power on the audit's own test split, by simulation with its real group sizes.
         key = round(gap * 100)
-        info[f"power_test_{key}"] = simulated_power(p_a, base_rate, info["n_a"], info["n_b"], n_sims, rng)
-        info[f"power_test_closed_{key}"] = normal_power(p_a, base_rate, info["n_a"], info["n_b"], alpha)
+        info[f"power_test_{key}"] = simulated_power(p_a, comparison_rate, info["n_a"], info["n_b"], n_sims, rng)
+        info[f"power_test_closed_{key}"] = normal_power(p_a, comparison_rate, info["n_a"], info["n_b"], alpha)
         if info["n_test"] <= max_enumerated:
-            info[f"power_test_exact_{key}"] = enumerated_power(p_a, base_rate, info["n_a"], info["n_b"], alpha)
+            info[f"power_test_exact_{key}"] = enumerated_power(p_a, comparison_rate, info["n_a"], info["n_b"], alpha)
         # Rows needed for the target power (closed form, continuous in the number of rows).
-        needed = brentq(lambda n: normal_power(p_a, base_rate, share_a * n, (1 - share_a) * n, alpha)
+        needed = brentq(lambda n: normal_power(p_a, comparison_rate, share_a * n, (1 - share_a) * n, alpha)
                         - target_power, 10, 10**7)
         info[f"rows_needed_{key}"] = math.ceil(needed)
         # The same question with Cohen's effect size h, as statsmodels' NormalIndPower answers it.
-        h = proportion_effectsize(p_a, base_rate)
+        h = proportion_effectsize(p_a, comparison_rate)
         n_a_h = NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=target_power,
                                              ratio=(1 - share_a) / share_a)
         info[f"rows_needed_h_{key}"] = math.ceil(n_a_h / share_a)
     # The smallest gap the test split can find with the target power (closed form).
     info["detectable_gap"] = brentq(
-        lambda d: normal_power(base_rate + direction * d, base_rate, info["n_a"], info["n_b"], alpha)
+        lambda d: normal_power(comparison_rate + direction * d, comparison_rate, info["n_a"], info["n_b"], alpha)
         - target_power,
-        1e-4, (base_rate if direction < 0 else 1 - base_rate) - 1e-4)
+        1e-4, (comparison_rate if direction < 0 else 1 - comparison_rate) - 1e-4)
     audits.append(info)
     # Gaps in percentage points and rates in percent, as the prose gives them.
     print(f"{info['name']}: test split {info['n_test']:,} rows ({info['n_a']} women, {info['n_b']} men), "
-          f"men flagged {info['base_rate']:.1%}; observed gap {100 * observed_gap:+.1f} pp (p = {info['p_value']:.2g})")
+          f"men flagged {info['comparison_rate']:.1%}; observed gap {100 * observed_gap:+.1f} pp (p = {info['p_value']:.2g})")
     for gap in gaps:
         key = round(gap * 100)
         exact = info.get(f"power_test_exact_{key}")
@@ -174,8 +175,8 @@ print(f"closed form vs statsmodels: largest difference {100 * worst_closed_vs_st
 print(f"simulated vs enumerated, worst point: {worst_sim:.1%} vs {worst_enumerated:.1%}")
 print(f"simulated vs closed form ({n_approximable} points): worst {worst_sim_approx:.1%} vs {worst_closed:.1%}")
 # With no gap at all, how often does the exact test cry wolf? At most alpha (it is exact).
-null_a = rng.random((n_sims, german["n_a"])) < german["base_rate"]
-null_b = rng.random((n_sims, german["n_b"])) < german["base_rate"]
+null_a = rng.random((n_sims, german["n_a"])) < german["comparison_rate"]
+null_b = rng.random((n_sims, german["n_b"])) < german["comparison_rate"]
 false_alarm_rate = float(np.mean([permutation_test(a, b) < alpha for a, b in zip(null_a, null_b)]))
 print(f"no true gap, German Credit's test split: p < {alpha} in {false_alarm_rate:.1%} of audits")
 
@@ -190,9 +191,9 @@ for ax, info in zip(axes, audits):
         err = 2 * np.sqrt(sim * (1 - sim) / n_sims)
         ax.errorbar([r["rows"] for r in rows], sim, yerr=err, fmt="o", color=colour, markersize=4,
                     label=f"{100 * gap:.0f} pp gap: exact test, simulated")
-        p_a = info["base_rate"] + math.copysign(gap, info["observed_gap"])
+        p_a = info["comparison_rate"] + math.copysign(gap, info["observed_gap"])
         share = info["share_a"]
-        closed = [normal_power(p_a, info["base_rate"], share * n, (1 - share) * n, alpha) for n in dense]
+        closed = [normal_power(p_a, info["comparison_rate"], share * n, (1 - share) * n, alpha) for n in dense]
         ax.plot(dense, closed, color=colour, linewidth=1.2, label=f"{100 * gap:.0f} pp gap: normal approximation")
         exact = [r for r in rows if r["rows"] <= max_enumerated]
         ax.plot([r["rows"] for r in exact], [r["enumerated"] for r in exact], color=colour, linestyle=":",
@@ -201,9 +202,11 @@ for ax, info in zip(axes, audits):
     ax.axvline(info["n_test"], color="black", linewidth=1)
     ax.text(info["n_test"] * 1.08, 0.03, f"test split\n{info['n_test']:,} rows")
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))  # 100, 1,000, not 10²
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("rows in the audit, women and men (log scale)")
     ax.set_ylim(0, 1.04)  # power from zero: the axis is not truncated
-    ax.set_title(f"{info['name']}\n{info['share_a']:.0%} women, men flagged {info['base_rate']:.0%}")
+    ax.set_title(f"{info['name']}\n{info['share_a']:.0%} women, men flagged {info['comparison_rate']:.0%}")
     ax.set_xlim(80, 10000)
 axes[0].set_ylabel(f"power (share of audits with p < {alpha})")
 axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
