@@ -382,14 +382,23 @@ def _with_cells(source: str) -> str:
 def test_cells_are_placed_in_the_prose_each_with_its_own_output(tmp_path):
     root = _copy_fixture(tmp_path)
     page = root / "explainers" / "coin-flips.md"
-    page.write_text(_with_cells(page.read_text()))
+    source = _with_cells(page.read_text())
+    page.write_text(source)
     build(BuildOptions(root=root))
     md = (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
     first, second = md.index('"Code, cell 1: Flip'), md.index('"Code, cell 2: Draw')
     assert first < md.index("The benchmark says") < second  # cell 1 where the prose put it
     assert first < md.index("heads: 0.") < second  # its output under it, not under cell 2
     html = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
-    assert html.count('class="example fc-cell" open') == 2
+    assert html.count('<details class="example fc-cell">') == 2  # every cell's code starts folded
+    assert '</details>\n<div class="fc-cell-output">' in html  # a teaching cell's output shows under it
+    # The technical layer: the output goes inside the fold with the code.
+    page.write_text(source.replace("{{ cell(1) }}", "{{ cell(1, folded=True) }}"))
+    build(BuildOptions(root=root))
+    html = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    folded = html[html.index('<details class="example fc-cell">'):]
+    assert folded.index("heads: 0.") < folded.index("</details>")
+    assert '</details>\n<div class="fc-cell-output">' not in html
 
 
 def test_cell_placement_mistakes_are_named(tmp_path):
