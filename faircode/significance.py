@@ -133,8 +133,17 @@ class ConfidenceInterval(NamedTuple):
     high: float
 
 
+class _PValueResult:
+    """What every test result with ``p_value`` and ``p_value_floor`` fields shares."""
+
+    def format_p_value(self, *, digits: int = 2) -> str:
+        """The p-value as :func:`format_p_value` prints it (``"p ≤ 1/10,001"`` at the Monte
+        Carlo floor of 10,000 permutations)."""
+        return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
+
+
 @dataclass(frozen=True, repr=False)
-class PermutationTestResult:
+class PermutationTestResult(_PValueResult):
     """Result of :func:`permutation_test_result`.
 
     Attributes
@@ -169,10 +178,6 @@ class PermutationTestResult:
     alternative: str = "two-sided"
     null_distribution: np.ndarray | None = field(default=None, compare=False)
 
-    def format_p_value(self, *, digits: int = 2) -> str:
-        """The p-value as :func:`format_p_value` prints it (``"p ≤ 1/10,000"`` at the floor)."""
-        return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
-
     def __repr__(self) -> str:
         resamples = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
         return (
@@ -182,7 +187,7 @@ class PermutationTestResult:
 
 
 @dataclass(frozen=True, repr=False)
-class SignificanceReport:
+class SignificanceReport(_PValueResult):
     """Result of :func:`significance_report`: is the gap between two groups real?
 
     Attributes
@@ -235,10 +240,6 @@ class SignificanceReport:
     ci_method: str
     p_value_floor: float
     is_monte_carlo_minimum: bool
-
-    def format_p_value(self, *, digits: int = 2) -> str:
-        """The p-value as :func:`format_p_value` prints it."""
-        return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
 
     def __repr__(self) -> str:
         resamples = "exact" if self.n_permutations is None else f"{self.n_permutations:,} permutations"
@@ -2066,7 +2067,7 @@ _BINARY_METHODS = ("auto", "exact", "monte_carlo")
 
 
 @dataclass(frozen=True, repr=False)
-class MaxGapTestResult:
+class MaxGapTestResult(_PValueResult):
     """Result of :func:`max_gap_test`: is the spread of k group means more than chance?
 
     Attributes
@@ -2109,10 +2110,6 @@ class MaxGapTestResult:
     high_group: object
     low_group: object
     null_distribution: np.ndarray | None = field(default=None, compare=False)
-
-    def format_p_value(self, *, digits: int = 2) -> str:
-        """The p-value as :func:`format_p_value` prints it (``"p < 1/10,000"`` at the floor)."""
-        return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
 
     def __repr__(self) -> str:
         resamples = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
