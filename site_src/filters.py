@@ -103,9 +103,10 @@ def mc_percent(value, n: int, digits: int | None = None) -> str:
     ``41% ± 2``, ``0.049`` from 2,000 -> ``4.9% ± 0.5``. ``digits`` overrides the decimals.
 
     A share of exactly 0 or 1 has no spread to show ("100.0% ± 0.1" would claim more than 100% is
-    possible): it is shown as a bound, ``less than 0.2%`` / ``more than 99.8%`` for 2,000, by the
-    rule of three (the one-sided 95% bound of a count of zero out of ``n`` is about ``3 / n``;
-    Hanley and Lippman-Hand 1983), rounded outwards so the statement stays true.
+    possible): it is shown as what was counted and a 95% bound on the true share,
+    ``100% (all 2,000; above 99.8% with 95% confidence)`` / ``0% (none of 2,000; below 0.2% with
+    95% confidence)``, by the rule of three (the one-sided 95% bound of a count of zero out of
+    ``n`` is about ``3 / n``; Hanley and Lippman-Hand 1983), rounded outwards.
     """
     x = _num(value, "mc_percent")
     if not 0 <= x <= 1:
@@ -116,8 +117,8 @@ def mc_percent(value, n: int, digits: int | None = None) -> str:
         bound = 300 / n  # percentage points
         d = max(0, -math.floor(math.log10(bound)))
         if x == 0:
-            return f"less than {math.ceil(bound * 10 ** d) / 10 ** d:.{d}f}%"
-        return f"more than {math.floor((100 - bound) * 10 ** d) / 10 ** d:.{d}f}%"
+            return f"0% (none of {n:,}; below {math.ceil(bound * 10 ** d) / 10 ** d:.{d}f}% with 95% confidence)"
+        return f"100% (all {n:,}; above {math.floor((100 - bound) * 10 ** d) / 10 ** d:.{d}f}% with 95% confidence)"
     se = 100 * max(math.sqrt(x * (1 - x) / n), 1 / n)  # percentage points
     if digits is None:  # the decimal place of the standard error rounded to one significant digit
         digits = max(0, -math.floor(math.log10(float(f"{se:.1g}"))))

@@ -149,13 +149,14 @@ TERMS: tuple[Term, ...] = (
          "show a gap, not that there is none: see [common mistakes](../mistakes/index.md)."),
     Term("exchangeable", "Exchangeable rows", r"exchangeab",
          "Rows are exchangeable when, if nothing were going on, swapping their group labels would not "
-         "change how likely the data are: independent people drawn the same way. Members of one "
+         "change how likely the data are; independent people drawn the same way, for example. Members of one "
          "household or repeated rows of one person are not; a permutation test must then shuffle "
          "whole clusters (see the grouped-permutation explainer)."),
     Term("standard-error", "Standard error, the ± after a simulated share", r"standard error|Monte Carlo error",
          "How much a number computed from random draws would move if the draws were repeated. A share "
-         "estimated from a simulation is shown as 41% ± 2: the ± is its Monte Carlo standard error, "
-         "about one in three repeats would land farther away than that."),
+         "estimated from a simulation is shown as 41% ± 2: the ± is its Monte Carlo standard error; "
+         "the estimate is within one standard error of what an endless simulation would give about "
+         "two times in three."),
     Term("effect-size", "Effect size", r"effect size",
          "How big a gap is (here, in percentage points or as a ratio), as opposed to how sure we are "
          "that it is not chance (the p-value). A tiny gap can have a tiny p on a large audit, and a "

@@ -118,8 +118,9 @@ def test_mc_percent_of_none_or_all_is_a_true_bound_not_a_spread(n):
 
     exact_upper = 100 * beta.ppf(0.95, 1, n)  # zero events: P(X = 0) = 0.05 at this rate
     none, every = mc_percent(0.0, n), mc_percent(1.0, n)
-    assert none.startswith("less than ") and every.startswith("more than ")
-    shown_upper = float(none.removeprefix("less than ").rstrip("%"))
-    shown_lower = float(every.removeprefix("more than ").rstrip("%"))
+    assert none.startswith(f"0% (none of {n:,}; below ") and every.startswith(f"100% (all {n:,}; above ")
+    assert none.endswith("% with 95% confidence)") and every.endswith("% with 95% confidence)")
+    shown_upper = float(none.split("below ")[1].split("%")[0])
+    shown_lower = float(every.split("above ")[1].split("%")[0])
     assert shown_upper >= exact_upper and shown_upper <= 3 * exact_upper
     assert shown_lower <= 100 - exact_upper and shown_lower < 100
