@@ -93,6 +93,7 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
 
     figures.finish()  # the figures still open at the end, then each figure's narrow variant
     result["figures"] = figures.files
+    result["figures_s"] = figures.seconds
     if "cells" in result:
         for k, cell in enumerate(result["cells"]):
             cell["figures"] = [i for i, f in enumerate(figures.files, start=1) if f["cell"] == k]
@@ -362,6 +363,7 @@ class _FigureCapture:
         self.cell = 0  # the cell running now; a figure saved while it runs is its output
         self._owner: dict[int, int] = {}  # id(figure) -> the cell that opened it
         self._figs: list = []  # the figure of each file, for its narrow variant at the end
+        self.seconds = 0.0  # spent saving files: a cost of the page, not of the code
         plt.show = lambda *a, **k: self.capture_open()
 
     def capture_open(self) -> None:
@@ -379,6 +381,7 @@ class _FigureCapture:
         """Save the figures still open, then the narrow (phone) variant of each figure's last
         file: it re-lays the figure out, so it is drawn only once the code can no longer change it."""
         self.capture_open()
+        started = time.perf_counter()
         last = {id(fig): i for i, fig in enumerate(self._figs)}
         for i, fig in enumerate(self._figs):
             if last[id(fig)] != i:
@@ -386,10 +389,12 @@ class _FigureCapture:
             narrow = self._out / f"figure-{i + 1}-narrow.svg"
             if save_narrow_variant(fig, narrow):
                 self.files[i]["narrow"] = narrow.name
+        self.seconds += time.perf_counter() - started
 
     def _save(self, fig) -> None:
         if id(fig) in self._saved and not fig.stale:
             return
+        started = time.perf_counter()
         i = len(self.files) + 1
         svg, png = self._out / f"figure-{i}.svg", self._out / f"figure-{i}.png"
         fig.savefig(svg, format="svg", metadata={"Date": None})
@@ -398,6 +403,7 @@ class _FigureCapture:
         self._saved.add(id(fig))
         self.files.append({"svg": svg.name, "png": png.name, "cell": self._owner.get(id(fig), self.cell)})
         self._figs.append(fig)
+        self.seconds += time.perf_counter() - started
 
 
 def _kill_descendants() -> list[str]:

@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
 from site_src.execute import RunResult, execute
 from site_src.extract import extract, publish, stale_code_files
 from site_src.provenance import ENV_VARS
-from site_src.render import render
+from site_src.render import render, warm_results_page
 from site_src.results import ResultsTable
 from site_src.site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
                             swap_in, write_manifest)
@@ -95,13 +96,18 @@ def build(options: BuildOptions) -> BuildReport:
             # Reported; the runs below use what the sources say.
             errors += [SiteError(p) for p in stale_code_files(explainers, code_dir)]
         code_files = extract(explainers, code_dir)
-        runs, run_errors = execute(
-            code_files, root=root, cache_dir=root / ".cache" / "fairsite",
-            timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
-            inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
-            use_cache=options.use_cache, force=set(options.force) if options.force is not None else None,
-            on_done=options.on_run_done,
-        )
+        results = ResultsTable(root / "results" / "results_fairness.csv")
+        # The results page depends on results/ alone: it is drawn while the explainers run (on a
+        # cold build it is most of the render stage), and leaving the block waits for it.
+        with ThreadPoolExecutor(max_workers=1) as drawing:
+            drawing.submit(warm_results_page, explainers, results, root)
+            runs, run_errors = execute(
+                code_files, root=root, cache_dir=root / ".cache" / "fairsite",
+                timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
+                inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
+                use_cache=options.use_cache, force=set(options.force) if options.force is not None else None,
+                on_done=options.on_run_done,
+            )
         errors += run_errors
         by_slug = {r.slug: r for r in runs}
         notes, accepted, banners = [], [], {}
@@ -131,7 +137,7 @@ def build(options: BuildOptions) -> BuildReport:
             return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
-            errors += render(explainers, by_slug, ResultsTable(root / "results" / "results_fairness.csv"),
+            errors += render(explainers, by_slug, results,
                              stage / "docs", root=root, facts=facts, banners=banners)
             if errors:
                 raise BuildFailed(errors)

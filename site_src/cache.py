@@ -72,6 +72,9 @@ class CacheEntry(BaseModel):
     cells: list[CellRecord]
     duration_s: float
     wall_s: float
+    # Of wall_s, saving the figures' files (SVG, PNG, the phone's SVG): at show()/close(), so
+    # partly inside duration_s, and at the end. What a page's figures cost on top of its code.
+    figures_s: float = 0.0
     peak_memory_mb: float
     modules: list[str]
     data_files: list[str]

@@ -17,7 +17,7 @@ import jinja2
 from jinja2 import nodes
 
 from faircode.tolerances import mc_error  # the checks' Monte Carlo band; its one home
-from site_src.collect import CODE_PLACEHOLDER, Explainer
+from site_src.collect import CODE_PLACEHOLDER, Explainer, prose_syntax_tree
 from site_src.errors import CheckError
 from site_src.execute import RunResult
 
@@ -119,7 +119,7 @@ def _numbers_in_template_literals(explainer: Explainer) -> list[CheckError]:
     as a figure's alt text. Arguments of filters and calls (``number(1)``, ``figure(2, ...)``),
     unit conversions (``100 * gap``) and positions (``rows[0]``) are not results, and are allowed."""
     try:
-        tree = jinja2.Environment().parse(explainer.prose)
+        tree = prose_syntax_tree(explainer.prose)
     except jinja2.TemplateSyntaxError:
         return []  # the render stage reports it, with its line
     allowed: set[int] = set()

@@ -8,12 +8,15 @@ prose that is also a Jinja template, with exactly one fenced block whose info st
 from __future__ import annotations
 
 import difflib
+import functools
 import glob
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
+import jinja2
+import jinja2.nodes
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
@@ -130,6 +133,19 @@ class Explainer:
 
 
 CODE_PLACEHOLDER = "<!-- fairsite:code -->"
+
+
+@functools.lru_cache(maxsize=64)
+def prose_syntax_tree(prose: str) -> jinja2.nodes.Template:
+    """The Jinja syntax tree of an explainer's prose, parsed once per build for the checks that read
+    it (cited numbers, numbers typed inside Jinja). Treat it as read-only: it is shared.
+
+    Raises
+    ------
+    jinja2.TemplateSyntaxError
+        The prose is not a valid template (the render stage reports it with its line).
+    """
+    return jinja2.Environment().parse(prose)
 
 
 def collect(explainers_dir: Path) -> list[Explainer]:

@@ -284,6 +284,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         cells=[cache.CellRecord(line=c["line"], stdout=c["stdout"], figures=c["figures"]) for c in data.get("cells", [])],
         duration_s=round(data["duration_s"], 3),
         wall_s=round(wall, 3),
+        figures_s=round(data.get("figures_s", 0.0), 3),
         peak_memory_mb=round(float(data["peak_memory_mb"]), 1),
         modules=data["modules"],
         data_files=data["data_files"],

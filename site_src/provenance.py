@@ -10,6 +10,7 @@ facts of the working tree to say which pages online are out of date.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -141,9 +142,16 @@ def _site_url(root: Path) -> str | None:
 
 
 def _mkdocs_config(root: Path) -> dict:
+    path = root / "mkdocs.yml"
+    return _read_mkdocs_config(path, path.stat().st_mtime_ns, tuple(sorted(os.environ.items())))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_mkdocs_config(path: Path, mtime_ns: int, environ: tuple) -> dict:
+    """``mkdocs.yml`` read once per version of the file and the environment (its ``!ENV`` tags)."""
     from mkdocs.utils.yaml import yaml_load  # resolves the !ENV tags as MkDocs does
 
-    with open(root / "mkdocs.yml", encoding="utf-8") as fh:
+    with open(path, encoding="utf-8") as fh:
         return yaml_load(fh) or {}
 
 

@@ -8,17 +8,17 @@ empty string). The page furniture lives in ``site_src/templates/*.j2``.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
+import json
 import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import jinja2
-import jinja2.meta
 from markupsafe import Markup, escape
 
 from site_src.collect import CODE_PLACEHOLDER, Explainer
@@ -28,6 +28,7 @@ from site_src.extract import generated_text
 from site_src.filters import FILTERS
 from site_src._runner import split_code_cells
 from site_src.extract import header
+from site_src.filestate import hash_file
 from site_src.notebook import page_notebook_json
 from site_src.provenance import BuildFacts, source_config
 from site_src.results import ResultsTable
@@ -43,15 +44,6 @@ BY_GROUP_FILE = "results_by_group.csv"
 
 TEMPLATES = Path(__file__).parent / "templates"
 KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
-
-
-@dataclass(frozen=True)
-class Page:
-    """A rendered explainer page and what it cited."""
-
-    slug: str
-    markdown: str
-    cited: tuple[str, ...]  # run values the prose used
 
 
 def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None = None) -> jinja2.Environment:
@@ -113,14 +105,15 @@ def render(
     docs_dir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
     shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
-    pages = {}
+    pages = set()
     for e in explainers:
         run = runs.get(e.slug)
         if run is None:
             continue  # its run failed; that error is already reported
         try:
-            pages[e.slug] = _render_explainer(env, e, run, results, docs_dir / "explainers" / e.slug, root,
-                                              banner=banners.get(e.slug))
+            _explainer_page(env, e, run, results, docs_dir / "explainers" / e.slug, root, facts=facts,
+                            banner=banners.get(e.slug))
+            pages.add(e.slug)
         except SiteError as err:
             errors.append(err)
     ordered = sorted(explainers, key=lambda e: (e.meta.order, e.meta.title))
@@ -146,8 +139,54 @@ def render(
     return errors
 
 
+def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path, *,
+                    facts: BuildFacts, banner=None) -> None:
+    """Write explainer ``e``'s page folder ``out``, or copy it from the last build that had the same inputs.
+
+    A prose edit changes one page; the other pages' inputs are the same, so they are copied
+    from ``.cache/fairsite-pages`` rather than rendered again. The key holds everything a page
+    is made of: its source, its run's cache entry (numbers, output, figure digests, times), the
+    serve banner, the build facts the page prints, the other pages' titles, the results file
+    and the code and templates of ``site_src``.
+    """
+    key = _page_key(e, run, facts=facts, source=env.globals["source"], titles=env.globals["titles"], banner=banner)
+    cached = root / ".cache" / "fairsite-pages" / e.slug
+    if (cached / "key").is_file() and (cached / "key").read_text() == key:
+        shutil.copytree(cached / "page", out, dirs_exist_ok=True)
+        return
+    _render_explainer(env, e, run, results, out, root, banner=banner)
+    shutil.rmtree(cached, ignore_errors=True)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=cached.parent))  # renamed into place whole: never half a page
+    shutil.copytree(out, tmp / "page")
+    (tmp / "key").write_text(key)
+    tmp.rename(cached)
+
+
+def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: dict, banner) -> str:
+    h = hashlib.sha256()
+    shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
+    for part in (e.display_path, e.path.read_bytes(), (run.out_dir / "entry.json").read_bytes(),
+                 json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
+                 _site_code_digest(), jinja2.__version__):
+        h.update(part if isinstance(part, bytes) else part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@functools.cache
+def _site_code_digest() -> str:
+    """One digest of site_src's code and templates: a change to either renders every page again."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for path in sorted(here.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(here)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path,
-                      *, banner=None) -> Page:
+                      *, banner=None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     placed: dict[int, str] = {}
 
@@ -240,8 +279,6 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
                                                       code_rel=code_rel, banner=banner, related=related,
                                                       terms=terms_used(prose), numbers_rel=numbers_rel)
     (out / "index.md").write_text(page, encoding="utf-8")
-    return Page(slug=e.slug, markdown=page, cited=tuple(sorted(jinja2.meta.find_undeclared_variables(
-        env.parse(e.prose)) & set(run.values))))
 
 
 def _figure_html(n: int, svg: Path, out: Path, *, alt: str, caption: str | None) -> Markup:
@@ -287,11 +324,37 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path,
     """
     if not results.exists:
         return
+    shutil.copytree(_results_page_cache(env, results, root, slugs=slugs), docs_dir / "results", dirs_exist_ok=True)
+    # Provenance changes with every commit, so it is added after the cached part, not cached.
+    provenance = env.get_template("results-provenance.md.j2").render(
+        csv_name=results.path.name, csv_sha256=hash_file(results.path),
+        packages=[(k, _installed(k)) for k in KEY_PACKAGES if _installed(k)], data=_audit_data(root),
+    )
+    with open(docs_dir / "results" / "index.md", "a", encoding="utf-8") as fh:
+        fh.write("\n" + provenance)
+
+
+def warm_results_page(explainers: list[Explainer], results: ResultsTable, root: Path) -> None:
+    """Make the results page's cached part now, if it is not made yet (``render`` then copies it).
+
+    The page depends on ``results/`` alone, not on any explainer's run, so the build draws it
+    while the explainers run. Problems are left for ``render`` to report: this returns quietly.
+    """
+    if not results.exists:
+        return
+    try:
+        _results_page_cache(make_environment(explainers), results, root, slugs={e.slug for e in explainers})
+    except Exception:  # noqa: BLE001 - render meets the same problem and reports it
+        pass
+
+
+def _results_page_cache(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> Path:
+    """The folder in ``.cache/fairsite-results`` holding the page for this version of the results
+    files and of the code and templates that make it; drawn first if it is not there."""
     h = hashlib.sha256()
     performance = results.path.with_name("results_performance.csv")
     by_group = results.path.with_name(BY_GROUP_FILE)
-    for part in (results.path.read_bytes(), performance.read_bytes() if performance.exists() else b"",
-                 by_group.read_bytes() if by_group.exists() else b"",
+    for part in (*(str(hash_file(p)).encode() for p in (results.path, performance, by_group)),
                  (TEMPLATES / "results.md.j2").read_bytes(),
                  Path(results_page.__file__).read_bytes(), Path(__file__).read_bytes(),
                  " ".join(sorted(slugs)).encode(), metadata.version("matplotlib").encode()):
@@ -304,14 +367,7 @@ def _render_results_page(env, results: ResultsTable, docs_dir: Path, root: Path,
         tmp = Path(tempfile.mkdtemp(dir=cache.parent))
         _write_results_page(env, results, tmp, slugs)
         tmp.rename(cache)
-    shutil.copytree(cache, docs_dir / "results", dirs_exist_ok=True)
-    # Provenance changes with every commit, so it is added after the cached part, not cached.
-    provenance = env.get_template("results-provenance.md.j2").render(
-        csv_name=results.path.name, csv_sha256=hashlib.sha256(results.path.read_bytes()).hexdigest(),
-        packages=[(k, _installed(k)) for k in KEY_PACKAGES if _installed(k)], data=_audit_data(root),
-    )
-    with open(docs_dir / "results" / "index.md", "a", encoding="utf-8") as fh:
-        fh.write("\n" + provenance)
+    return cache
 
 
 def _installed(dist: str) -> str | None:
@@ -327,7 +383,8 @@ def _audit_data(root: Path) -> list[tuple[str, str]]:
 
     out = []
     for manifest in sorted((root / "audits").glob("*/audit.yaml")):
-        spec = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+        # libyaml's loader when it is there: the same result, several times faster (every build reads these).
+        spec = yaml.load(manifest.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         for key, entry in _files(spec):
             out.append((entry["file"], entry["sha256"]))
     return sorted(set(out))
@@ -435,7 +492,7 @@ def _reproducibility(run: RunResult, root: Path) -> dict:
     for rel in run.data_files:
         p = root / rel
         if p.exists():
-            data.append((rel, hashlib.sha256(p.read_bytes()).hexdigest()))
+            data.append((rel, hash_file(p)))  # remembered by metadata: not re-read on every page
     return {
         "run_at": run.run_at,
         "duration": f"{run.duration_s:.1f} s",

@@ -34,7 +34,7 @@ import jinja2
 from jinja2 import nodes
 
 from faircode import tolerances
-from site_src.collect import Explainer
+from site_src.collect import Explainer, prose_syntax_tree
 from site_src.errors import CheckError
 from site_src.execute import RunResult
 from site_src.filters import FILTERS
@@ -65,7 +65,7 @@ def cited(explainer: Explainer, run: RunResult) -> dict:
 
 def _citations(explainer: Explainer, run: RunResult) -> tuple[set[str], list[tuple[str, str, list]]]:
     """The run values the prose cites, and each (name, filter, constant arguments) it shows them by."""
-    tree = jinja2.Environment().parse(explainer.prose)
+    tree = prose_syntax_tree(explainer.prose)
     names = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load" and n.name in run.values}
     filters = []
     for f in tree.find_all(nodes.Filter):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -15,10 +16,11 @@ import pytest
 
 from site_src import cache, cli, filestate
 from site_src.build import BuildOptions, build
+from site_src.site import LAST_BUILD
 from site_src.collect import collect
 from site_src.execute import execute
 from site_src.extract import extract
-from test_site_build import _add, _copy_fixture
+from test_site_build import _add, _copy_fixture, _tree_digest
 from test_site_cli import _SLEEPY
 
 # test_site_cli's sleeping explainer, with a title and a sleep of our choosing.
@@ -127,3 +129,54 @@ def test_budget_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         cli._parser().parse_args(["build", "--budget", "0"])
     assert "must be a positive number of seconds" in capsys.readouterr().err
+
+
+def _rendered_pages(monkeypatch) -> list[str]:
+    """The explainers whose pages the next build renders (not copied from the page cache)."""
+    from site_src import render
+
+    rendered, real = [], render._render_explainer
+    monkeypatch.setattr(render, "_render_explainer", lambda env, e, *a, **k: (rendered.append(e.slug), real(env, e, *a, **k))[1])
+    return rendered
+
+
+def test_a_prose_edit_renders_only_its_page(site, monkeypatch):
+    _add(site, "another", _SLOW.format(n=1, seconds=0))
+    build(BuildOptions(root=site))
+    rendered = _rendered_pages(monkeypatch)
+    source = site / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text() + "\nOne more sentence of prose.\n")
+    build(BuildOptions(root=site))
+    assert rendered == ["coin-flips"]
+    assert "One more sentence of prose." in (site / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+
+
+@pytest.mark.parametrize("change", ["its code", "results file", "a title it links to"])
+def test_a_page_is_rendered_again_when_what_it_shows_changed(site, monkeypatch, change):
+    _add(site, "another", _SLOW.format(n=1, seconds=0))
+    build(BuildOptions(root=site))
+    rendered = _rendered_pages(monkeypatch)
+    another = site / "explainers" / "another.md"
+    if change == "its code":
+        another.write_text(another.read_text().replace("time.sleep(0)", "time.sleep(0)\nprint('a new line')"))
+    elif change == "results file":
+        path = site / "results" / "results_fairness.csv"
+        path.write_bytes(path.read_bytes() + b"\n")
+    else:  # every page knows every title (links between explainers)
+        source = site / "explainers" / "coin-flips.md"
+        source.write_text(source.read_text().replace("title: ", "title: Renamed ", 1))
+    build(BuildOptions(root=site))
+    assert "another" in rendered
+
+
+def test_pages_from_the_page_cache_are_the_pages_a_fresh_render_writes(site):
+    _add(site, "another", _SLOW.format(n=1, seconds=0))
+    build(BuildOptions(root=site))
+    source = site / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text() + "\nOne more sentence of prose.\n")
+    build(BuildOptions(root=site))  # "another" copied from the page cache
+    copied = _tree_digest(site / "docs")
+    shutil.rmtree(site / ".cache" / "fairsite-pages")
+    (site / LAST_BUILD).unlink()  # else the build sees nothing changed and renders nothing
+    build(BuildOptions(root=site))
+    assert _tree_digest(site / "docs") == copied
