@@ -176,12 +176,16 @@ def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, 
 
 @functools.cache
 def _site_code_digest() -> str:
-    """One digest of site_src's code and templates: a change to either renders every page again."""
+    """One digest of site_src's code and templates, and of the faircode modules its filters call
+    (how p-values and tolerances are written): a change to any renders every page again."""
+    import importlib.util
+
     h = hashlib.sha256()
     here = Path(__file__).parent
-    for path in sorted(here.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(here)).encode() + b"\0" + path.read_bytes() + b"\0")
+    files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.significance", "faircode.tolerances")})
+    for name, path in files.items():
+        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
