@@ -42,7 +42,7 @@ from site_src.site import (LAST_BUILD, build_lock, build_site, outputs_current, 
 class BuildOptions:
     root: Path = Path(".")
     jobs: int = 1
-    use_cache: bool = True  # False in `check`: every explainer runs fresh
+    use_cache: bool = True  # False in `check`: every explainer runs fresh, every page is rendered
     force: frozenset[str] | None = None  # re-run these slugs (empty: all) even if cached
     strict: bool = True  # mkdocs --strict: its warnings fail the build
     verify_generated: bool = False  # `check`: committed explainers/code/*.py must match the sources
@@ -138,7 +138,7 @@ def build(options: BuildOptions) -> BuildReport:
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
             errors += render(explainers, by_slug, results,
-                             stage / "docs", root=root, facts=facts, banners=banners)
+                             stage / "docs", root=root, facts=facts, banners=banners, reuse_pages=options.use_cache)
             if errors:
                 raise BuildFailed(errors)
             if options.on_stage:

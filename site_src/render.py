@@ -88,11 +88,14 @@ def render(
     root: Path,
     facts: BuildFacts,
     banners: dict | None = None,
+    reuse_pages: bool = True,
 ) -> list[SiteError]:
     """Write every page under ``docs_dir`` (a staging folder); return the problems found.
 
     ``banners`` maps a slug to the ``build.NumbersProblem`` that ``serve`` shows at the top of
-    its page (cited numbers that drifted from the accepted ones).
+    its page (cited numbers that drifted from the accepted ones). With ``reuse_pages`` (not in
+    ``check``), an explainer page whose inputs are those of a page the last build rendered is
+    copied from ``.cache/fairsite-pages`` instead of rendered again.
     """
     banners = banners or {}
     env = make_environment(explainers, bytecode_dir=Path(root) / ".cache" / "fairsite-jinja")
@@ -112,7 +115,7 @@ def render(
             continue  # its run failed; that error is already reported
         try:
             _explainer_page(env, e, run, results, docs_dir / "explainers" / e.slug, root, facts=facts,
-                            banner=banners.get(e.slug))
+                            banner=banners.get(e.slug), reuse=reuse_pages)
             pages.add(e.slug)
         except SiteError as err:
             errors.append(err)
@@ -140,7 +143,7 @@ def render(
 
 
 def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path, *,
-                    facts: BuildFacts, banner=None) -> None:
+                    facts: BuildFacts, banner=None, reuse: bool = True) -> None:
     """Write explainer ``e``'s page folder ``out``, or copy it from the last build that had the same inputs.
 
     A prose edit changes one page; the other pages' inputs are the same, so they are copied
@@ -151,7 +154,7 @@ def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, ou
     """
     key = _page_key(e, run, facts=facts, source=env.globals["source"], titles=env.globals["titles"], banner=banner)
     cached = root / ".cache" / "fairsite-pages" / e.slug
-    if (cached / "key").is_file() and (cached / "key").read_text() == key:
+    if reuse and (cached / "key").is_file() and (cached / "key").read_text() == key:
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
         return
     _render_explainer(env, e, run, results, out, root, banner=banner)
