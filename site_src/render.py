@@ -154,7 +154,7 @@ def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, ou
     """
     key = _page_key(e, run, facts=facts, source=env.globals["source"], titles=env.globals["titles"], banner=banner)
     cached = root / ".cache" / "fairsite-pages" / e.slug
-    if reuse and (cached / "key").is_file() and (cached / "key").read_text() == key:
+    if reuse and _cached_page_holds(cached, key):
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
         return
     _render_explainer(env, e, run, results, out, root, banner=banner)
@@ -162,8 +162,23 @@ def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, ou
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=cached.parent))  # renamed into place whole: never half a page
     shutil.copytree(out, tmp / "page")
-    (tmp / "key").write_text(key)
+    files = {p.relative_to(out).as_posix(): hash_file(p) for p in sorted(out.rglob("*")) if p.is_file()}
+    (tmp / "record.json").write_text(json.dumps({"key": key, "files": files}, indent=1))
     tmp.rename(cached)
+
+
+def _cached_page_holds(cached: Path, key: str) -> bool:
+    """True when the cached page was made from these inputs and its files are the ones it wrote
+    (as the run cache checks its figures: a file edited in the cache is not published)."""
+    try:
+        record = json.loads((cached / "record.json").read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("files"), dict):
+        return False
+    page = cached / "page"
+    found = {p.relative_to(page).as_posix() for p in page.rglob("*") if p.is_file()}
+    return found == set(record["files"]) and all(hash_file(page / n) == d for n, d in record["files"].items())
 
 
 def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: dict, banner) -> str:

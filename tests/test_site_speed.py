@@ -180,3 +180,16 @@ def test_pages_from_the_page_cache_are_the_pages_a_fresh_render_writes(site):
     (site / LAST_BUILD).unlink()  # else the build sees nothing changed and renders nothing
     build(BuildOptions(root=site))
     assert _tree_digest(site / "docs") == copied
+
+
+@pytest.mark.parametrize("command", ["build", "check"])
+def test_a_page_edited_in_the_page_cache_is_not_published(site, command):
+    """The page cache is checked as the run cache is: a cached file that is not the one the
+    render wrote is rendered again; and `check` renders every page whatever the cache holds."""
+    if command == "check":
+        assert cli.main(["--root", str(site), "accept"]) == 0  # check wants accepted numbers
+    page = site / ".cache" / "fairsite-pages" / "coin-flips" / "page" / "index.md"
+    page.write_text(page.read_text() + "\nTAMPERED\n")
+    (site / LAST_BUILD).unlink()  # the page's inputs are unchanged, but the build does not stop early
+    assert cli.main(["--root", str(site), command, *(["--jobs", "1"] if command == "build" else [])]) == 0
+    assert "TAMPERED" not in (site / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
