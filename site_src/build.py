@@ -281,7 +281,7 @@ def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenanc
         add(str(path.relative_to(root)))
         add(str(cache.hash_file(path)))
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
-                 "pandas", "nbformat", "mkdocs-glightbox"):
+                 "pandas", "mkdocs-glightbox"):
         try:
             add(f"{dist} {metadata.version(dist)}")
         except metadata.PackageNotFoundError:

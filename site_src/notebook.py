@@ -2,12 +2,16 @@
 
 The page's prose becomes Markdown cells and each code cell carries the output of the build's run
 (what it printed, the figures it drew), in the order the page shows them, so the notebook reads
-like the page. Written with nbformat; cell ids are numbered, not random, so the same page gives
+like the page. The JSON is written directly, in nbformat 4.5's schema, as sphinx-gallery writes its
+notebooks (the nbformat package costs a tenth of a second to import, on every page render; the
+tests validate each notebook with it). Cell ids are numbered, not random, so the same page gives
 the same bytes and the build's ``docs/`` stays byte-identical.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 
 
@@ -80,38 +84,48 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
     str
         nbformat 4 JSON; identical for identical arguments (numbered cell ids, no dates).
     """
-    import base64
-
-    import nbformat
-    from nbformat import v4
-
     intro = (f"# {title}\n\n*{subtitle}*\n\nThis notebook is the explainer page: its text, and its code "
              f"(the same as `{code_rel}`) with the outputs of the build that made the page. Start Jupyter "
              "from the root of a clone of the Fair Code repository after the README's install step: the "
              "code reads the audits and data from there. Running it again should print the same.")
-    cells = [v4.new_markdown_cell(intro)]
+    cells = [_cell("markdown", intro)]
     for part in parts:
         if part[0] == "markdown":
             if part[1].strip():
-                cells.append(v4.new_markdown_cell(part[1].strip()))
+                cells.append(_cell("markdown", part[1].strip()))
             continue
         _, source, stdout, pngs = part
         pieces = split_cells(source) or [source]
         for piece in pieces[:-1]:
-            cells.append(v4.new_code_cell(piece))
+            cells.append(_cell("code", piece))
         outputs = []
         if stdout:
-            outputs.append(v4.new_output("stream", name="stdout", text=stdout))
+            outputs.append({"output_type": "stream", "name": "stdout", "text": _lines(stdout)})
         for png in pngs:
-            data = base64.b64encode(png.read_bytes()).decode("ascii")
-            outputs.append(v4.new_output("display_data", data={"image/png": data, "text/plain": "<Figure>"}))
-        cells.append(v4.new_code_cell(pieces[-1], outputs=outputs))
+            outputs.append({"output_type": "display_data", "metadata": {},
+                            "data": {"image/png": base64.b64encode(png.read_bytes()).decode("ascii"),
+                                     "text/plain": ["<Figure>"]}})
+        cells.append(_cell("code", pieces[-1], outputs=outputs))
     for i, cell in enumerate(cells, start=1):
-        cell.id = f"cell-{i}"  # random by default; numbered keeps the build reproducible
-        if cell.cell_type == "code":
-            cell.execution_count = None
-    nb = v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    })
-    return nbformat.writes(nb) + "\n"
+        cell["id"] = f"cell-{i}"  # numbered, not random: the same page gives the same bytes
+    notebook = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                     "language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,  # the minor version that has cell ids
+    }
+    return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _cell(kind: str, source: str, *, outputs: list | None = None) -> dict:
+    """A notebook cell of nbformat 4.5 (``"markdown"`` or ``"code"``), as the schema spells it."""
+    cell = {"cell_type": kind, "metadata": {}, "source": _lines(source)}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=outputs or [])
+    return cell
+
+
+def _lines(text: str) -> list[str]:
+    """Text as the list of lines (each with its newline) that notebooks store, as Jupyter writes it."""
+    return text.splitlines(keepends=True)
