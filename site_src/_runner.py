@@ -396,12 +396,12 @@ class _FigureCapture:
             return
         started = time.perf_counter()
         i = len(self.files) + 1
-        svg, png = self._out / f"figure-{i}.svg", self._out / f"figure-{i}.png"
+        # SVG only: the page, the lightbox, the home card and the notebook all show the SVG.
+        svg = self._out / f"figure-{i}.svg"
         fig.savefig(svg, format="svg", metadata={"Date": None})
-        fig.savefig(png, format="png", dpi=144, metadata={"Software": None})
         fig.stale = False  # saving drew it; a later change marks it stale again
         self._saved.add(id(fig))
-        self.files.append({"svg": svg.name, "png": png.name, "cell": self._owner.get(id(fig), self.cell)})
+        self.files.append({"svg": svg.name, "cell": self._owner.get(id(fig), self.cell)})
         self._figs.append(fig)
         self.seconds += time.perf_counter() - started
 

@@ -67,7 +67,7 @@ class CacheEntry(BaseModel):
     stdout: str
     stderr: str
     values: dict
-    figures: list[str]  # SVG names; each has a PNG twin
+    figures: list[str]  # SVG names
     narrow: dict[str, str]  # SVG name -> its variant laid out for a phone, when it has one
     cells: list[CellRecord]
     duration_s: float
@@ -202,7 +202,7 @@ def _parse(raw: bytes) -> tuple[CacheEntry | None, str]:
         return None, f"cache entry is malformed ({where}: {first['msg']})"
     # Every file the page will copy must be one whose digest is checked.
     unchecked = [n for svg in entry.figures
-                 for n in (svg, str(Path(svg).with_suffix(".png")), *([entry.narrow[svg]] if svg in entry.narrow else []))
+                 for n in (svg, *([entry.narrow[svg]] if svg in entry.narrow else []))
                  if n not in entry.artefacts or Path(n).name != n]
     if unchecked:
         return None, f"cache entry is malformed (figures: {unchecked[0]} has no recorded digest)"

@@ -39,7 +39,7 @@ class RunResult:
     stdout: str
     stderr: str
     values: dict
-    figures: list[Path]  # SVG paths; each has a PNG twin next to it
+    figures: list[Path]  # SVG paths (a phone's variant, `-narrow.svg`, next to some)
     duration_s: float
     peak_memory_mb: float
     modules: list[str]
@@ -56,10 +56,6 @@ class RunResult:
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
     # line in the generated file, what it printed and the (1-based) figures it opened.
     cells: list = field(default_factory=list, repr=False)
-
-    @property
-    def pngs(self) -> list[Path]:
-        return [p.with_suffix(".png") for p in self.figures]
 
 
 def execute(
@@ -274,7 +270,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         inputs=declared_before,
         untracked=data["untracked"],
         packages=data["packages"],
-        artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "png", "narrow")
+        artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "narrow")
                                                 if kind in f]),
         stdout=stdout,
         stderr=stderr,

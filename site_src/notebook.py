@@ -10,7 +10,6 @@ the same bytes and the build's ``docs/`` stays byte-identical.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 
@@ -70,8 +69,8 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
     Parameters
     ----------
     parts : list of tuple
-        In page order, ``("markdown", text)`` or ``("code", source, stdout, pngs)``, where ``pngs``
-        are the paths of the PNG figures the cell drew (shown as its image outputs). A code part
+        In page order, ``("markdown", text)`` or ``("code", source, stdout, figures)``, where
+        ``figures`` are the paths of the SVG figures the cell drew (shown as its image outputs). A code part
         without ``# %%`` cells is split further at its commented steps (``split_cells``), with the
         outputs on its last piece.
     title, subtitle : str
@@ -94,16 +93,16 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
             if part[1].strip():
                 cells.append(_cell("markdown", part[1].strip()))
             continue
-        _, source, stdout, pngs = part
+        _, source, stdout, figures = part
         pieces = split_cells(source) or [source]
         for piece in pieces[:-1]:
             cells.append(_cell("code", piece))
         outputs = []
         if stdout:
             outputs.append({"output_type": "stream", "name": "stdout", "text": _lines(stdout)})
-        for png in pngs:
+        for svg in figures:
             outputs.append({"output_type": "display_data", "metadata": {},
-                            "data": {"image/png": base64.b64encode(png.read_bytes()).decode("ascii"),
+                            "data": {"image/svg+xml": _lines(svg.read_text(encoding="utf-8")),
                                      "text/plain": ["<Figure>"]}})
         cells.append(_cell("code", pieces[-1], outputs=outputs))
     for i, cell in enumerate(cells, start=1):

@@ -121,7 +121,7 @@ def render(
             errors.append(err)
     ordered = sorted(explainers, key=lambda e: (e.meta.order, e.meta.title))
     # Each home card shows its explainer's first figure, as sphinx-gallery's gallery does.
-    thumbs = {slug: runs[slug].pngs[0].name for slug in pages if runs[slug].figures}
+    thumbs = {slug: runs[slug].figures[0].name for slug in pages if runs[slug].figures}
     index = env.get_template("index.md.j2").render(explainers=ordered, has_results=results.exists, thumbs=thumbs)
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
     (docs_dir / "tags.md").write_text(env.get_template("tags.md.j2").render(), encoding="utf-8")
@@ -309,7 +309,7 @@ def _figure_html(n: int, svg: Path, out: Path, *, alt: str, caption: str | None)
     The runner saves, for a figure whose panels sit side by side, the same panels stacked
     (``figure-N-narrow.svg``); a narrow screen gets that one through ``<picture>``.
     """
-    names = [svg.name, svg.with_suffix(".png").name]
+    names = [svg.name]
     narrow = svg.with_name(svg.stem + "-narrow.svg")
     if narrow.exists():
         names.append(narrow.name)
@@ -468,7 +468,7 @@ _FIGURE_HTML = re.compile(r'<figure class="fc-figure"[^>]*>.*?<figcaption>(.*?)<
 
 def _cell_outputs(code_cells: list[tuple[int, str]], run: RunResult, *, header_lines: int) -> list[dict]:
     """Each cell's code (without its ``# %%`` line), title, lines in the generated file, printed
-    output and figures (PNG paths), from the run's per-cell record."""
+    output and figures (SVG paths), from the run's per-cell record."""
     recorded = run.cells if len(run.cells) == len(code_cells) else None
     if recorded is not None and "".join(c["stdout"] for c in recorded) != run.stdout:
         # Output written past sys.stdout (C code, the raw buffer, bytes that are not UTF-8) has
@@ -486,7 +486,7 @@ def _cell_outputs(code_cells: list[tuple[int, str]], run: RunResult, *, header_l
             stdout, figs = recorded[k]["stdout"], recorded[k]["figures"]
         else:  # a run recorded before cells were (one cell: the whole code)
             stdout, figs = (run.stdout, list(range(1, len(run.figures) + 1))) if k == len(code_cells) - 1 else ("", [])
-        out.append({"title": title, "code": code, "stdout": stdout, "pngs": [run.pngs[i - 1] for i in figs],
+        out.append({"title": title, "code": code, "stdout": stdout, "figures": [run.figures[i - 1] for i in figs],
                     "first": header_lines + line, "last": header_lines + line + source.count("\n")})
     return out
 
@@ -505,7 +505,7 @@ def _notebook(e: Explainer, prose: str, cells: list[dict], unplaced: list[int], 
             continue
         for n in numbers:
             c = cells[n - 1]
-            parts.append(("code", c["code"], c["stdout"], c["pngs"]))
+            parts.append(("code", c["code"], c["stdout"], c["figures"]))
     return page_notebook_json(parts, title=e.meta.title, subtitle=e.meta.subtitle, code_rel=code_rel)
 
 

@@ -3,7 +3,7 @@
 Everything on the page is generated from ``results/results_fairness.csv`` (its columns are
 described in ``results/README.md``), so the page stays right when the results change. The table
 is plain HTML that reads well without JavaScript; ``templates/assets/results-table.js`` adds
-the filters and the sorting. Figures are drawn here with matplotlib into SVG and PNG, with a
+the filters and the sorting. Figures are drawn here with matplotlib into SVG, with a
 fixed SVG hash salt and no date in the metadata, so the same table gives the same bytes.
 """
 
@@ -49,7 +49,7 @@ _HEADER_TITLES = {
 
 @dataclass(frozen=True)
 class AuditFigure:
-    """One audit's figure, saved as ``<name>.svg`` and ``<name>.png`` in the output folder."""
+    """One audit's figure, saved as ``<name>.svg`` in the output folder."""
 
     audit: str
     title: str
@@ -140,7 +140,7 @@ def table_html(df: pd.DataFrame) -> Markup:
 
 
 def draw_audit_figures(df: pd.DataFrame, out_dir: Path) -> list[AuditFigure]:
-    """Draw, for each audit, its gaps with their 95% intervals; save SVG and PNG in ``out_dir``.
+    """Draw, for each audit, its gaps with their 95% intervals; save each as SVG in ``out_dir``.
 
     One panel per gap in ``FIGURE_METRICS`` that the table holds; one row per strategy and model;
     one colour and marker per protected attribute. A filled marker is significant after FDR
@@ -188,7 +188,6 @@ def draw_audit_figures(df: pd.DataFrame, out_dir: Path) -> list[AuditFigure]:
             fig.tight_layout(rect=(0, 0.1 if len(handles) <= 4 else 0.15, 1, 1))
             name = f"gaps-{audit}"
             fig.savefig(out_dir / f"{name}.svg", metadata={"Date": None})
-            fig.savefig(out_dir / f"{name}.png", dpi=110)
         alt, caption = _alt(rows, title, metrics, combos)
         figures.append(AuditFigure(audit=audit, title=title, name=name, alt=alt, caption=caption))
     return figures

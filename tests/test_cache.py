@@ -190,8 +190,8 @@ def _garbage_svg(root: Path) -> None:
     (root / ".cache" / "fairsite" / "coin-flips" / "figure-1.svg").write_text("garbage")
 
 
-def _delete_png(root: Path) -> None:
-    (root / ".cache" / "fairsite" / "coin-flips" / "figure-1.png").unlink()
+def _delete_narrow(root: Path) -> None:
+    (root / ".cache" / "fairsite" / "coin-flips" / "figure-1-narrow.svg").unlink()
 
 
 def _binary_entry(root: Path) -> None:
@@ -230,7 +230,7 @@ def _not_an_object(root: Path) -> None:
 
 @pytest.mark.parametrize("corrupt, reason", [
     (_garbage_svg, "cached figure-1.svg is not the one the run wrote"),
-    (_delete_png, "cached figure-1.png is missing"),
+    (_delete_narrow, "cached figure-1-narrow.svg is missing"),
     (_binary_entry, "cache entry is not UTF-8 text"),
     (_old_format, f"cache entry has format 1; this build writes format {cache.FORMAT}"),
     (_bad_json, "cache entry is not valid JSON"),
@@ -249,7 +249,7 @@ def test_a_corrupt_cache_entry_is_a_rerun_with_a_reason(coin_site, corrupt, reas
     assert run.reason.startswith(reason)
     svg = (coin_site / "site" / "explainers" / "coin-flips" / "figure-1.svg").read_text()
     assert svg.startswith("<?xml") and "garbage" not in svg
-    assert (coin_site / "site" / "explainers" / "coin-flips" / "figure-1.png").read_bytes().startswith(b"\x89PNG")
+    assert (coin_site / "site" / "explainers" / "coin-flips" / "figure-1-narrow.svg").read_text().startswith("<?xml")
     assert _runs(coin_site)["coin-flips"].cached  # repaired
 
 

@@ -7,7 +7,6 @@ not from the functions under test.
 from __future__ import annotations
 
 import hashlib
-import base64
 import json
 import textwrap
 
@@ -53,9 +52,9 @@ def test_cells_split_at_step_comments_only_between_statements():
 
 
 def test_page_notebook_holds_prose_code_and_outputs_in_page_order(tmp_path):
-    png = tmp_path / "figure-1.png"
-    png.write_bytes(b"\x89PNG fake bytes")
-    parts = [("markdown", "Some *prose* first."), ("code", CODE, "3.14 2\n", [png]), ("markdown", "Then more.")]
+    svg = tmp_path / "figure-1.svg"
+    svg.write_text('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10pt" height="10pt"></svg>\n')
+    parts = [("markdown", "Some *prose* first."), ("code", CODE, "3.14 2\n", [svg]), ("markdown", "Then more.")]
     args = dict(title="T <b>", subtitle="Why?", code_rel="explainers/code/t.py")
     text = page_notebook_json(parts, **args)
     assert text == page_notebook_json(parts, **args)  # byte-identical: no random cell ids
@@ -68,7 +67,7 @@ def test_page_notebook_holds_prose_code_and_outputs_in_page_order(tmp_path):
     assert all(not c.outputs for c in code[:-1])  # the outputs sit under the code's last piece
     stream, image = code[-1].outputs
     assert stream.output_type == "stream" and stream.text == "3.14 2\n"
-    assert base64.b64decode(image.data["image/png"]) == png.read_bytes()
+    assert image.output_type == "display_data" and image.data["image/svg+xml"] == svg.read_text()
     assert [c.id for c in nb.cells] == [f"cell-{i}" for i in range(1, len(nb.cells) + 1)]
     assert json.loads(text)["metadata"]["kernelspec"]["name"] == "python3"
 
@@ -113,7 +112,7 @@ def test_figures_are_deterministic_and_described(table, tmp_path):
     second = draw_audit_figures(table, tmp_path / "two")
     assert [f.name for f in first] == ["gaps-a-audit", "gaps-b-audit"]
     for f in first:
-        for ext in ("svg", "png"):
+        for ext in ("svg",):
             a, b = (tmp_path / d / f"{f.name}.{ext}" for d in ("one", "two"))
             assert hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest()
         svg = (tmp_path / "one" / f"{f.name}.svg").read_text()
