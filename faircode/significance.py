@@ -392,6 +392,18 @@ def _as_groups(groups, n_a: int, n_b: int):
     return codes_a, codes_b
 
 
+def _check_exact_allowed(method: str, grouped: bool, non_binary: str | None) -> None:
+    """Refuse ``method="exact"`` with ``groups`` or on outcomes other than 0/1 (``non_binary``:
+    None when all are 0/1, else what to say about where the others are)."""
+    if method != "exact":
+        return
+    if grouped:
+        raise ValueError("`method='exact'` is not available with `groups`; use 'monte_carlo' or 'auto'")
+    if non_binary is not None:
+        raise ValueError(f"`method='exact'` needs 0/1 outcomes in both `a` and `b`; {non_binary}use "
+                         "'monte_carlo' or 'auto' for other outcomes")
+
+
 def _check_test_options(n_permutations, alternative, method, batch_size):
     n_permutations = _check_positive_int(n_permutations, "n_permutations")
     alternative = _check_choice(alternative, "alternative", _ALTERNATIVES)
@@ -840,16 +852,7 @@ def permutation_test_result(
     )
     codes = _as_groups(groups, a.size, b.size)
     binary = _is_binary(a) and _is_binary(b)
-    if method == "exact":
-        if codes is not None:
-            raise ValueError(
-                "`method='exact'` is not available with `groups`; use 'monte_carlo' or 'auto'"
-            )
-        if not binary:
-            raise ValueError(
-                "`method='exact'` needs 0/1 outcomes in both `a` and `b`; use 'monte_carlo' "
-                "or 'auto' for other outcomes"
-            )
+    _check_exact_allowed(method, codes is not None, None if binary else "")
     statistic = float(a.mean() - b.mean())
 
     if method != "monte_carlo" and codes is None and binary:
@@ -1007,10 +1010,7 @@ def permutation_tests(
 
     References
     ----------
-    .. [1] Good, P. I. (2005). *Permutation, Parametric, and Bootstrap Tests of Hypotheses*,
-       3rd ed. Springer.
-    .. [2] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero.
-       *Statistical Applications in Genetics and Molecular Biology* 9(1), Article 39.
+    .. [1] Good (2005); Phipson and Smyth (2010): see the module docstring.
 
     Examples
     --------
@@ -1030,12 +1030,8 @@ def permutation_tests(
     n_b = b.shape[1]
     codes = _as_group_rows(groups, n_tests, n_a, n_b)
     binary = np.all((a == 0.0) | (a == 1.0), axis=1) & np.all((b == 0.0) | (b == 1.0), axis=1)
-    if method == "exact":
-        if codes is not None:
-            raise ValueError("`method='exact'` is not available with `groups`; use 'monte_carlo' or 'auto'")
-        if not binary.all():
-            raise ValueError(f"`method='exact'` needs 0/1 outcomes in both `a` and `b`; row "
-                             f"{int(np.flatnonzero(~binary)[0])} has others; use 'monte_carlo' or 'auto'")
+    _check_exact_allowed(method, codes is not None,
+                         None if binary.all() else f"row {int(np.flatnonzero(~binary)[0])} has others; ")
     p = np.ones(n_tests)
     exact = binary & (method != "monte_carlo") & (codes is None)
     for i in np.flatnonzero(exact):
