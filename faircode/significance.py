@@ -460,6 +460,9 @@ _POPCOUNT8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.int32)
 _SELECT8 = np.array([[[b for b in range(8) if v >> b & 1][k] if k < bin(v).count("1") else 0
                       for k in range(8)] for v in range(256)], dtype=np.int64)
 _TABLE_BYTES = 1 << 25  # above this a byte-indexed table of partial sums falls back to half-bytes
+# permutation_tests draws a relabelling as counts of each kind of unit up to this many kinds
+# (O(kinds) per relabelling, against O(units / 8) and more for the subset sampler).
+_MAX_KINDS = 32
 
 
 class _SubsetSums:
@@ -959,10 +962,9 @@ def permutation_tests(
     """p-values of many permutation tests at once, one per row: a simulation study in one call.
 
     Row ``i`` is the test of ``mean(a[i]) - mean(b[i])`` that :func:`permutation_test` runs on
-    ``a[i]`` and ``b[i]`` (with ``groups=(groups_a[i], groups_b[i])`` when given). The Monte Carlo
-    tests share vectorised draws: tests whose populations have one size (the same rows, or the
-    same numbers of clusters) are drawn together, so a study of thousands of small audits costs a
-    few large array operations instead of thousands of calls.
+    ``a[i]`` and ``b[i]`` (with ``groups=(groups_a[i], groups_b[i])`` when given): the same
+    statistic, null distribution and p-value convention. A study of thousands of small audits
+    costs a few large array operations instead of thousands of calls (see Notes).
 
     Parameters
     ----------
@@ -988,9 +990,8 @@ def permutation_tests(
     Returns
     -------
     numpy.ndarray of float, shape (n_tests,)
-        The p-values, in (0, 1]. With one generator the draws are made test after test, in row
-        order, exactly as :func:`permutation_test` would make them called once per row with
-        that generator: the p-values are the same numbers.
+        The p-values, in (0, 1]: exact (the same numbers as :func:`permutation_test`) for 0/1
+        outcomes without ``groups``, else Phipson & Smyth's ``(b + 1) / (m + 1)``.
 
     Raises
     ------
@@ -1007,6 +1008,18 @@ def permutation_tests(
     --------
     permutation_test : one test, with ``batch_size``; permutation_test_power : the exact power
         of the exact test, with no simulation.
+
+    Notes
+    -----
+    A Monte Carlo relabelling moves units (rows, or whole clusters) and its gap depends only on
+    the sums of the units it moves. When a test's units are of at most 32 kinds (distinct
+    ``(centred sum, rows)`` pairs: 0/1 rows, or households of one size, whose flagged totals are
+    whole numbers), a uniformly random relabelling draws a multivariate hypergeometric number of
+    units of each kind, and that count is drawn directly, at O(kinds) per relabelling
+    (``Generator.multivariate_hypergeometric``). Other tests use :func:`permutation_test`'s
+    sampler of random subsets, one population table per test, drawn for many tests of one size
+    at once and test after test: with one generator their p-values are the very numbers that
+    :func:`permutation_test` called once per row would give.
 
     References
     ----------
@@ -1043,6 +1056,24 @@ def permutation_tests(
     rng = _as_rng(random_state)
     setups = [_row_null_setup(a[i], b[i]) if codes is None else _grouped_null_setup(a[i], b[i], *codes[i])
               for i in drawn]
+    # Units of few kinds (0/1 rows; households of one size, whose totals are whole numbers): a
+    # relabelling's sums depend only on how many units of each kind it draws, a multivariate
+    # hypergeometric count, drawn directly at O(kinds) per relabelling.
+    by_kind = []
+    for i, setup in zip(drawn, setups):
+        # (A complex key sorts by sum, then rows: far cheaper than np.unique(axis=0)'s row sort.)
+        key = setup.weights[:, 0] + 1j * (setup.weights[:, 1] if setup.weights.shape[1] > 1 else 0.0)
+        kinds, per_kind = np.unique(key, return_counts=True)
+        if kinds.size > _MAX_KINDS:
+            by_kind.append(False)
+            continue
+        kinds = np.column_stack([kinds.real, kinds.imag])[:, : setup.weights.shape[1]]
+        counts = rng.multivariate_hypergeometric(per_kind, setup.size, size=n_permutations, method="marginals")
+        gaps = setup.to_gaps(counts @ kinds)
+        p[i] = _monte_carlo_p_value(setup.observed, gaps, alternative, setup.scale)[0]
+        by_kind.append(True)
+    drawn = [i for i, done in zip(drawn, by_kind) if not done]
+    setups = [setup for setup, done in zip(setups, by_kind) if not done]
     start = 0
     while start < len(drawn):  # runs of consecutive tests with one population size share a sampler
         shape = (setups[start].weights.shape, setups[start].size)

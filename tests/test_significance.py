@@ -410,14 +410,14 @@ def test_many_row_level_tests_agree_with_scipy_exact_permutation_test(alternativ
 
 
 def test_many_tests_equal_one_call_per_row_with_one_generator():
-    """Draws are made test after test: the same numbers as permutation_test in a loop. Tests of
-    different cluster counts (separate samplers), a constant test (no draws) and exact 0/1 tests
-    (no draws) are interleaved."""
+    """Units of many kinds (continuous outcomes) go through permutation_test's own sampler, test
+    after test: the same numbers as permutation_test in a loop. Tests of different cluster counts
+    (separate samplers) and a constant test (p = 1, no draws) are interleaved."""
     rng = np.random.default_rng(23)
-    labels_a = [np.repeat(np.arange(6), 2), np.repeat(np.arange(4), 3), np.repeat(np.arange(6), 2)]
-    labels_b = [np.repeat(np.arange(10, 18), 2), np.repeat(np.arange(10, 18), 2), np.repeat(np.arange(10, 18), 2)]
-    a = rng.integers(0, 2, (5, 12)).astype(float)
-    b = rng.integers(0, 2, (5, 16)).astype(float)
+    labels_a = [np.repeat(np.arange(40), 2), np.repeat(np.arange(20), 4), np.repeat(np.arange(40), 2)]
+    labels_b = [np.repeat(np.arange(100, 150), 2)] * 3
+    a = rng.normal(0.2, 1, (5, 80))
+    b = rng.normal(0.0, 1, (5, 100))
     a[3], b[3] = 1.0, 1.0  # constant: p = 1, no draws
     ga = np.array([labels_a[i % 3] for i in range(5)])
     gb = np.array([labels_b[i % 3] for i in range(5)])
@@ -427,14 +427,32 @@ def test_many_tests_equal_one_call_per_row_with_one_generator():
         assert together[i] == permutation_test(a[i], b[i], groups=(ga[i], gb[i]), n_permutations=301,
                                                random_state=one_at_a_time)
     assert together[3] == 1.0
-    exact = permutation_tests(a, b)  # 0/1 outcomes, no groups: exact, test by test
-    np.testing.assert_array_equal(exact, [permutation_test(a[i], b[i]) for i in range(5)])
-    continuous = rng.normal(size=(3, 9)), rng.normal(size=(3, 4))
     one_at_a_time = np.random.default_rng(8)
     np.testing.assert_array_equal(
-        permutation_tests(*continuous, n_permutations=99, random_state=np.random.default_rng(8)),
-        [permutation_test(continuous[0][i], continuous[1][i], n_permutations=99, random_state=one_at_a_time)
-         for i in range(3)])
+        permutation_tests(a, b, n_permutations=99, random_state=np.random.default_rng(8)),
+        [permutation_test(a[i], b[i], n_permutations=99, random_state=one_at_a_time) for i in range(5)])
+    binary_a, binary_b = rng.integers(0, 2, (4, 12)), rng.integers(0, 2, (4, 16))
+    np.testing.assert_array_equal(permutation_tests(binary_a, binary_b),  # 0/1, no groups: exact
+                                  [permutation_test(binary_a[i], binary_b[i]) for i in range(4)])
+
+
+def test_many_tests_of_few_kinds_of_unit_agree_with_permutation_test():
+    """0/1 outcomes in households of three (few kinds of unit, drawn as counts of each kind):
+    each p-value within Monte Carlo error of permutation_test's own sampler, and of the exact
+    test when every household has one person."""
+    rng = np.random.default_rng(25)
+    a = (rng.random((4, 60)) < 0.3).astype(float)
+    b = (rng.random((4, 90)) < 0.45).astype(float)
+    groups = (np.tile(np.repeat(np.arange(20), 3), (4, 1)), np.tile(np.repeat(np.arange(20, 50), 3), (4, 1)))
+    m = 20_000
+    ours = permutation_tests(a, b, groups=groups, n_permutations=m, random_state=6)
+    for i in range(4):
+        ref = permutation_test(a[i], b[i], groups=(groups[0][i], groups[1][i]), n_permutations=m, random_state=7)
+        assert abs(ours[i] - ref) <= mc_tolerance(ref, m, n_estimates=2)
+    singletons = permutation_tests(a, b, method="monte_carlo", n_permutations=m, random_state=8)
+    for i in range(4):
+        exact = permutation_test(a[i], b[i])
+        assert abs(singletons[i] - exact) <= mc_tolerance(exact, m)
 
 
 def test_many_grouped_tests_hold_their_level_under_the_null():

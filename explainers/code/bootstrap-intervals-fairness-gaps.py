@@ -184,7 +184,7 @@ missed_sizes = [f"{row['rows']:,}" for row in coverage if row["percentile"] < le
 # Coverage follows the expected number of positives per group, not the number of rows: made-up
 # populations with fixed group sizes and true rates. Resampling 0/1 rows is all that matters
 # here, so each audit is drawn directly as each group's number of positives.
-n_audits_rare = 2000
+n_audits_rare = 1000
 rare = []
 for n_a, n_b, rate_a, rate_b in ((20, 200, 0.05, 0.10), (20, 200, 0.50, 0.40),
                                  (200, 2000, 0.05, 0.10)):
