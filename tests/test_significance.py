@@ -32,6 +32,7 @@ from faircode.significance import (
     format_p_value,
     permutation_test,
     permutation_test_result,
+    permutation_tests,
     significance_report,
 )
 
@@ -373,6 +374,122 @@ def test_grouped_invariant_to_batch_size(a, b, batch, data):
     gb = data.draw(st.lists(st.integers(10, 13), min_size=len(b), max_size=len(b)))
     kwargs = dict(groups=(ga, gb), n_permutations=53, random_state=3)
     assert permutation_test(a, b, batch_size=batch, **kwargs) == permutation_test(a, b, **kwargs)
+
+
+# --- many tests at once ------------------------------------------------------------------------
+
+
+def test_many_grouped_tests_agree_with_enumeration_of_cluster_relabellings():
+    """Each row's p-value against the exact share of all cluster relabellings (rational arithmetic)."""
+    rng = np.random.default_rng(21)
+    groups_a = ["h1"] * 3 + ["h2"] * 1 + ["h3"] * 4 + ["h4"] * 2
+    groups_b = ["h5"] * 2 + ["h6"] * 5 + ["h7"] * 1 + ["h8"] * 3 + ["h9"] * 2
+    a = np.round(rng.normal(0.6, 1, (4, len(groups_a))), 3)
+    b = np.round(rng.normal(0.0, 1, (4, len(groups_b))), 3)
+    m = 20_000
+    p = permutation_tests(a, b, groups=([groups_a] * 4, [groups_b] * 4), n_permutations=m, random_state=3)
+    for i in range(4):
+        exact = cluster_enumeration_oracle(a[i], b[i], groups_a, groups_b)
+        assert abs(p[i] - exact) <= mc_tolerance(exact, m)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_many_row_level_tests_agree_with_scipy_exact_permutation_test(alternative):
+    """Continuous outcomes: each row against scipy.stats.permutation_test's exact enumeration."""
+    rng = np.random.default_rng(22)
+    a, b = rng.normal(0.7, 1, (3, 6)), rng.normal(0, 1, (3, 7))
+    m = 20_000
+    p = permutation_tests(a, b, alternative=alternative, n_permutations=m, random_state=4)
+    for i in range(3):
+        # SciPy's two-sided p doubles the smaller tail; ours counts |gap|: test |gap| one-sided.
+        statistic, scipy_alternative = ((abs_mean_gap, "greater") if alternative == "two-sided"
+                                        else (mean_gap, alternative))
+        exact = stats.permutation_test((a[i], b[i]), statistic, n_resamples=np.inf, vectorized=True,
+                                       alternative=scipy_alternative).pvalue
+        assert abs(p[i] - exact) <= mc_tolerance(exact, m)
+
+
+def test_many_tests_equal_one_call_per_row_with_one_generator():
+    """Units of many kinds (continuous outcomes) go through permutation_test's own sampler, test
+    after test: the same numbers as permutation_test in a loop. Tests of different cluster counts
+    (separate samplers) and a constant test (p = 1, no draws) are interleaved."""
+    rng = np.random.default_rng(23)
+    labels_a = [np.repeat(np.arange(40), 2), np.repeat(np.arange(20), 4), np.repeat(np.arange(40), 2)]
+    labels_b = [np.repeat(np.arange(100, 150), 2)] * 3
+    a = rng.normal(0.2, 1, (5, 80))
+    b = rng.normal(0.0, 1, (5, 100))
+    a[3], b[3] = 1.0, 1.0  # constant: p = 1, no draws
+    ga = np.array([labels_a[i % 3] for i in range(5)])
+    gb = np.array([labels_b[i % 3] for i in range(5)])
+    together = permutation_tests(a, b, groups=(ga, gb), n_permutations=301, random_state=np.random.default_rng(7))
+    one_at_a_time = np.random.default_rng(7)
+    for i in range(5):
+        assert together[i] == permutation_test(a[i], b[i], groups=(ga[i], gb[i]), n_permutations=301,
+                                               random_state=one_at_a_time)
+    assert together[3] == 1.0
+    one_at_a_time = np.random.default_rng(8)
+    np.testing.assert_array_equal(
+        permutation_tests(a, b, n_permutations=99, random_state=np.random.default_rng(8)),
+        [permutation_test(a[i], b[i], n_permutations=99, random_state=one_at_a_time) for i in range(5)])
+    binary_a, binary_b = rng.integers(0, 2, (4, 12)), rng.integers(0, 2, (4, 16))
+    np.testing.assert_array_equal(permutation_tests(binary_a, binary_b),  # 0/1, no groups: exact
+                                  [permutation_test(binary_a[i], binary_b[i]) for i in range(4)])
+
+
+def test_many_tests_of_few_kinds_of_unit_agree_with_permutation_test():
+    """0/1 outcomes in households of three (few kinds of unit, drawn as counts of each kind):
+    each p-value within Monte Carlo error of permutation_test's own sampler, and of the exact
+    test when every household has one person."""
+    rng = np.random.default_rng(25)
+    a = (rng.random((4, 60)) < 0.3).astype(float)
+    b = (rng.random((4, 90)) < 0.45).astype(float)
+    groups = (np.tile(np.repeat(np.arange(20), 3), (4, 1)), np.tile(np.repeat(np.arange(20, 50), 3), (4, 1)))
+    m = 20_000
+    ours = permutation_tests(a, b, groups=groups, n_permutations=m, random_state=6)
+    for i in range(4):
+        ref = permutation_test(a[i], b[i], groups=(groups[0][i], groups[1][i]), n_permutations=m, random_state=7)
+        assert abs(ours[i] - ref) <= mc_tolerance(ref, m, n_estimates=2)
+    singletons = permutation_tests(a, b, method="monte_carlo", n_permutations=m, random_state=8)
+    for i in range(4):
+        exact = permutation_test(a[i], b[i])
+        assert abs(singletons[i] - exact) <= mc_tolerance(exact, m)
+
+
+def test_many_grouped_tests_hold_their_level_under_the_null():
+    """Clustered data with no true gap: the share of p < 0.1 over 400 tests is within binomial error."""
+    rng = np.random.default_rng(24)
+    n_tests, alpha = 400, 0.1
+    shared = rng.normal(0, 2, (n_tests, 40))  # 40 clusters of 3 rows, strongly alike within
+    values = (rng.random((n_tests, 40, 3)) < 1 / (1 + np.exp(-shared[:, :, None]))).astype(float)
+    a, b = values[:, :20].reshape(n_tests, 60), values[:, 20:].reshape(n_tests, 60)
+    labels = np.repeat(np.arange(40), 3)
+    groups = (np.tile(labels[:60], (n_tests, 1)), np.tile(labels[60:], (n_tests, 1)))
+    p = permutation_tests(a, b, groups=groups, n_permutations=199, random_state=5)
+    assert abs(np.mean(p < alpha) - alpha) <= Z_TOL * math.sqrt(alpha * (1 - alpha) / n_tests)
+    # ... and the row-wise test on the same data is not valid: far more false alarms
+    assert np.mean(permutation_tests(a, b) < alpha) > alpha + Z_TOL * math.sqrt(alpha * (1 - alpha) / n_tests)
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    ((np.zeros(5), np.zeros((1, 5))), {}, ValueError, "`a` must be 2-D"),
+    ((np.zeros((2, 5)), np.zeros((3, 5))), {}, ValueError, "one row per test each; got 2 and 3"),
+    ((np.zeros((2, 0)), np.zeros((2, 5))), {}, ValueError, r"`a\[0\]` must contain at least one row"),
+    ((np.array([[0.0, np.nan], [1.0, 0.0]]), np.zeros((2, 3))), {}, ValueError, r"`a\[0\]` must not contain NaN"),
+    ((np.array([["x", "y"]]), np.zeros((1, 3))), {}, TypeError, r"`a\[0\]` must be numeric"),
+    ((np.zeros((2, 2)), np.zeros((2, 3))), {"groups": (np.zeros((2, 3)), np.ones((2, 3)))}, ValueError,
+     r"`groups\[0\]` must have shape \(2, 2\)"),
+    ((np.zeros((2, 2)), np.zeros((2, 3))), {"groups": (np.array([[1, 2], [1, 2]]), np.array([[3, 4, 5], [2, 4, 5]]))},
+     ValueError, "test 1: `groups`: a cluster must lie wholly in `a` or wholly in `b`"),
+    ((np.zeros((2, 2)), np.zeros((2, 3))), {"groups": [np.zeros((2, 2))]}, TypeError, "must be a pair"),
+    ((np.zeros((2, 2)), np.zeros((2, 3))), {"method": "exact", "groups": (np.zeros((2, 2)), np.ones((2, 3)))},
+     ValueError, "not available with `groups`"),
+    ((np.full((2, 2), 0.5), np.zeros((2, 3))), {"method": "exact"}, ValueError, "row 0 has others"),
+    ((np.zeros((2, 2)), np.zeros((2, 3))), {"n_permutations": 0}, ValueError, "`n_permutations` must be a positive"),
+    ((np.zeros((2, 2)), np.zeros((2, 3))), {"alternative": "both"}, ValueError, "alternative"),
+])
+def test_many_tests_reject_bad_input(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        permutation_tests(*args, **kwargs)
 
 
 # --- bootstrap interval ----------------------------------------------------------------------------

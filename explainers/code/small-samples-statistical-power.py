@@ -1,7 +1,7 @@
 # Generated from explainers/small-samples-statistical-power.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/small-samples-statistical-power.py
 # %% Settings
-"""How many rows does an audit need? Power of the exact permutation test, by simulation."""
+"""How many rows does an audit need? Exact power of the exact permutation test."""
 import math
 
 import matplotlib.pyplot as plt
@@ -13,18 +13,18 @@ from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import power_proportions_2indep, proportion_effectsize
 
 from faircode import fit_predict, load_audit
-from faircode.significance import permutation_test
+from faircode.significance import permutation_test, permutation_test_power
 
 alpha = 0.05          # the test's significance level
 target_power = 0.8    # the conventional aim: find a real gap four times in five
-n_sims = 1000         # simulated audits per point of the power curve
 gaps = (0.05, 0.10)   # true gaps in selection rate to detect: 5 and 10 percentage points
 sizes = (100, 200, 300, 500, 700, 1000, 2000, 3000, 5000)  # audit sizes (rows), both groups
-max_enumerated = 1000  # largest audit whose power is also computed exactly, by enumeration
+max_enumerated = 300   # largest audit whose power is also enumerated by hand (SciPy, slower)
+n_sims = 1000         # simulated audits in the Monte Carlo check
 rng = np.random.default_rng(20240612)
 
 
-# %% Power by simulation
+# %% Power by simulation: the definition
 def simulated_power(p_a, p_b, n_a, n_b, n_sims, rng):
     """Share of simulated audits in which faircode's exact test finds the gap (p < alpha)."""
     flagged_a = rng.random((n_sims, n_a)) < p_a   # each row: one simulated audit's group a
@@ -33,7 +33,13 @@ def simulated_power(p_a, p_b, n_a, n_b, n_sims, rng):
     return float(np.mean(p_values < alpha))
 
 
-# %% Power by the normal formula and by exact enumeration
+def exact_power(p_a, p_b, n_a, n_b):
+    """The same share with no simulation: faircode sums the probability of every outcome
+    the exact test rejects (its docstring gives the method)."""
+    return permutation_test_power(p_a, p_b, n_a, n_b, alpha=alpha)
+
+
+# %% Power by the normal formula, and by enumeration by hand
 def normal_power(p_a, p_b, n_a, n_b, alpha):
     """Closed-form power of the two-sided z-test for two proportions (normal approximation).
 
@@ -49,7 +55,7 @@ def normal_power(p_a, p_b, n_a, n_b, alpha):
 
 
 def enumerated_power(p_a, p_b, n_a, n_b, alpha):
-    """Power of the exact test with no simulation: sum over every possible audit outcome.
+    """Power of the exact test by hand: sum over every possible audit outcome.
 
     For each total K of flagged people, the test's p-value for "x of them in group a" is the
     hypergeometric probability of an x as far from its expectation; sum the probability of
@@ -59,10 +65,12 @@ def enumerated_power(p_a, p_b, n_a, n_b, alpha):
     n = n_a + n_b
     pmf_a = binom.pmf(np.arange(n_a + 1), n_a, p_a)
     pmf_b = binom.pmf(np.arange(n_b + 1), n_b, p_b)
+    # Null distribution of x for every K at once (row K; zero outside x's possible range).
+    null_all = hypergeom.pmf(np.arange(n_a + 1)[None, :], n, np.arange(n + 1)[:, None], n_a)
     power = 0.0
     for k in range(n + 1):
         x = np.arange(max(0, k - n_b), min(n_a, k) + 1)
-        null = hypergeom.pmf(x, n, k, n_a)
+        null = null_all[k, x]
         distance = np.abs(x * n - k * n_a)        # integers: ties between outcomes are exact
         order = np.argsort(-distance, kind="stable")
         tail = np.cumsum(null[order])              # P(distance >= d), before handling ties
@@ -87,7 +95,7 @@ for slug in ("german-credit", "benefits-denial"):
     share_a = in_a.sum() / (in_a.sum() + in_b.sum())
     comparison_rate = float(flagged_b.mean())                   # the comparison group's (men's) flag rate
     observed_gap = float(flagged_a.mean() - comparison_rate)
-    direction = math.copysign(1.0, observed_gap)          # simulate gaps in the observed direction
+    direction = math.copysign(1.0, observed_gap)          # gaps in the observed direction
     info = {
         "name": audit.manifest.name, "slug": slug, "rows_total": len(audit.df),
         "n_test": int(in_a.sum() + in_b.sum()), "n_a": int(in_a.sum()), "n_b": int(in_b.sum()),
@@ -99,25 +107,19 @@ for slug in ("german-credit", "benefits-denial"):
         for rows in sizes:
             n_a = int(round(share_a * rows))
             n_b = rows - n_a
-            closed = normal_power(p_a, comparison_rate, n_a, n_b, alpha)
             curve.append({
                 "audit": slug, "gap": gap, "rows": rows,
-                "simulated": simulated_power(p_a, comparison_rate, n_a, n_b, n_sims, rng),
-                # Enumeration grows with the square of the rows: only for the smaller audits.
-                "enumerated": (enumerated_power(p_a, comparison_rate, n_a, n_b, alpha)
-                               if rows <= max_enumerated else -1.0),
-                "closed_form": closed,
+                "exact": exact_power(p_a, comparison_rate, n_a, n_b),
+                "closed_form": normal_power(p_a, comparison_rate, n_a, n_b, alpha),
                 "statsmodels": float(power_proportions_2indep(
                     p_a - comparison_rate, comparison_rate, n_a, ratio=n_b / n_a, alpha=alpha, return_results=False)),
                 # The normal approximation needs enough flagged and unflagged people in each group.
                 "min_expected": min(n_a * p_a, n_a * (1 - p_a), n_b * comparison_rate, n_b * (1 - comparison_rate)),
             })
-        # Power on the audit's own test split, by simulation with its real group sizes.
+        # Power on the audit's own test split, with its real group sizes.
         key = round(gap * 100)
-        info[f"power_test_{key}"] = simulated_power(p_a, comparison_rate, info["n_a"], info["n_b"], n_sims, rng)
+        info[f"power_test_{key}"] = exact_power(p_a, comparison_rate, info["n_a"], info["n_b"])
         info[f"power_test_closed_{key}"] = normal_power(p_a, comparison_rate, info["n_a"], info["n_b"], alpha)
-        if info["n_test"] <= max_enumerated:
-            info[f"power_test_exact_{key}"] = enumerated_power(p_a, comparison_rate, info["n_a"], info["n_b"], alpha)
         # Rows needed for the target power (closed form, continuous in the number of rows).
         needed = brentq(lambda n: normal_power(p_a, comparison_rate, share_a * n, (1 - share_a) * n, alpha)
                         - target_power, 10, 10**7)
@@ -138,67 +140,71 @@ for slug in ("german-credit", "benefits-denial"):
           f"men flagged {info['comparison_rate']:.1%}; observed gap {100 * observed_gap:+.1f} pp (p = {info['p_value']:.2g})")
     for gap in gaps:
         key = round(gap * 100)
-        exact = info.get(f"power_test_exact_{key}")
-        print(f"  true gap {100 * gap:.0f} pp: power on the test split {info[f'power_test_{key}']:.1%} simulated"
-              + (f", {exact:.1%} enumerated" if exact is not None else "")
-              + f", {info[f'power_test_closed_{key}']:.1%} by the formula; "
+        print(f"  true gap {100 * gap:.0f} pp: power on the test split {info[f'power_test_{key}']:.2%} exact, "
+              f"{info[f'power_test_closed_{key}']:.2%} by the formula; "
               f"rows needed for {target_power:.0%} power: {info[f'rows_needed_{key}']:,}")
     print(f"  minimum detectable gap ({target_power:.0%} power): {100 * info['detectable_gap']:.1f} pp")
-
-# %% Build checks: three computations agree; false alarms
 for info in audits:
     for gap in gaps:
         points = [r for r in curve if r["audit"] == info["slug"] and r["gap"] == gap]
-        print(f"{info['name']}, true gap {100 * gap:.0f} pp, simulated power by audit size: "
-              + ", ".join(f"{r['rows']:,} rows {r['simulated']:.0%}" for r in points))
+        print(f"{info['name']}, true gap {100 * gap:.0f} pp, exact power by audit size: "
+              + ", ".join(f"{r['rows']:,} rows {r['exact']:.0%}" for r in points))
 german, benefits = audits
-min_count = 20  # expected flagged and unflagged people per group for the normal approximation
 gap_small, gap_large = gaps
 z_critical = float(norm.ppf(1 - alpha / 2))
 
-
-def standard_errors(simulated, expected, n):
-    """How many binomial standard errors (floored at one simulation) `simulated` is from `expected`."""
-    return abs(simulated - expected) / max(math.sqrt(expected * (1 - expected) / n), 1 / n)
-
-
-# The points where two computations of the same power disagree the most, for the build's checks.
+# %% Build checks: enumeration by hand, one simulation, the formula; false alarms
+# 1. The hand enumeration at every point of up to max_enumerated rows (German Credit's test
+#    split among them: 200 rows, 64 women).
+for r in curve:
+    if r["rows"] <= max_enumerated:
+        info = german if r["audit"] == "german-credit" else benefits
+        n_a = int(round(info["share_a"] * r["rows"]))
+        p_a = info["comparison_rate"] + math.copysign(r["gap"], info["observed_gap"])
+        r["enumerated"] = enumerated_power(p_a, info["comparison_rate"], n_a, r["rows"] - n_a, alpha)
+enumerated = [r for r in curve if "enumerated" in r]
+n_enumerated = len(enumerated)
+worst_enumerated_vs_library = max(abs(r["enumerated"] - r["exact"]) for r in enumerated)
+print(f"hand enumeration vs faircode at {n_enumerated} points: largest difference "
+      f"{100 * worst_enumerated_vs_library:.1e} pp of power")
+# 2. One Monte Carlo check: simulate German Credit's test split with the larger gap.
+p_a_large = german["comparison_rate"] + math.copysign(gap_large, german["observed_gap"])
+power_sim = simulated_power(p_a_large, german["comparison_rate"], german["n_a"], german["n_b"], n_sims, rng)
+sim_se = math.sqrt(german["power_test_10"] * (1 - german["power_test_10"]) / n_sims)
+sim_errors = abs(power_sim - german["power_test_10"]) / sim_se
+print(f"{n_sims:,} simulated audits: {power_sim:.1%} found the gap; exact {german['power_test_10']:.1%} "
+      f"(standard error {100 * sim_se:.1f} pp; {sim_errors:.1f} standard errors apart)")
+# 3. The formula: statsmodels' implementation, and its distance from the exact power.
+min_count = 20  # expected flagged and unflagged people per group for the normal approximation
 worst_closed_vs_statsmodels = max(abs(r["closed_form"] - r["statsmodels"]) for r in curve)
-enumerated_points = [r for r in curve if r["rows"] <= max_enumerated]
-worst = max(enumerated_points, key=lambda r: standard_errors(r["simulated"], r["enumerated"], n_sims))
-worst_sim, worst_enumerated = worst["simulated"], worst["enumerated"]
 approximable = [r for r in curve if r["min_expected"] >= min_count]
-worst = max(approximable, key=lambda r: standard_errors(r["simulated"], r["closed_form"], n_sims))
-worst_sim_approx, worst_closed = worst["simulated"], worst["closed_form"]
 n_approximable = len(approximable)
+worst_formula_vs_exact = max(abs(r["closed_form"] - r["exact"]) for r in approximable)
 print(f"closed form vs statsmodels: largest difference {100 * worst_closed_vs_statsmodels:.1e} pp of power")
-print(f"simulated vs enumerated, worst point: {worst_sim:.1%} vs {worst_enumerated:.1%}")
-print(f"simulated vs closed form ({n_approximable} points): worst {worst_sim_approx:.1%} vs {worst_closed:.1%}")
+print(f"closed form vs exact power ({n_approximable} points with at least {min_count} expected): "
+      f"largest difference {100 * worst_formula_vs_exact:.1f} pp of power")
 # With no gap at all, how often does the exact test cry wolf? At most alpha (it is exact).
-null_a = rng.random((n_sims, german["n_a"])) < german["comparison_rate"]
-null_b = rng.random((n_sims, german["n_b"])) < german["comparison_rate"]
-false_alarm_rate = float(np.mean([permutation_test(a, b) < alpha for a, b in zip(null_a, null_b)]))
-print(f"no true gap, German Credit's test split: p < {alpha} in {false_alarm_rate:.1%} of audits")
+false_alarm_rate = exact_power(german["comparison_rate"], german["comparison_rate"], german["n_a"], german["n_b"])
+print(f"no true gap, German Credit's test split: p < {alpha} in {false_alarm_rate:.1%} of audits (exact)")
 
 # %% Figure 1: power curves
-# Simulated points with two binomial standard errors, the enumeration and the formula.
+# Exact power at each size, the hand enumeration, the formula and the one simulation.
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
 dense = np.geomspace(min(sizes), max(sizes), 200)
 for ax, info in zip(axes, audits):
     for gap, colour in zip(gaps, ("#ff8f00", "#3949ab")):
         rows = [r for r in curve if r["audit"] == info["slug"] and r["gap"] == gap]
-        sim = np.array([r["simulated"] for r in rows])
-        err = 2 * np.sqrt(sim * (1 - sim) / n_sims)
-        ax.errorbar([r["rows"] for r in rows], sim, yerr=err, fmt="o", color=colour, markersize=4,
-                    label=f"{100 * gap:.0f} pp gap: exact test, simulated")
+        ax.plot([r["rows"] for r in rows], [r["exact"] for r in rows], "o-", color=colour, markersize=4,
+                linewidth=1, label=f"{100 * gap:.0f} pp gap: exact test, exact power (faircode)")
         p_a = info["comparison_rate"] + math.copysign(gap, info["observed_gap"])
         share = info["share_a"]
         closed = [normal_power(p_a, info["comparison_rate"], share * n, (1 - share) * n, alpha) for n in dense]
-        ax.plot(dense, closed, color=colour, linewidth=1.2, label=f"{100 * gap:.0f} pp gap: normal approximation")
-        exact = [r for r in rows if r["rows"] <= max_enumerated]
-        ax.plot([r["rows"] for r in exact], [r["enumerated"] for r in exact], color=colour, linestyle=":",
-                linewidth=1.5, label=f"{100 * gap:.0f} pp gap: exact test, enumerated")
-    ax.axhline(target_power, color="grey", linestyle="--", linewidth=1)
+        ax.plot(dense, closed, color=colour, linewidth=1.2, linestyle="--",
+                label=f"{100 * gap:.0f} pp gap: normal approximation")
+        by_hand = [r for r in rows if "enumerated" in r]
+        ax.plot([r["rows"] for r in by_hand], [r["enumerated"] for r in by_hand], "o", color=colour,
+                markersize=9, markerfacecolor="none", label=f"{100 * gap:.0f} pp gap: enumerated by hand (SciPy)")
+    ax.axhline(target_power, color="grey", linestyle=":", linewidth=1)
     ax.axvline(info["n_test"], color="black", linewidth=1)
     ax.text(info["n_test"] * 1.08, 0.03, f"test split\n{info['n_test']:,} rows")
     ax.set_xscale("log")
@@ -208,8 +214,11 @@ for ax, info in zip(axes, audits):
     ax.set_ylim(0, 1.04)  # power from zero: the axis is not truncated
     ax.set_title(f"{info['name']}\n{info['share_a']:.0%} women, men flagged {info['comparison_rate']:.0%}")
     ax.set_xlim(80, 10000)
+# The one simulation, with two standard errors, on German Credit's test split.
+axes[0].errorbar([german["n_test"]], [power_sim], yerr=2 * sim_se, fmt="D", color="black", markersize=4,
+                 capsize=3, label=f"{gap_large * 100:.0f} pp gap: {n_sims:,} simulated audits ± 2 s.e.")
 axes[0].set_ylabel(f"power (share of audits with p < {alpha})")
 axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 handles, labels = axes[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
-fig.tight_layout(rect=(0, 0.14, 1, 1))
+fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False, fontsize=8.5)
+fig.tight_layout(rect=(0, 0.16, 1, 1))
