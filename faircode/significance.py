@@ -2042,7 +2042,8 @@ def permutation_test_power(p_a, p_b, n_a, n_b, *, alpha: float = 0.05, alternati
     ----------
     p_a, p_b : float
         True selection rates of the disadvantaged group ``a`` and the advantaged group ``b``,
-        in [0, 1]. ``p_a = p_b`` gives the test's size (at most ``alpha``: it is exact).
+        in [0, 1]. ``p_a = p_b`` gives the false-alarm rate at that common rate (at most
+        ``alpha``: the test is exact).
     n_a, n_b : int
         Rows in each group, ``>= 1``.
     alpha : float, default 0.05
@@ -2068,16 +2069,22 @@ def permutation_test_power(p_a, p_b, n_a, n_b, *, alpha: float = 0.05, alternati
     -----
     Given ``K`` flagged rows in all, the exact test's p-value for ``x`` of them in ``a`` is a
     tail of the hypergeometric distribution of ``X`` (``N = n_a + n_b`` rows, ``K`` flagged,
-    ``n_a`` drawn): two-sided, ``P(|X N - K n_a| >= |x N - K n_a|)``, decided in integers as the
-    test decides it. The power is ``sum over K, over rejected x, of Binom(x; n_a, p_a)
-    Binom(K - x; n_b, p_b)`` [1]_ [2]_. Every ``K`` is visited, vectorised over ``x``: the work is
-    restricted to the outcomes whose probability is not negligible: the flagged counts within
-    all but 2.5e-18 of each group's binomial distribution, and for each ``K`` the values of
-    ``X`` within ``12 s + 50`` of its null mean, with ``s^2 = n_a (K/N)(1 - K/N)`` (beyond, the
+    ``n_a`` drawn): two-sided by distance from the null mean,
+    ``P(|X N - K n_a| >= |x N - K n_a|)``, decided in integers as the test decides it. This is
+    not the probability ordering of ``scipy.stats.fisher_exact`` or R's ``fisher.test``, whose
+    power can differ by a point or so. The test conditions on ``K``; the power does not: it is
+    the unconditional power of the conditional test, ``sum over K, over rejected x, of
+    Binom(x; n_a, p_a) Binom(K - x; n_b, p_b)`` with the group sizes fixed [1]_ [2]_. Every ``K``
+    of non-negligible probability is visited, vectorised over ``x``; the work is restricted to
+    the outcomes whose probability is not negligible: the flagged counts within all but 2.5e-18
+    of each group's binomial distribution, and for each ``K`` the values of ``X`` within
+    ``12 s + 50`` of its null mean, with ``s^2 = n_a (K/N)(1 - K/N)`` (beyond, the
     hypergeometric probabilities sum to less than 1e-29, by Bernstein's inequality, which holds
-    for sampling without replacement [3]_). So the work grows like the number of rows (well under a second for 15,000 rows)
-    and the result is exact to within 1e-16, with no Monte Carlo error; floating-point rounding
-    of the tail sums could matter only for an outcome whose p-value lies within 1e-12 of ``alpha``.
+    for sampling without replacement [3]_). So the work grows like the number of rows (well
+    under a second for 15,000 rows) and the result has no Monte Carlo error: it is accurate to
+    floating-point rounding of the sums (about 1e-15); the outcomes left out carry less than
+    1e-17 in all. Rounding of the tail sums could matter only for an outcome whose p-value lies
+    within 1e-12 of ``alpha``.
 
     References
     ----------
@@ -2091,7 +2098,7 @@ def permutation_test_power(p_a, p_b, n_a, n_b, *, alpha: float = 0.05, alternati
     Examples
     --------
     >>> from faircode.significance import permutation_test_power
-    >>> round(permutation_test_power(0.3, 0.3, 50, 50), 4) <= 0.05   # the size: exact test
+    >>> round(permutation_test_power(0.3, 0.3, 50, 50), 4) <= 0.05   # false alarms: at most alpha
     True
     >>> round(permutation_test_power(0.2, 0.4, 100, 100), 3)
     0.844
@@ -2189,8 +2196,10 @@ def binary_bootstrap_ci(flagged_a, n_a, flagged_b, n_b, *, confidence_level: flo
     method : {"percentile", "bca"}, default "percentile"
         As in :func:`bootstrap_ci`. For BCa the jackknife acceleration has a closed form for
         0/1 rows; an audit whose correction is undefined (the observed gap outside its
-        bootstrap distribution) gets the percentile interval, as :func:`bootstrap_ci` does
-        (without a warning per audit).
+        bootstrap distribution, or ``1 - a (z0 + z) <= 0`` for the acceleration ``a``, the
+        bias correction ``z0`` and a normal quantile ``z`` of the interval's ends) gets the
+        percentile interval, as :func:`bootstrap_ci` does, and a group with none or all
+        flagged contributes no variability, both without a warning per audit.
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
         Seed or generator of the resamples.
 

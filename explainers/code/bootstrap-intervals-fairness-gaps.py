@@ -181,7 +181,7 @@ coverage_tiny = coverage[0]
 kept_sizes = [f"{row['rows']:,}" for row in coverage if row["percentile"] >= level - 2 * coverage_se]
 missed_sizes = [f"{row['rows']:,}" for row in coverage if row["percentile"] < level - 2 * coverage_se]
 
-# Coverage follows the expected number of positives per group, not the number of rows: made-up
+# Coverage tracks the expected number of positives per group more than the number of rows: made-up
 # populations with fixed group sizes and true rates. Resampling 0/1 rows is all that matters
 # here, so each audit is drawn directly as each group's number of positives.
 n_audits_rare = 1000

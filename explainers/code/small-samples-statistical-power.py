@@ -124,16 +124,27 @@ for slug in ("german-credit", "benefits-denial"):
         needed = brentq(lambda n: normal_power(p_a, comparison_rate, share_a * n, (1 - share_a) * n, alpha)
                         - target_power, 10, 10**7)
         info[f"rows_needed_{key}"] = math.ceil(needed)
+        # The exact test's power at that size (the formula runs a little ahead on small audits).
+        n_a_needed = int(round(share_a * info[f"rows_needed_{key}"]))
+        info[f"power_at_needed_{key}"] = exact_power(p_a, comparison_rate, n_a_needed,
+                                                     info[f"rows_needed_{key}"] - n_a_needed)
         # The same question with Cohen's effect size h, as statsmodels' NormalIndPower answers it.
         h = proportion_effectsize(p_a, comparison_rate)
         n_a_h = NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=target_power,
                                              ratio=(1 - share_a) / share_a)
         info[f"rows_needed_h_{key}"] = math.ceil(n_a_h / share_a)
-    # The smallest gap the test split can find with the target power (closed form).
-    info["detectable_gap"] = brentq(
+    # The smallest gap the test split can find with the target power: the minimum detectable gap.
+    # By the formula first (what a sample-size table gives), then by the exact test: for fixed
+    # group sizes its power rises with the gap (the build checks it), so Brent's method finds
+    # where it crosses the target, searching between half and twice the formula's answer.
+    widest = (comparison_rate if direction < 0 else 1 - comparison_rate) - 1e-4  # rates stay in [0, 1]
+    info["detectable_gap_formula"] = brentq(
         lambda d: normal_power(comparison_rate + direction * d, comparison_rate, info["n_a"], info["n_b"], alpha)
-        - target_power,
-        1e-4, (comparison_rate if direction < 0 else 1 - comparison_rate) - 1e-4)
+        - target_power, 1e-4, widest)
+    info["detectable_gap"] = brentq(
+        lambda d: exact_power(comparison_rate + direction * d, comparison_rate, info["n_a"], info["n_b"])
+        - target_power, info["detectable_gap_formula"] / 2, min(2 * info["detectable_gap_formula"], widest),
+        xtol=1e-5)
     audits.append(info)
     # Gaps in percentage points and rates in percent, as the prose gives them.
     print(f"{info['name']}: test split {info['n_test']:,} rows ({info['n_a']} women, {info['n_b']} men), "
@@ -142,8 +153,10 @@ for slug in ("german-credit", "benefits-denial"):
         key = round(gap * 100)
         print(f"  true gap {100 * gap:.0f} pp: power on the test split {info[f'power_test_{key}']:.2%} exact, "
               f"{info[f'power_test_closed_{key}']:.2%} by the formula; "
-              f"rows needed for {target_power:.0%} power: {info[f'rows_needed_{key}']:,}")
-    print(f"  minimum detectable gap ({target_power:.0%} power): {100 * info['detectable_gap']:.1f} pp")
+              f"rows needed for {target_power:.0%} power: {info[f'rows_needed_{key}']:,} by the formula "
+              f"(exact power there {info[f'power_at_needed_{key}']:.1%})")
+    print(f"  minimum detectable gap ({target_power:.0%} power): {100 * info['detectable_gap']:.1f} pp exact, "
+          f"{100 * info['detectable_gap_formula']:.1f} pp by the formula")
 for info in audits:
     for gap in gaps:
         points = [r for r in curve if r["audit"] == info["slug"] and r["gap"] == gap]
@@ -153,7 +166,7 @@ german, benefits = audits
 gap_small, gap_large = gaps
 z_critical = float(norm.ppf(1 - alpha / 2))
 
-# %% Build checks: enumeration by hand, one simulation, the formula; false alarms
+# %% Build checks: enumeration by hand, one simulation, the formula; false alarms; power by gap
 # 1. The hand enumeration at every point of up to max_enumerated rows (German Credit's test
 #    split among them: 200 rows, 64 women).
 for r in curve:
@@ -186,6 +199,18 @@ print(f"closed form vs exact power ({n_approximable} points with at least {min_c
 # With no gap at all, how often does the exact test cry wolf? At most alpha (it is exact).
 false_alarm_rate = exact_power(german["comparison_rate"], german["comparison_rate"], german["n_a"], german["n_b"])
 print(f"no true gap, German Credit's test split: p < {alpha} in {false_alarm_rate:.1%} of audits (exact)")
+# 4. The exact power rises with the gap, from none to the minimum detectable gap, on each test
+#    split (a grid of gaps): no smaller gap reaches the target power, and smaller gaps are found
+#    less often.
+power_rises_to_detectable, worst_detectable_vs_target = True, 0.0
+for info in audits:
+    grid = np.linspace(0, info["detectable_gap"], 5)
+    powers = [exact_power(info["comparison_rate"] + math.copysign(d, info["observed_gap"]), info["comparison_rate"],
+                          info["n_a"], info["n_b"]) for d in grid]
+    power_rises_to_detectable = power_rises_to_detectable and bool(np.all(np.diff(powers) > 0))
+    worst_detectable_vs_target = max(worst_detectable_vs_target, abs(powers[-1] - target_power))
+    print(f"{info['name']}, exact power at gaps of " + ", ".join(f"{100 * d:.1f}" for d in grid)
+          + " pp: " + ", ".join(f"{v:.1%}" for v in powers))
 
 # %% Figure 1: power curves
 # Exact power at each size, the hand enumeration, the formula and the one simulation.
