@@ -111,20 +111,31 @@ def build(options: BuildOptions) -> BuildReport:
         errors += run_errors
         by_slug = {r.slug: r for r in runs}
         notes, accepted, banners = [], [], {}
+        passed = cache.PassedChecks(root / ".cache" / "fairsite",
+                                    enabled=options.use_cache and options.numbers in ("build", "serve"))
         for e in explainers:
-            errors += check_stage.bare_numbers(e)
-            if e.slug in by_slug:
-                errors += check_stage.run_checks(e, by_slug[e.slug])
-                problem = _numbers(e, by_slug[e.slug], options, accepted)
-                if problem is None:
-                    continue
-                # `accept` builds the explainers it does not accept as `build` does.
-                if options.numbers == "fail" or (problem.kind != "unaccepted" and options.numbers != "serve"):
-                    errors.append(CheckError(problem.text, explainer=e.display_path))
-                else:
-                    notes.append(f"{e.display_path}: {problem.text}")
-                    if problem.kind != "unaccepted":
-                        banners[e.slug] = problem
+            run = by_slug.get(e.slug)
+            if run is None:  # its run failed (reported above); its prose is still checked
+                errors += check_stage.bare_numbers(e)
+                continue
+            key = passed.key(e.path, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
+            if passed.holds(e.slug, key):
+                continue  # the same source, run and accepted numbers passed every check before
+            found = check_stage.bare_numbers(e) + check_stage.run_checks(e, run)
+            errors += found
+            problem = _numbers(e, run, options, accepted)
+            if problem is None:
+                if not found:
+                    passed.add(e.slug, key)
+                continue
+            # `accept` builds the explainers it does not accept as `build` does.
+            if options.numbers == "fail" or (problem.kind != "unaccepted" and options.numbers != "serve"):
+                errors.append(CheckError(problem.text, explainer=e.display_path))
+            else:
+                notes.append(f"{e.display_path}: {problem.text}")
+                if problem.kind != "unaccepted":
+                    banners[e.slug] = problem
+        passed.save()
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in banners.values()))
         cache.save_digests(root / ".cache" / "fairsite")

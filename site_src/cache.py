@@ -241,5 +241,64 @@ def _installed_version(dist: str) -> str | None:
         return None
 
 
+@functools.cache
+def site_code_digest() -> str:
+    """One digest of site_src's code and templates, and of the faircode modules its filters and
+    checks call (how p-values and tolerances are written): a change to any renders every page
+    and runs every check again."""
+    import importlib.util
+
+    h = hashlib.sha256()
+    here = Path(__file__).parent  # site_src/
+    files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.significance", "faircode.tolerances")})
+    for name, path in files.items():
+        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+
+class PassedChecks:
+    """The explainers whose checks all passed, each under the digest of everything the checks read.
+
+    A prose edit changes one explainer; the others have the same source, run and accepted
+    numbers as when their ``checks:``, bare-number lint and number comparison last passed, so
+    ``build`` does not run those again (``check`` and ``accept`` always do). Only a pass is
+    remembered: a failure is found again every time. Kept in ``checks-passed.json`` in the cache
+    folder.
+    """
+
+    FILE = "checks-passed.json"
+
+    def __init__(self, cache_dir: Path, *, enabled: bool):
+        self._path = Path(cache_dir) / self.FILE
+        self._enabled = enabled
+        self._passed: dict[str, str] = {}
+        if enabled:
+            try:
+                data = json.loads(self._path.read_text())
+                self._passed = {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+            except (OSError, ValueError):
+                pass
+
+    @staticmethod
+    def key(source: Path, entry: Path, accepted: Path) -> str:
+        """The digest of an explainer's source, its run's cache entry, its accepted numbers and the site's code."""
+        return hashlib.sha256(json.dumps([str(hash_file(source)), str(hash_file(entry)), str(hash_file(accepted)),
+                                          site_code_digest()]).encode()).hexdigest()
+
+    def holds(self, slug: str, key: str) -> bool:
+        return self._enabled and self._passed.get(slug) == key
+
+    def add(self, slug: str, key: str) -> None:
+        self._passed[slug] = key
+
+    def save(self) -> None:
+        if self._enabled:
+            tmp = self._path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self._passed, indent=1, sort_keys=True))
+            tmp.replace(self._path)
+
+
 # The one digest of a file's bytes, remembered by its metadata across builds (site_src.filestate).
 hash_file, load_digests, save_digests = filestate.hash_file, filestate.load_digests, filestate.save_digests

@@ -8,7 +8,6 @@ empty string). The page furniture lives in ``site_src/templates/*.j2``.
 from __future__ import annotations
 
 import csv
-import functools
 import hashlib
 import json
 import re
@@ -28,6 +27,7 @@ from site_src.extract import generated_text
 from site_src.filters import FILTERS
 from site_src._runner import split_code_cells
 from site_src.extract import header
+from site_src.cache import site_code_digest
 from site_src.filestate import hash_file
 from site_src.notebook import page_notebook_json
 from site_src.provenance import BuildFacts, source_config
@@ -186,24 +186,9 @@ def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, 
     shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
     for part in (e.display_path, e.path.read_bytes(), (run.out_dir / "entry.json").read_bytes(),
                  json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
-                 _site_code_digest(), jinja2.__version__):
+                 site_code_digest(), jinja2.__version__):
         h.update(part if isinstance(part, bytes) else part.encode())
         h.update(b"\0")
-    return h.hexdigest()
-
-
-@functools.cache
-def _site_code_digest() -> str:
-    """One digest of site_src's code and templates, and of the faircode modules its filters call
-    (how p-values and tolerances are written): a change to any renders every page again."""
-    import importlib.util
-
-    h = hashlib.sha256()
-    here = Path(__file__).parent
-    files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
-    files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.significance", "faircode.tolerances")})
-    for name, path in files.items():
-        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 

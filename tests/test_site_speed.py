@@ -16,6 +16,7 @@ import pytest
 
 from site_src import cache, cli, filestate
 from site_src.build import BuildOptions, build
+from site_src.errors import BuildFailed
 from site_src.site import LAST_BUILD
 from site_src.collect import collect
 from site_src.execute import execute
@@ -193,3 +194,36 @@ def test_a_page_edited_in_the_page_cache_is_not_published(site, command):
     (site / LAST_BUILD).unlink()  # the page's inputs are unchanged, but the build does not stop early
     assert cli.main(["--root", str(site), command, *(["--jobs", "1"] if command == "build" else [])]) == 0
     assert "TAMPERED" not in (site / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+
+
+def _checked(monkeypatch) -> list[str]:
+    """The explainers whose checks the next build runs (not remembered as passed)."""
+    from site_src import check
+
+    checked, real = [], check.bare_numbers
+    monkeypatch.setattr(check, "bare_numbers", lambda e: (checked.append(e.slug), real(e))[1])
+    return checked
+
+
+def test_a_prose_edit_checks_only_its_explainer(site, monkeypatch):
+    _add(site, "another", _SLOW.format(n=1, seconds=0))
+    assert cli.main(["--root", str(site), "accept"]) == 0
+    build(BuildOptions(root=site))
+    checked = _checked(monkeypatch)
+    source = site / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text() + "\nOne more sentence of prose.\n")
+    build(BuildOptions(root=site))
+    assert checked == ["coin-flips"]
+
+
+def test_a_remembered_pass_does_not_hide_a_moved_accepted_number(site):
+    """Accepted numbers are part of what a pass is remembered by: edit them, and the comparison
+    runs again and fails, though the source and the run are the ones that passed."""
+    assert cli.main(["--root", str(site), "accept"]) == 0
+    build(BuildOptions(root=site))
+    path = site / "explainers" / "coin-flips.numbers.json"
+    data = json.loads(path.read_text())
+    data["values"]["share_numpy"] = {"value": 0.999, "shown": ["99.9%"]}  # not what the run cites
+    path.write_text(json.dumps(data))
+    with pytest.raises(BuildFailed, match="cited numbers changed"):
+        build(BuildOptions(root=site))
