@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 from jinja2 import Undefined
 
-from faircode.significance import format_p_value
+from faircode.formatting import format_p_value  # NumPy-free: every page render formats p-values
 
 MINUS = "\u2212"
 

@@ -124,3 +124,17 @@ def test_mc_percent_of_none_or_all_is_a_true_bound_not_a_spread(n):
     shown_lower = float(every.split("above ")[1].split("%")[0])
     assert shown_upper >= exact_upper and shown_upper <= 3 * exact_upper
     assert shown_lower <= 100 - exact_upper and shown_lower < 100
+
+
+def test_formatting_a_p_value_does_not_import_numpy():
+    """The site formats p-values on every page it renders; faircode.formatting is kept NumPy-free
+    so that a prose edit does not pay for importing NumPy (significance re-exports the function)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, faircode.formatting as f; import faircode.significance as s; "
+             "assert s.format_p_value is f.format_p_value") 
+    done = subprocess.run([sys.executable, "-c", "import sys, faircode.formatting; print('numpy' in sys.modules)"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+    subprocess.run([sys.executable, "-c", probe], check=True)

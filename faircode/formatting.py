@@ -1,0 +1,124 @@
+"""How faircode writes a p-value for people: one convention for the console, the explainers and
+the results table (the site's ``pvalue`` filter calls :func:`format_p_value`).
+
+Kept apart from :mod:`faircode.significance` (which re-exports it) so that formatting a p-value
+does not import NumPy: the site build formats p-values on every page it renders.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__ = ["format_p_value", "check_positive_int"]
+
+
+def check_positive_int(value, name: str) -> int:
+    """``value`` as an ``int`` if it is a whole number ``>= 1``.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not an integer (a bool, NumPy's included, is not).
+    ValueError
+        ``value`` is below 1. Both messages name the argument ``name``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):  # numpy.bool_ is not Integral
+        raise TypeError(f"`{name}` must be a positive integer; got {value!r}")
+    if value < 1:
+        raise ValueError(f"`{name}` must be a positive integer (>= 1); got {value}")
+    return int(value)
+
+
+def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
+    """Format a p-value for prose and tables; the one convention of the project, never "p = 0".
+
+    The site's ``pvalue`` filter and the results page call this function, so a p-value reads the
+    same in a console, an explainer and the results table.
+
+    Parameters
+    ----------
+    p : float
+        p-value in [0, 1], or NaN (an untestable gap).
+    floor : float, optional
+        The method's smallest attainable p-value, ``PermutationTestResult.p_value_floor``:
+        ``1 / (m + 1)`` for ``m`` Monte Carlo relabellings under the ``(b + 1) / (m + 1)``
+        convention; 0 or None for exact tests.
+    digits : int, default 2
+        Significant digits, ``>= 1``.
+
+    Returns
+    -------
+    str
+        Convention:
+
+        - Monte Carlo minimum (``floor`` given and ``p <= floor``): ``"p ≤ 1/10,000"`` for
+          ``floor = 1/10,000`` (9,999 relabellings, none as extreme as the data). The estimate
+          is then exactly ``1 / (m + 1)`` and the true p-value is at most about that, hence
+          "≤", not "=" (Phipson and Smyth 2010);
+        - ``p == 0`` (an exact p-value that underflowed double precision): ``"p < 10⁻³⁰⁰"``;
+        - ``p >= 0.001``: ``digits`` significant digits in fixed notation: ``"p = 0.032"``,
+          ``"p = 0.50"``, ``"p = 0.0012"``, ``"p = 1.0"``;
+        - ``p < 0.001``: scientific notation with a true minus sign and superscripts,
+          ``"p = 3.2 × 10⁻⁷"``;
+        - NaN: ``"p = n/a"``.
+
+    Raises
+    ------
+    TypeError
+        ``p`` or ``floor`` not a number; ``digits`` not an integer.
+    ValueError
+        ``p`` or ``floor`` outside [0, 1]; ``digits < 1``.
+
+    References
+    ----------
+    Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero: calculating
+    exact p-values when permutations are randomly drawn. *Statistical Applications in Genetics
+    and Molecular Biology* 9(1), article 39.
+
+    Examples
+    --------
+    >>> from faircode.significance import format_p_value
+    >>> format_p_value(1 / 10_000, floor=1 / 10_000)
+    'p ≤ 1/10,000'
+    >>> format_p_value(0.0321)
+    'p = 0.032'
+    >>> format_p_value(3.2e-7)
+    'p = 3.2 × 10⁻⁷'
+    """
+    digits = check_positive_int(digits, "digits")
+    p = _check_probability(p, "p")
+    if floor is not None:
+        floor = _check_probability(floor, "floor")
+    if math.isnan(p):
+        return "p = n/a"
+    if floor and p <= floor * (1 + 1e-9):
+        reciprocal = 1.0 / floor
+        if abs(reciprocal - round(reciprocal)) < 1e-6 * reciprocal:
+            return f"p \u2264 1/{round(reciprocal):,}"
+        return f"p \u2264 {_p_digits(floor, digits)}"
+    if p == 0.0:
+        return "p < 10\u207b\u00b3\u2070\u2070"  # smaller than any positive double
+    return f"p = {_p_digits(p, digits)}"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _p_digits(p: float, digits: int) -> str:
+    """``digits`` significant digits; fixed notation from 0.001 up, ``m.m × 10⁻ᵉ`` below."""
+    if p >= 0.001:
+        return f"{p:#.{digits}g}".rstrip(".")  # "#" keeps the trailing zero of "0.50"
+    mantissa, exponent = f"{p:.{digits - 1}e}".split("e")
+    return f"{mantissa} \u00d7 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def _check_probability(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a number in [0, 1]; got {value!r}")
+    value = float(value)
+    if not (math.isnan(value) or 0.0 <= value <= 1.0):
+        raise ValueError(f"`{name}` must lie in [0, 1]; got {value}")
+    if name == "floor" and math.isnan(value):
+        raise ValueError("`floor` must lie in [0, 1]; got nan")
+    return value
