@@ -813,8 +813,9 @@ def permutation_test_result(
     extreme as the data (ties within a relative 1e-9 of the outcome scale count as extreme),
     the p-value is ``(b + 1) / (m + 1)`` [2]_: a valid p-value that is never 0. When ``b = 0``
     the result has ``is_monte_carlo_minimum=True`` and should be read and printed as
-    "p ≤ 1/(m + 1)" (:func:`format_p_value`). When ``C(N, n_a)`` is smaller than ``m`` the
-    relabellings repeat and the p-value is slightly conservative [2]_.
+    "p ≤ 1/(m + 1)" (:func:`format_p_value`). Relabellings are drawn with replacement, so
+    ``(b + 1) / (m + 1)`` is conservative; markedly so when there are few distinct relabellings
+    (few clusters), where exact enumeration is better [2]_.
 
     **Grouped test.** Whole clusters are relabelled: the groups keep their number of clusters
     and the statistic is still the row-level ``mean(a) - mean(b)``. This is valid when clusters
@@ -959,7 +960,7 @@ def permutation_tests(
     Row ``i`` is the test of ``mean(a[i]) - mean(b[i])`` that :func:`permutation_test` runs on
     ``a[i]`` and ``b[i]`` (with ``groups=(groups_a[i], groups_b[i])`` when given): the same
     statistic, null distribution and p-value convention. A study of thousands of small audits
-    costs a few large array operations instead of thousands of calls (see Notes).
+    draws many tests' relabellings together, avoiding most of the per-call overhead (see Notes).
 
     Parameters
     ----------
@@ -1013,8 +1014,9 @@ def permutation_tests(
     units of each kind, and that count is drawn directly, at O(kinds) per relabelling
     (``Generator.multivariate_hypergeometric``). Other tests use :func:`permutation_test`'s
     sampler of random subsets, one population table per test, drawn for many tests of one size
-    at once and test after test: with one generator their p-values are the very numbers that
-    :func:`permutation_test` called once per row would give.
+    at once and test after test. When no test in the call has units of few kinds, their p-values
+    with one generator are the numbers :func:`permutation_test` called once per row would give;
+    otherwise each test has the same null distribution but different draws.
 
     References
     ----------

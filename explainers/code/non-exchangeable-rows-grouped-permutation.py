@@ -12,9 +12,9 @@ from faircode.significance import permutation_test, permutation_test_result, per
 SEED = 20240917
 rng = np.random.default_rng(SEED)
 
-# Real people: the Benefits Denial test split, each with the chance of being
-# flagged that the core-feature (S2) logistic regression gives them from
-# their own features.
+# Real people: the Benefits Denial test split, each with the core-feature (S2)
+# logistic regression's predicted probability (its score, not its 0/1 flag) as
+# their chance of being flagged in the simulation.
 audit = load_audit("benefits-denial")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
 own_log_odds = logit(np.clip(pred.y_score, 1e-6, 1 - 1e-6))
@@ -36,7 +36,8 @@ def simulate_audit(size, rng):
     shared = rng.normal(0.0, household_sd, n_households)
     chance = expit(own_log_odds[people] + shared[household])
     flagged = (rng.random(people.size) < chance).astype(np.int8)
-    # A coin puts whole households in group A or B: the true gap is zero.
+    # A random draw puts exactly half the households, whole, in group A and
+    # the rest in B: the true gap is zero.
     half = np.arange(n_households) < n_households // 2
     in_a = rng.permutation(half)[household]
     return flagged, household, in_a
@@ -66,9 +67,11 @@ rowwise = permutation_test_result(a, b, method="monte_carlo",
 spread_naive = float(np.quantile(np.abs(rowwise.null_distribution), 1 - alpha))
 spread_grouped = float(np.quantile(np.abs(grouped.null_distribution),
                                    1 - alpha))
-# Independent rows would give this spread with this many people
-# (the spread shrinks as one over the square root of the rows).
-effective_people = round(n_people * (spread_naive / spread_grouped) ** 2, -1)
+# Independent rows would give the households' spread with this many people
+# (the variance of the gap shrinks as one over the rows). A rough simulation
+# estimate, so rounded to hundreds.
+effective_people = int(round(n_people * np.var(rowwise.null_distribution)
+                             / np.var(grouped.null_distribution), -2))
 print(f"households of {size}: gap {100 * example_gap:+.1f} pp; "
       f"row-wise p = {p_naive:.3f}, grouped p = {p_grouped:.3f}")
 print(f"95% of shuffled gaps lie within ±{100 * spread_naive:.1f} pp (people) "
@@ -127,9 +130,11 @@ type1_grouped = next(r["grouped"] for r in type1 if r["size"] == size)
 type1_naive_largest = type1[-1]["naive"]
 largest_size = sizes[-1]
 worst_grouped_error = max(abs(r["grouped"] - alpha) for r in type1)
-# "As households grow, the row-wise test raises false alarms more and more often": no size's
-# rate falls below the previous size's by more than Monte Carlo error.
-naive_never_falls = all(b["naive"] >= a["naive"] - 4 * binomial_se for a, b in zip(type1, type1[1:]))
+# With m shuffles the grouped p-value is (b + 1) / (m + 1) (Phipson and Smyth),
+# so "p < alpha" needs b + 1 below alpha * (m + 1): under no gap, at most this
+# share of audits, a little under alpha.
+grouped_level = max(k for k in range(1, null_audit_permutations + 2)
+                    if k / (null_audit_permutations + 1) < alpha) / (null_audit_permutations + 1)
 
 # %% Figure 1: one audit's shuffled gaps; false alarms by household size
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))

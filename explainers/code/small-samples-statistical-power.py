@@ -137,14 +137,17 @@ for slug in ("german-credit", "benefits-denial"):
     # By the formula first (what a sample-size table gives), then by the exact test: for fixed
     # group sizes its power rises with the gap (the build checks it), so Brent's method finds
     # where it crosses the target, searching between half and twice the formula's answer.
-    widest = (comparison_rate if direction < 0 else 1 - comparison_rate) - 1e-4  # rates stay in [0, 1]
-    info["detectable_gap_formula"] = brentq(
-        lambda d: normal_power(comparison_rate + direction * d, comparison_rate, info["n_a"], info["n_b"], alpha)
-        - target_power, 1e-4, widest)
-    info["detectable_gap"] = brentq(
-        lambda d: exact_power(comparison_rate + direction * d, comparison_rate, info["n_a"], info["n_b"])
-        - target_power, info["detectable_gap_formula"] / 2, min(2 * info["detectable_gap_formula"], widest),
-        xtol=1e-5)
+    # In the observed direction, and the other way: a rate's noise depends on the rate, so a gap
+    # away from 50% is easier to see than one of the same size towards it.
+    for sign, name in ((direction, "detectable_gap"), (-direction, "detectable_gap_reverse")):
+        widest = (comparison_rate if sign < 0 else 1 - comparison_rate) - 1e-4  # rates stay in [0, 1]
+        by_formula = brentq(
+            lambda d: normal_power(comparison_rate + sign * d, comparison_rate, info["n_a"], info["n_b"], alpha)
+            - target_power, 1e-4, widest)
+        info[name + "_formula"] = by_formula
+        info[name] = brentq(
+            lambda d: exact_power(comparison_rate + sign * d, comparison_rate, info["n_a"], info["n_b"])
+            - target_power, by_formula / 2, min(2 * by_formula, widest), xtol=1e-5)
     audits.append(info)
     # Gaps in percentage points and rates in percent, as the prose gives them.
     print(f"{info['name']}: test split {info['n_test']:,} rows ({info['n_a']} women, {info['n_b']} men), "
@@ -156,7 +159,8 @@ for slug in ("german-credit", "benefits-denial"):
               f"rows needed for {target_power:.0%} power: {info[f'rows_needed_{key}']:,} by the formula "
               f"(exact power there {info[f'power_at_needed_{key}']:.1%})")
     print(f"  minimum detectable gap ({target_power:.0%} power): {100 * info['detectable_gap']:.1f} pp exact, "
-          f"{100 * info['detectable_gap_formula']:.1f} pp by the formula")
+          f"{100 * info['detectable_gap_formula']:.1f} pp by the formula; the other way "
+          f"{100 * info['detectable_gap_reverse']:.1f} pp exact")
 for info in audits:
     for gap in gaps:
         points = [r for r in curve if r["audit"] == info["slug"] and r["gap"] == gap]
