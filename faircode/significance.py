@@ -813,9 +813,9 @@ def permutation_test_result(
     extreme as the data (ties within a relative 1e-9 of the outcome scale count as extreme),
     the p-value is ``(b + 1) / (m + 1)`` [2]_: a valid p-value that is never 0. When ``b = 0``
     the result has ``is_monte_carlo_minimum=True`` and should be read and printed as
-    "p ≤ 1/(m + 1)" (:func:`format_p_value`). Relabellings are drawn with replacement, so
-    ``(b + 1) / (m + 1)`` is conservative; markedly so when there are few distinct relabellings
-    (few clusters), where exact enumeration is better [2]_.
+    "p ≤ 1/(m + 1)" (:func:`format_p_value`). Relabellings are drawn independently (the same one
+    can recur), so ``(b + 1) / (m + 1)`` is conservative; markedly so when there are few distinct
+    relabellings (few clusters), where exact enumeration is better [2]_.
 
     **Grouped test.** Whole clusters are relabelled: the groups keep their number of clusters
     and the statistic is still the row-level ``mean(a) - mean(b)``. This is valid when clusters

@@ -135,10 +135,11 @@ for slug in ("german-credit", "benefits-denial"):
         info[f"rows_needed_h_{key}"] = math.ceil(n_a_h / share_a)
     # The smallest gap the test split can find with the target power: the minimum detectable gap.
     # By the formula first (what a sample-size table gives), then by the exact test: for fixed
-    # group sizes its power rises with the gap (the build checks it), so Brent's method finds
-    # where it crosses the target, searching between half and twice the formula's answer.
-    # In the observed direction, and the other way: a rate's noise depends on the rate, so a gap
-    # away from 50% is easier to see than one of the same size towards it.
+    # group sizes its power rises with the gap (the build checks it in the observed direction),
+    # so Brent's method finds where it crosses the target, searching between half and twice the
+    # formula's answer.
+    # In the observed direction, and the other way: a rate's noise depends on the rate, so at the
+    # 80% target a gap away from 50% needs to be smaller than one towards it (checked on both splits).
     for sign, name in ((direction, "detectable_gap"), (-direction, "detectable_gap_reverse")):
         widest = (comparison_rate if sign < 0 else 1 - comparison_rate) - 1e-4  # rates stay in [0, 1]
         by_formula = brentq(
