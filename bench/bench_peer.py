@@ -13,7 +13,7 @@ processes:
 - cold `fairsite build --force --jobs 1`: every explainer re-runs, each in its own clean process;
 - `mkdocs build` of the peer site (every block runs; there is nothing to cache);
 - the same peer with one more block per page that saves the figures the code drew as SVG (the
-  plain peer's pages show none; fairsite's show each, and save a PNG and a phone's SVG too).
+  plain peer's pages show none; fairsite's show each, and save a phone's SVG too).
 
 It prints the medians and the ratio fairsite / peer; the target (issue 16) is at most 1.0x.
 """
@@ -56,7 +56,7 @@ markdown_extensions:
 
 # With --figures, each peer page ends with this block in the same session: it saves the figures
 # the code left open as one SVG each, the way a markdown-exec user shows matplotlib figures
-# (fairsite saves each as SVG, PNG and, for side-by-side panels, a phone's SVG).
+# (fairsite saves each as SVG and, laid out for a phone, a second SVG).
 _SAVE_FIGURES = """\
 import matplotlib.pyplot as plt
 for n in plt.get_fignums():
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"the peer saving each figure as one SVG:    {med(theirs_figures):7.2f} s  "
           f"{[round(t, 1) for t in theirs_figures]}")
     print(f"  fairsite's explainer processes: {wall:.1f} s, of which the code {code:.1f} s and saving figures "
-          f"{figures:.1f} s (SVG, PNG and the phone's SVG; the peer's pages show no figures)")
+          f"{figures:.1f} s (SVG and, for most, the phone's SVG; the peer's pages show no figures)")
     print(f"ratio fairsite / peer: {ratio:.2f}x (target <= 1.0x)  {'yes' if ratio <= 1.0 else 'NO'}")
     print(f"ratio fairsite / the peer saving its figures: {med(ours) / med(theirs_figures):.2f}x (for comparison)")
     return 0 if ratio <= 1.0 else 1

@@ -14,7 +14,7 @@ listing, a network connection, a fork (see ``site_src._runner``). The run record
 ``untracked``; such a run is never served from the cache unless the explainer declares
 ``inputs:``, in which case the declared files are taken to be everything it reads that way.
 
-Entries are also checked against themselves: every artefact (figure SVG/PNG) is stored with its
+Entries are also checked against themselves: every artefact (figure SVG) is stored with its
 digest and re-hashed on use, and an entry that is not valid JSON, not UTF-8, from another format
 or with missing or mistyped fields is a miss with a reason, never a traceback.
 
@@ -72,7 +72,7 @@ class CacheEntry(BaseModel):
     cells: list[CellRecord]
     duration_s: float
     wall_s: float
-    # Of wall_s, saving the figures' files (SVG, PNG, the phone's SVG): at show()/close(), so
+    # Of wall_s, saving the figures' files (SVG and the phone's SVG): at show()/close(), so
     # partly inside duration_s, and at the end. What a page's figures cost on top of its code.
     figures_s: float = 0.0
     peak_memory_mb: float
