@@ -2091,7 +2091,8 @@ def binary_bootstrap_ci(flagged_a, n_a, flagged_b, n_b, *, confidence_level: flo
     Parameters
     ----------
     flagged_a, n_a, flagged_b, n_b : array_like of int, shape (n_audits,)
-        Flagged rows and rows per group (scalars broadcast); ``0 <= flagged <= n``, ``n >= 1``.
+        Flagged rows and rows per group (scalars broadcast; four scalars are one audit);
+        ``0 <= flagged <= n``, ``n >= 1``.
     confidence_level : float, default 0.95
         Strictly between 0 and 1.
     n_resamples : int, default 9999
@@ -2135,7 +2136,9 @@ def binary_bootstrap_ci(flagged_a, n_a, flagged_b, n_b, *, confidence_level: flo
     """
     counts = []
     for value, name in ((flagged_a, "flagged_a"), (n_a, "n_a"), (flagged_b, "flagged_b"), (n_b, "n_b")):
-        arr = np.asarray(value)
+        arr = np.atleast_1d(value)  # one audit may be given as four scalars
+        if arr.size == 0:
+            raise ValueError(f"`{name}` is empty: give at least one audit")
         if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"`{name}` must hold whole numbers of rows; got dtype {arr.dtype}")
         counts.append(arr.astype(np.int64))
@@ -2147,9 +2150,12 @@ def binary_bootstrap_ci(flagged_a, n_a, flagged_b, n_b, *, confidence_level: flo
         raise ValueError("the counts must be 1-D with at least one audit")
     for k, size, name in ((k_a, n_a, "a"), (k_b, n_b, "b")):
         if np.any(size < 1):
-            raise ValueError(f"`n_{name}` must be >= 1 for every audit")
+            i = int(np.flatnonzero(size < 1)[0])
+            raise ValueError(f"`n_{name}` must be >= 1 for every audit; audit {i} has {size[i]}")
         if np.any((k < 0) | (k > size)):
-            raise ValueError(f"`flagged_{name}` must lie in [0, n_{name}] for every audit")
+            i = int(np.flatnonzero((k < 0) | (k > size))[0])
+            raise ValueError(f"`flagged_{name}` must lie in [0, n_{name}] for every audit; audit {i} has "
+                             f"{k[i]} flagged of {size[i]}")
     confidence_level = _check_open_unit(confidence_level, "confidence_level")
     n_resamples = _check_positive_int(n_resamples, "n_resamples")
     method = _check_choice(method, "method", _CI_METHODS)

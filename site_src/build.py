@@ -135,7 +135,6 @@ def build(options: BuildOptions) -> BuildReport:
                 notes.append(f"{e.display_path}: {problem.text}")
                 if problem.kind != "unaccepted":
                     banners[e.slug] = problem
-        passed.save()
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in banners.values()))
         cache.save_digests(root / ".cache" / "fairsite")
@@ -143,6 +142,7 @@ def build(options: BuildOptions) -> BuildReport:
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
             publish(code_files, code_dir)  # the same text; rewritten only if someone changed a file
+            passed.save()
             accepted = [str(snapshot.save(e, run)) for e, run in accepted]
             _record_state(root, options, explainers, runs, notes)
             return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True, facts=facts,
@@ -166,6 +166,7 @@ def build(options: BuildOptions) -> BuildReport:
                 raise BuildFailed([SiteError(p) for p in site_problems])
             swap_in(stage, root)
             publish(code_files, code_dir)
+            passed.save()  # only a build that succeeded: its pages rendered from what passed
             record_outputs(root, fingerprint)
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
         _record_state(root, options, explainers, runs, notes)

@@ -264,8 +264,8 @@ class PassedChecks:
     A prose edit changes one explainer; the others have the same source, run and accepted
     numbers as when their ``checks:``, bare-number lint and number comparison last passed, so
     ``build`` does not run those again (``check`` and ``accept`` always do). Only a pass is
-    remembered: a failure is found again every time. Kept in ``checks-passed.json`` in the cache
-    folder.
+    remembered, and only by a build that succeeded: a failure is found again every time. Kept in
+    ``checks-passed.json`` in the cache folder.
     """
 
     FILE = "checks-passed.json"

@@ -236,8 +236,9 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     def result(**key) -> dict:
         return results.lookup(**key)
 
-    template = env.get_template(e.display_path)
     try:
+        # Inside the try: a syntax error (an unclosed tag, an unknown filter) is reported with its line too.
+        template = env.get_template(e.display_path)
         prose = template.render(**run.values, figure=figure, result=result, cell=cell)
     except SiteError as err:
         # Raised from inside the template (a citation, a figure): add the explainer and its line.

@@ -99,11 +99,15 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
         return None
     try:
         accepted = json.loads(path.read_text(encoding="utf-8"))["values"]
+        _check_accepted(accepted)
     except (ValueError, KeyError, TypeError) as err:
         raise CheckError(f"{path.parent.name}/{path.name} is not an accepted-numbers file ({type(err).__name__}: "
                          f"{err}); restore it from git or run `fairsite accept {explainer.slug}`",
                          explainer=explainer.display_path) from None
-    now = cited(explainer, run)
+    try:
+        now = cited(explainer, run)
+    except jinja2.TemplateSyntaxError:
+        return []  # nothing can be read from prose that does not parse: the render stage reports it, with its line
     p_values = {name for name, filter_name, _ in _citations(explainer, run)[1] if filter_name == "pvalue"}
     mc = explainer.meta.monte_carlo
     drifts = []
@@ -129,6 +133,21 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
                                 ", ".join(old["shown"]) or _brief(old["value"]),
                                 ", ".join(new["shown"]) or _brief(new["value"])))
     return drifts
+
+
+def _check_accepted(accepted) -> None:
+    """Raise TypeError/KeyError unless ``accepted`` is ``{name: {"value": ..., "shown": [str, ...]}}``
+    (what ``save`` writes; a hand edit or a merge can leave anything)."""
+    if not isinstance(accepted, dict):
+        raise TypeError(f"'values' must be an object of cited names, not {type(accepted).__name__}")
+    for name, entry in accepted.items():
+        if not isinstance(entry, dict):
+            raise TypeError(f"'{name}' must be an object with 'value' and 'shown', not {type(entry).__name__}")
+        for key in ("value", "shown"):
+            if key not in entry:
+                raise KeyError(f"'{name}' has no '{key}'")
+        if not isinstance(entry["shown"], list) or not all(isinstance(s, str) for s in entry["shown"]):
+            raise TypeError(f"'{name}': 'shown' must be a list of the strings the page displays")
 
 
 def _matches(old, new, rule) -> bool:

@@ -138,3 +138,19 @@ def test_binary_bootstrap_broadcasts_and_is_reproducible():
 def test_binary_bootstrap_rejects_bad_input(args, error, match):
     with pytest.raises(error, match=match):
         binary_bootstrap_ci(*args)
+
+
+def test_binary_bootstrap_ci_takes_one_audit_as_four_scalars():
+    scalars = binary_bootstrap_ci(12, 40, 20, 40, n_resamples=500, random_state=2)
+    lists = binary_bootstrap_ci([12], [40], [20], [40], n_resamples=500, random_state=2)
+    assert scalars[0].shape == (1,) and np.array_equal(scalars[0], lists[0]) and np.array_equal(scalars[1], lists[1])
+
+
+@pytest.mark.parametrize("args, error, message", [
+    (([], [], [], []), ValueError, "`flagged_a` is empty"),
+    (([1, 50], [40, 40], [1, 1], [40, 40]), ValueError, r"`flagged_a` must lie in \[0, n_a\] for every audit; audit 1 has 50 flagged of 40"),
+    (([1, 1], [40, 0], [1, 1], [40, 40]), ValueError, "`n_a` must be >= 1 for every audit; audit 1 has 0"),
+])
+def test_binary_bootstrap_ci_names_the_bad_audit(args, error, message):
+    with pytest.raises(error, match=message):
+        binary_bootstrap_ci(*args, n_resamples=10)

@@ -4,6 +4,7 @@ named and leaving the previous site whole."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -419,4 +420,28 @@ def test_a_caption_that_repeats_the_alt_text_is_refused(tmp_path):
     alt = "Histogram of the flips: about as many heads as tails."
     page.write_text(page.read_text().replace(f'alt="{alt}")', f'alt="{alt}", caption="{alt}")'))
     with pytest.raises(BuildFailed, match=r"figure\(1\): the caption repeats the alt text"):
+        build(BuildOptions(root=root))
+
+
+@pytest.mark.parametrize("mistake, expected", [
+    ("{% if n_flips %}", "template: .*(end of template|endif)"),  # a tag left open
+    ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'"),  # an unknown filter
+])
+def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_path, mistake, expected):
+    """With accepted numbers to compare against, the prose is read by the number comparison too:
+    a template that does not parse is reported once, by the render stage, with the file."""
+    root = _copy_fixture(tmp_path)
+    build(BuildOptions(root=root, numbers="accept"))
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text() + f"\nA sentence with a mistake: {mistake}\n")
+    with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:\d+: " + expected):
+        build(BuildOptions(root=root))
+
+
+@pytest.mark.parametrize("values", [[], {"n_flips": 5}, {"n_flips": {"value": 2000}}, {"n_flips": {"value": 1, "shown": "1"}}])
+def test_a_malformed_accepted_numbers_file_is_named(tmp_path, values):
+    root = _copy_fixture(tmp_path)
+    build(BuildOptions(root=root, numbers="accept"))
+    (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps({"values": values}))
+    with pytest.raises(BuildFailed, match=r"coin-flips.numbers.json is not an accepted-numbers file"):
         build(BuildOptions(root=root))
