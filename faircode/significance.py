@@ -1098,7 +1098,11 @@ def _as_sample_rows(x, name: str) -> np.ndarray:
     """Return ``x`` as a 2-D float64 array whose rows pass :func:`_as_sample`, or raise naming the row."""
     if isinstance(x, (str, bytes)):
         raise TypeError(f"`{name}` must be a 2-D array of numbers (one row per test), got a string")
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except ValueError:  # NumPy refuses ragged nested lists
+        raise ValueError(f"`{name}` must be 2-D with rows of one length (every test of the call has the same "
+                         "group sizes); got rows of different lengths: call once per size") from None
     if arr.ndim != 2:
         raise ValueError(f"`{name}` must be 2-D (one row per test, one column per row of its group); "
                          f"got shape {arr.shape}")
@@ -1963,7 +1967,8 @@ def permutation_test_power(p_a, p_b, n_a, n_b, *, alpha: float = 0.05, alternati
     Raises
     ------
     TypeError
-        A rate that is not a number, a size that is not a whole number.
+        A rate that is not a number; a size that is not of an integer type (``50.0`` included:
+        counts read as floats must be converted, so a fractional size cannot slip through).
     ValueError
         A rate outside [0, 1], a size below 1, ``alpha`` not strictly between 0 and 1, an
         unknown ``alternative``.
@@ -2115,7 +2120,8 @@ def binary_bootstrap_ci(flagged_a, n_a, flagged_b, n_b, *, confidence_level: flo
     Raises
     ------
     TypeError
-        Counts that are not whole numbers; a malformed ``random_state``.
+        Counts not of an integer type (``12.0`` included: convert counts read as floats); a
+        malformed ``random_state``.
     ValueError
         Counts of different lengths, a size below 1, a flagged count outside [0, n], an empty
         input, an unknown ``method``, ``confidence_level`` not strictly between 0 and 1.

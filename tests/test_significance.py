@@ -472,6 +472,7 @@ def test_many_grouped_tests_hold_their_level_under_the_null():
 
 @pytest.mark.parametrize("args, kwargs, error, match", [
     ((np.zeros(5), np.zeros((1, 5))), {}, ValueError, "`a` must be 2-D"),
+    (([[1, 0], [1]], [[0, 1], [0]]), {}, ValueError, "`a` must be 2-D with rows of one length"),
     ((np.zeros((2, 5)), np.zeros((3, 5))), {}, ValueError, "one row per test each; got 2 and 3"),
     ((np.zeros((2, 0)), np.zeros((2, 5))), {}, ValueError, r"`a\[0\]` must contain at least one row"),
     ((np.array([[0.0, np.nan], [1.0, 0.0]]), np.zeros((2, 3))), {}, ValueError, r"`a\[0\]` must not contain NaN"),
