@@ -385,7 +385,9 @@ def over_budget(runs, budget_s: float) -> list[str]:
 
 
 def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
-    table = Table(title=f"explainer runs (wall time {report.wall_s:.1f} s)")
+    ran = sum(not r.cached for r in report.runs)
+    # The build's own time is on the last line ("build ok: ... (N s)"); the title counts the runs.
+    table = Table(title=f"explainer runs ({ran} ran, {len(report.runs) - ran} from the cache)")
     for col in ("explainer", "run", "run time", "peak memory"):
         table.add_column(col)
     for r in report.runs:
