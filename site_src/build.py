@@ -75,6 +75,7 @@ class BuildReport:
     skipped: bool = False  # nothing changed: docs/ and site/ were already up to date
     facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.provenance)
     manifest: dict | None = None  # what site/fairsite-manifest.json holds (None when skipped)
+    pages_rendered: tuple[str, ...] = ()  # explainer pages rendered; the others came from the page cache
     wall_s: float = 0.0
 
 
@@ -148,8 +149,9 @@ def build(options: BuildOptions) -> BuildReport:
             return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
-            errors += render(explainers, by_slug, results,
-                             stage / "docs", root=root, facts=facts, banners=banners, reuse_pages=options.use_cache)
+            problems, pages_rendered = render(explainers, by_slug, results, stage / "docs", root=root, facts=facts,
+                                              banners=banners, reuse_pages=options.use_cache)
+            errors += problems
             if errors:
                 raise BuildFailed(errors)
             if options.on_stage:
@@ -171,7 +173,7 @@ def build(options: BuildOptions) -> BuildReport:
         accepted = [str(snapshot.save(e, run)) for e, run in accepted]
         _record_state(root, options, explainers, runs, notes)
     return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted, facts=facts,
-                       manifest=manifest, wall_s=time.perf_counter() - started)
+                       manifest=manifest, pages_rendered=pages_rendered, wall_s=time.perf_counter() - started)
 
 
 _NUMBER_MODES = ("build", "serve", "fail", "accept")

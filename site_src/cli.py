@@ -396,6 +396,11 @@ def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
         took = f"{r.duration_s:.1f} s (original run, {r.run_at})" if r.cached else f"{r.duration_s:.1f} s"
         table.add_row(r.slug, how, took, f"{r.peak_memory_mb:.0f} MB")
     console.print(table)
+    rendered = getattr(report, "pages_rendered", None)  # None: nothing was rendered (nothing changed)
+    if rendered is not None and not getattr(report, "skipped", False):
+        names = f" ({', '.join(rendered)})" if rendered and (explain or len(rendered) <= 3) else ""
+        console.print(f"pages: {len(rendered)} rendered{names}, {len(report.runs) - len(rendered)} unchanged "
+                      "(copied from the page cache)")
     for r in report.runs:
         for w in r.warnings:
             console.print("[yellow]run warning:[/] ", end="")

@@ -16,6 +16,7 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import NamedTuple
 
 import jinja2
 from markupsafe import Markup, escape
@@ -27,7 +28,7 @@ from site_src.extract import generated_text
 from site_src.filters import FILTERS
 from site_src._runner import split_code_cells
 from site_src.extract import header
-from site_src.cache import site_code_digest
+from site_src.cache import ENTRY, site_code_digest
 from site_src.filestate import hash_file
 from site_src.notebook import page_notebook_json
 from site_src.provenance import BuildFacts, source_config
@@ -44,6 +45,13 @@ BY_GROUP_FILE = "results_by_group.csv"
 
 TEMPLATES = Path(__file__).parent / "templates"
 KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
+
+
+class Rendered(NamedTuple):
+    """What ``render`` did: the problems it found, and the explainer pages it rendered."""
+
+    problems: list[SiteError]
+    pages_rendered: tuple[str, ...]  # slugs; the other explainer pages came from the page cache
 
 
 def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None = None) -> jinja2.Environment:
@@ -89,8 +97,9 @@ def render(
     facts: BuildFacts,
     banners: dict | None = None,
     reuse_pages: bool = True,
-) -> list[SiteError]:
-    """Write every page under ``docs_dir`` (a staging folder); return the problems found.
+) -> Rendered:
+    """Write every page under ``docs_dir`` (a staging folder); return the problems found and
+    which explainer pages were rendered (the others were copied from the page cache).
 
     ``banners`` maps a slug to the ``build.NumbersProblem`` that ``serve`` shows at the top of
     its page (cited numbers that drifted from the accepted ones). With ``reuse_pages`` (not in
@@ -104,18 +113,19 @@ def render(
         # Every page says where its code lives and which commit it was built from.
         env.globals.update(build=facts, source=source_config(root))
     except ValueError as err:
-        return [ConfigError(str(err))]
+        return Rendered([ConfigError(str(err))], ())
     docs_dir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
     shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
-    pages = set()
+    pages, rendered = set(), []
     for e in explainers:
         run = runs.get(e.slug)
         if run is None:
             continue  # its run failed; that error is already reported
         try:
-            _explainer_page(env, e, run, results, docs_dir / "explainers" / e.slug, root, facts=facts,
-                            banner=banners.get(e.slug), reuse=reuse_pages)
+            if _explainer_page(env, e, run, results, docs_dir / "explainers" / e.slug, root, facts=facts,
+                               banner=banners.get(e.slug), reuse=reuse_pages):
+                rendered.append(e.slug)
             pages.add(e.slug)
         except SiteError as err:
             errors.append(err)
@@ -139,12 +149,13 @@ def render(
         _render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
     except ValueError as err:  # a results file without the columns the page shows
         errors.append(ConfigError(f"{results.path.parent.name}/{results.path.name}: {err}"))
-    return errors
+    return Rendered(errors, tuple(rendered))
 
 
 def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path, *,
-                    facts: BuildFacts, banner=None, reuse: bool = True) -> None:
-    """Write explainer ``e``'s page folder ``out``, or copy it from the last build that had the same inputs.
+                    facts: BuildFacts, banner=None, reuse: bool = True) -> bool:
+    """Write explainer ``e``'s page folder ``out``, or copy it from the last build that had the
+    same inputs; True when it was rendered.
 
     A prose edit changes one page; the other pages' inputs are the same, so they are copied
     from ``.cache/fairsite-pages`` rather than rendered again. The key holds everything a page
@@ -156,7 +167,7 @@ def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, ou
     cached = root / ".cache" / "fairsite-pages" / e.slug
     if reuse and _cached_page_holds(cached, key):
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
-        return
+        return False
     _render_explainer(env, e, run, results, out, root, banner=banner)
     shutil.rmtree(cached, ignore_errors=True)
     cached.parent.mkdir(parents=True, exist_ok=True)
@@ -165,6 +176,7 @@ def _explainer_page(env, e: Explainer, run: RunResult, results: ResultsTable, ou
     files = {p.relative_to(out).as_posix(): hash_file(p) for p in sorted(out.rglob("*")) if p.is_file()}
     (tmp / "record.json").write_text(json.dumps({"key": key, "files": files}, indent=1))
     tmp.rename(cached)
+    return True
 
 
 def _cached_page_holds(cached: Path, key: str) -> bool:
@@ -184,7 +196,7 @@ def _cached_page_holds(cached: Path, key: str) -> bool:
 def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: dict, banner) -> str:
     h = hashlib.sha256()
     shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
-    for part in (e.display_path, e.path.read_bytes(), (run.out_dir / "entry.json").read_bytes(),
+    for part in (e.display_path, e.path.read_bytes(), (run.out_dir / ENTRY).read_bytes(),
                  json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
                  site_code_digest(), jinja2.__version__):
         h.update(part if isinstance(part, bytes) else part.encode())

@@ -148,8 +148,9 @@ def test_a_prose_edit_renders_and_checks_only_its_page(site, monkeypatch):
     rendered, checked = _rendered_pages(monkeypatch), _checked(monkeypatch)
     source = site / "explainers" / "coin-flips.md"
     source.write_text(source.read_text() + "\nOne more sentence of prose.\n")
-    build(BuildOptions(root=site))
+    report = build(BuildOptions(root=site))
     assert rendered == ["coin-flips"] and checked == ["coin-flips"]
+    assert report.pages_rendered == ("coin-flips",)  # what the build reports, as it happened
     assert "One more sentence of prose." in (site / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
 
 
