@@ -1,16 +1,49 @@
-"""How faircode writes a p-value for people: one convention for the console, the explainers and
-the results table (the site's ``pvalue`` filter calls :func:`format_p_value`).
+"""How faircode writes things for people: p-values, and the hints and checks of its error messages.
 
-Kept apart from :mod:`faircode.significance` (which re-exports it) so that formatting a p-value
-does not import NumPy: the site build formats p-values on every page it renders.
+One convention for a p-value on the console, in the explainers and in the results table (the
+site's ``pvalue`` filter calls :func:`format_p_value`); one "did you mean" hint for every error
+that names a wrong choice (:func:`did_you_mean`), in faircode and in the site build alike.
+
+Kept apart from :mod:`faircode.significance` (which re-exports the p-value format) so that
+formatting does not import NumPy: the site build formats p-values on every page it renders.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
+from collections.abc import Iterable
 
-__all__ = ["format_p_value", "check_positive_int"]
+__all__ = ["format_p_value", "check_positive_int", "did_you_mean"]
+
+
+def did_you_mean(word, choices: Iterable) -> str:
+    """The hint an error message ends with when ``word`` is close to one of ``choices``.
+
+    Parameters
+    ----------
+    word : object
+        What the user wrote (compared as ``str(word)``).
+    choices : iterable
+        The valid names (each compared as ``str``).
+
+    Returns
+    -------
+    str
+        ``" (did you mean 'sex'?)"`` for the closest choice by :func:`difflib.get_close_matches`
+        (ratio at least 0.6), or ``""`` when none is close. The leading space lets a caller
+        append it to any message.
+
+    Examples
+    --------
+    >>> did_you_mean("sexx", ["sex", "race"])
+    " (did you mean 'sex'?)"
+    >>> did_you_mean("zzz", ["sex", "race"])
+    ''
+    """
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def check_positive_int(value, name: str) -> int:
