@@ -1,5 +1,20 @@
 """The Fair Code explainer site build.
 
-``site_src.build.build`` is the pipeline; each stage lives in its own module:
-collect -> extract -> execute -> check -> render -> site.
+``site_src.build.build`` is the pipeline, read top to bottom as its stages:
+collect -> extract -> execute -> check -> render -> site. Each stage has a folder:
+
+- ``sources/``: the explainer sources: ``collect`` (stage 1: front matter, prose, code block),
+  ``extract`` (stage 2: ``explainers/code/<slug>.py``), ``scaffold`` (``fairsite new``).
+- ``execution/``: stage 3: ``execute`` (the pool of clean processes), ``_runner`` (what runs in
+  each one), ``cache`` (when a run may be reused, and its typed entry).
+- ``checking/``: stage 4: ``check`` (``checks:`` and the bare-number lint), ``snapshot`` (the
+  accepted numbers in ``explainers/<slug>.numbers.json``).
+- ``rendering/``: stage 5: ``render`` (Jinja pages) and what pages are made of: ``filters``,
+  ``glossary``, ``notebook``, ``terminal``, ``results`` and ``results_page``.
+- ``publishing/``: stage 6: ``mkdocs_site`` (MkDocs makes ``site/``), ``mkdocs_hooks``,
+  ``linkcheck``, ``provenance`` (where a build came from), ``publish``.
+
+Beside them: ``cli`` (the ``fairsite`` command), ``errors`` (the exception tree) and
+``filestate`` (file digests remembered by metadata; read before anything heavy is imported).
+``ARCHITECTURE.md`` at the repository root tells the whole story.
 """

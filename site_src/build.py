@@ -23,18 +23,19 @@ from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from site_src import cache
-from site_src import check as check_stage
-from site_src import filestate, linkcheck, provenance
-from site_src import snapshot
-from site_src.collect import collect
+from site_src import filestate
+from site_src.checking import check as check_stage
+from site_src.checking import snapshot
+from site_src.execution import cache
+from site_src.publishing import linkcheck, provenance
+from site_src.sources.collect import collect
 from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
-from site_src.execute import RunResult, execute
-from site_src.extract import extract, publish, stale_code_files
-from site_src.provenance import ENV_VARS
-from site_src.render import render, warm_results_page
-from site_src.results import ResultsTable
-from site_src.site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
+from site_src.execution.execute import RunResult, execute
+from site_src.sources.extract import extract, publish, stale_code_files
+from site_src.publishing.provenance import ENV_VARS
+from site_src.rendering.render import render, warm_results_page
+from site_src.rendering.results import ResultsTable
+from site_src.publishing.mkdocs_site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
                             swap_in, write_manifest)
 
 
@@ -73,7 +74,7 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
     accepted: list[str] = field(default_factory=list)  # snapshot files written by `accept`
     skipped: bool = False  # nothing changed: docs/ and site/ were already up to date
-    facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.provenance)
+    facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.publishing.provenance)
     manifest: dict | None = None  # what site/fairsite-manifest.json holds (None when skipped)
     pages_rendered: tuple[str, ...] = ()  # explainer pages rendered; the others came from the page cache
     wall_s: float = 0.0

@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     try:
         if args.command == "new":
-            from site_src.scaffold import new_explainer
+            from site_src.sources.scaffold import new_explainer
 
             path = new_explainer(root, args.title)
             console.print(f"wrote {path.relative_to(root)}; build it with `fairsite build`")
@@ -191,7 +191,7 @@ def _options(root: Path, args, progress: _Progress):
 
 
 def _publish(root: Path, args) -> int:
-    from site_src.publish import publish
+    from site_src.publishing.publish import publish
 
     try:
         with _Progress() as progress:
@@ -211,7 +211,7 @@ def _publish(root: Path, args) -> int:
 
 def _against(root: Path, source: str) -> int:
     """Print which pages of the site at ``source`` are out of date; 0 if none, 1 otherwise."""
-    from site_src.publish import online_status
+    from site_src.publishing.publish import online_status
 
     status = online_status(source, root)
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)

@@ -13,7 +13,7 @@ The next ``fairsite build`` compares only that metadata (no hashing, no heavy im
 of it is as recorded, nothing the site is made of can have changed and it says so at once. If
 anything moved, the full build runs, and there the bytes are the truth: a file whose metadata
 moved is re-hashed and, if its digest is the one recorded, still counts as unchanged
-(``site_src.cache.hash_file``).
+(``site_src.execution.cache.hash_file``).
 
 Standard library only: this module is imported on every build, before anything else.
 """

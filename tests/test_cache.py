@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from site_src import _runner, cache
+from site_src.execution import _runner, cache
 from site_src.build import BuildOptions, build
 from site_src.cli import main as fairsite
-from site_src.collect import collect
+from site_src.sources.collect import collect
 from site_src.errors import BuildFailed, ConfigError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"

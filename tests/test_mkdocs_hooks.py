@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from site_src.mkdocs_hooks import on_page_content
+from site_src.publishing.mkdocs_hooks import on_page_content
 
 _BODY = ('<h1 id="t">Title</h1>\n<p class="fc-subtitle">The summary.</p>\n'
          '<h2 id="next">Next</h2>\n<p>Body.</p>')

@@ -1,4 +1,4 @@
-"""The results explorer's by-group view (site_src.results_page.groups_table_html)."""
+"""The results explorer's by-group view (site_src.rendering.results_page.groups_table_html)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from faircode import benchmark as bm
-from site_src import render
-from site_src.results_page import group_filter_options, groups_table_html
+from site_src.rendering import render
+from site_src.rendering.results_page import group_filter_options, groups_table_html
 
 
 def _rows():

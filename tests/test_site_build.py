@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from site_src.build import BuildOptions, build
-from site_src.collect import collect
+from site_src.sources.collect import collect
 from site_src.errors import BuildFailed, ConfigError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"

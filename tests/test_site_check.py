@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from site_src.check import _bare_tokens
-from site_src.filters import gap, interval, number, percent
+from site_src.checking.check import _bare_tokens
+from site_src.rendering.filters import gap, interval, number, percent
 
 
 @pytest.mark.parametrize("text, bare", [
@@ -47,7 +47,7 @@ def test_filters_name_what_they_expected():
 
 
 def _explainer(tmp_path, prose: str):
-    from site_src.collect import parse_explainer
+    from site_src.sources.collect import parse_explainer
 
     path = tmp_path / "explainers" / "probe.md"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +57,7 @@ def _explainer(tmp_path, prose: str):
 
 
 def test_numbers_typed_inside_template_expressions_are_bare(tmp_path):
-    from site_src.check import bare_numbers
+    from site_src.checking.check import bare_numbers
 
     e = _explainer(tmp_path, 'We ran {{ 2000 }} shuffles at {{ 0.05 | percent }}.\n'
                              '{{ figure(1, alt="the 95% interval") }}\n'

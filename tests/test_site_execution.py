@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from site_src.build import BuildOptions, build
-from site_src.collect import parse_explainer
+from site_src.sources.collect import parse_explainer
 from site_src.errors import BuildFailed, ConfigError
-from site_src.execute import _read_output
-from site_src.render import markdown_text
-from site_src.terminal import terminal_html
+from site_src.execution.execute import _read_output
+from site_src.rendering.render import markdown_text
+from site_src.rendering.terminal import terminal_html
 from test_site_build import _add, _assert_fails_and_keeps_previous_site, _copy_fixture
 
 

@@ -116,8 +116,8 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
 @settings(max_examples=200, deadline=None)
 @given(st.text(min_size=1, max_size=60).filter(lambda t: any(c.isalnum() and c.isascii() for c in t)))
 def test_new_writes_any_title_as_given(tmp_path_factory, title):
-    from site_src.collect import parse_explainer
-    from site_src.scaffold import new_explainer
+    from site_src.sources.collect import parse_explainer
+    from site_src.sources.scaffold import new_explainer
 
     root = tmp_path_factory.mktemp("new")
     path = new_explainer(root, title)
@@ -129,9 +129,9 @@ def test_new_writes_any_title_as_given(tmp_path_factory, title):
 @pytest.mark.parametrize("title, bare", [("Top 10 Mistakes", []), ("1,000 Shuffles", ["1,000"]),
                                          ("A 37% Gap", ["37%"]), ("p Below 0.05", ["0.05"])])
 def test_whole_numbers_in_a_title_are_its_name_not_results(tmp_path, title, bare):
-    from site_src.check import bare_numbers
-    from site_src.collect import parse_explainer
-    from site_src.scaffold import new_explainer
+    from site_src.checking.check import bare_numbers
+    from site_src.sources.collect import parse_explainer
+    from site_src.sources.scaffold import new_explainer
 
     errors = bare_numbers(parse_explainer(new_explainer(tmp_path, title)))
     assert [e.message.split("'")[1] for e in errors] == bare

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from site_src import cache, cli, filestate
+from site_src import cli, filestate
+from site_src.execution import cache
 from site_src.build import BuildOptions, build
 from site_src.errors import BuildFailed
-from site_src.site import LAST_BUILD
-from site_src.collect import collect
-from site_src.execute import execute
-from site_src.extract import extract
+from site_src.publishing.mkdocs_site import LAST_BUILD
+from site_src.sources.collect import collect
+from site_src.execution.execute import execute
+from site_src.sources.extract import extract
 from test_site_build import _add, _copy_fixture, _tree_digest
 from test_site_cli import _SLEEPY
 
@@ -38,7 +39,7 @@ def site(tmp_path):
 def test_nothing_changed_is_answered_without_importing_the_build(site):
     """A fresh `fairsite build` process with nothing changed says so and never imports the build."""
     probe = ("import sys; from site_src import cli; code = cli.main(['--root', sys.argv[1], 'build']); "
-             "print('imported:', sorted(m for m in ('site_src.build', 'site_src.render', 'mkdocs', 'pandas', "
+             "print('imported:', sorted(m for m in ('site_src.build', 'site_src.rendering.render', 'mkdocs', 'pandas', "
              "'pydantic') if m in sys.modules)); sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", probe, str(site)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -134,7 +135,7 @@ def test_budget_must_be_positive(capsys):
 
 def _rendered_pages(monkeypatch) -> list[str]:
     """The explainers whose pages the next build renders (not copied from the page cache)."""
-    from site_src import render
+    from site_src.rendering import render
 
     rendered, real = [], render._render_explainer
     monkeypatch.setattr(render, "_render_explainer", lambda env, e, *a, **k: (rendered.append(e.slug), real(env, e, *a, **k))[1])
@@ -200,7 +201,7 @@ def test_a_page_edited_in_the_page_cache_is_not_published(site, command):
 
 def _checked(monkeypatch) -> list[str]:
     """The explainers whose checks the next build runs (not remembered as passed)."""
-    from site_src import check
+    from site_src.checking import check
 
     checked, real = [], check.bare_numbers
     monkeypatch.setattr(check, "bare_numbers", lambda e: (checked.append(e.slug), real(e))[1])

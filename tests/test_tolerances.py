@@ -20,7 +20,7 @@ def test_mc_error_is_the_binomial_standard_error_floored_at_one_resample():
 
 
 def test_site_checks_use_the_one_mc_error():
-    from site_src import check
+    from site_src.checking import check
 
     assert check.mc_error is tol.mc_error
 

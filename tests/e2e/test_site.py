@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from site_src.linkcheck import broken_links, external_loads
+from site_src.publishing.linkcheck import broken_links, external_loads
 
 ARTIFACTS = Path(__file__).parent / "artifacts"  # screenshots, for a person to look at
 

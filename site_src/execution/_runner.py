@@ -1,6 +1,6 @@
 """Run one generated explainer file in this (fresh) process and record what it did.
 
-Invoked by ``site_src.execute`` as ``python -m site_src._runner SPEC.json``. Writes
+Invoked by ``site_src.execution.execute`` as ``python -m site_src.execution._runner SPEC.json``. Writes
 ``result.json`` and the figures into the spec's ``out_dir``. What the code prints goes to this
 process's stdout and stderr, which the parent points at files (never pipes: a child the code
 leaves behind would hold a pipe open). Kept free of site_src imports beyond the standard

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from mkdocs.structure.nav import Section
 
-from site_src import provenance
+from site_src.publishing import provenance
 
 
 def on_config(config):

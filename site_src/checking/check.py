@@ -17,9 +17,9 @@ import jinja2
 from jinja2 import nodes
 
 from faircode.tolerances import mc_error  # the checks' Monte Carlo band; its one home
-from site_src.collect import CODE_PLACEHOLDER, Explainer, prose_syntax_tree
+from site_src.sources.collect import CODE_PLACEHOLDER, Explainer, prose_syntax_tree
 from site_src.errors import CheckError
-from site_src.execute import RunResult
+from site_src.execution.execute import RunResult
 
 
 _CHECK_BUILTINS = {

@@ -1,6 +1,6 @@
 """Stage 3, execute: run each generated file in its own process, in parallel, with a cache.
 
-A run is skipped when a cached run's inputs are unchanged; ``site_src.cache`` says when that is
+A run is skipped when a cached run's inputs are unchanged; ``site_src.execution.cache`` says when that is
 (the key, what the run recorded, declared ``inputs:``, reads it cannot track) and checks the
 entry and its files on every use.
 """
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from site_src import cache
-from site_src import _runner
-from site_src.collect import DEFAULT_MEMORY
+
+from site_src.execution import _runner, cache
+from site_src.sources.collect import DEFAULT_MEMORY
 from site_src.errors import ExecutionError
-from site_src.extract import CodeFile
+from site_src.sources.extract import CodeFile
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class RunResult:
     peak_memory_mb: float
     modules: list[str]
     data_files: list[str]
-    untracked: list[str]  # reads the cache cannot track (see site_src.cache)
+    untracked: list[str]  # reads the cache cannot track (see site_src.execution.cache)
     packages: dict
     python: str
     run_at: str  # ISO date of the run (UTC)
@@ -102,7 +102,7 @@ def execute(
     fork : bool
         Fork each run from a server that has imported what the explainers import (Linux; the
         default), instead of starting a fresh interpreter per run. Both give every run a clean
-        process of its own with the same limits (see ``site_src._runner``).
+        process of its own with the same limits (see ``site_src.execution._runner``).
     """
     root, cache_dir = Path(root).resolve(), Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -208,7 +208,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
     else:
         with open(work / "stdout.bin", "wb") as out, open(work / "stderr.bin", "wb") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "site_src._runner", str(work / "spec.json")],
+                [sys.executable, "-m", "site_src.execution._runner", str(work / "spec.json")],
                 cwd=root, env={**_run_environment(), _TOKEN: token}, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=err, start_new_session=True,  # its own process group, so its children die with it
             )
@@ -325,7 +325,7 @@ def _preload(code_files: list[CodeFile]) -> list[list]:
 
 
 class _ForkServer:
-    """The build's fork server (``site_src._runner.serve``): one process that has imported what
+    """The build's fork server (``site_src.execution._runner.serve``): one process that has imported what
     the explainers import and forks a clean child per run. Requests go over a Unix socket the
     build creates and hands over (no start-up race); closing its stdin stops it, and it dies
     with the build (parent-death signal)."""
@@ -342,7 +342,7 @@ class _ForkServer:
         listener.listen(64)
         self._log = open(os.path.join(self._dir, "server.log"), "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "site_src._runner", "--serve", str(listener.fileno()), str(os.getpid()),
+            [sys.executable, "-m", "site_src.execution._runner", "--serve", str(listener.fileno()), str(os.getpid()),
              json.dumps(preload)],
             cwd=root, env=_run_environment(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._log,
             pass_fds=(listener.fileno(),), start_new_session=True,

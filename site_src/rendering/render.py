@@ -21,29 +21,29 @@ from typing import NamedTuple
 import jinja2
 from markupsafe import Markup, escape
 
-from site_src.collect import CODE_PLACEHOLDER, Explainer
+from site_src.sources.collect import CODE_PLACEHOLDER, Explainer
 from site_src.errors import CheckError, ConfigError, SiteError
-from site_src.execute import RunResult
-from site_src.extract import generated_text
-from site_src.filters import FILTERS
-from site_src._runner import split_code_cells
-from site_src.extract import header
-from site_src.cache import ENTRY, site_code_digest
+from site_src.execution.execute import RunResult
+from site_src.sources.extract import generated_text
+from site_src.rendering.filters import FILTERS
+from site_src.execution._runner import split_code_cells
+from site_src.sources.extract import header
+from site_src.execution.cache import ENTRY, site_code_digest
 from site_src.filestate import hash_file
-from site_src.notebook import page_notebook_json
-from site_src.provenance import BuildFacts, source_config
-from site_src.results import ResultsTable
-from site_src.terminal import terminal_html
-from site_src import results_page
-from site_src.glossary import TERMS, audit_conventions, terms_used
-from site_src.snapshot import snapshot_path
-from site_src.results_page import draw_audit_figures, filter_options, label, table_html
+from site_src.rendering.notebook import page_notebook_json
+from site_src.publishing.provenance import BuildFacts, source_config
+from site_src.rendering.results import ResultsTable
+from site_src.rendering.terminal import terminal_html
+from site_src.rendering import results_page
+from site_src.rendering.glossary import TERMS, audit_conventions, terms_used
+from site_src.checking.snapshot import snapshot_path
+from site_src.rendering.results_page import draw_audit_figures, filter_options, label, table_html
 
 # faircode.benchmark.BY_GROUP_FILE, spelt out: importing the benchmark (scikit-learn) on every build
 # would cost more than the page (tests pin that the two agree).
 BY_GROUP_FILE = "results_by_group.csv"
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parent.parent / "templates"
 KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
 
 

@@ -20,7 +20,7 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
-from site_src.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts, digest
+from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts, digest
 
 STAGE = ".fairsite-stage"
 LOCK = ".fairsite.lock"
@@ -133,7 +133,7 @@ def write_manifest(site_dir: Path, facts: BuildFacts, *, runs: dict[str, str]) -
     site_dir : Path
         The built site (MkDocs has finished writing it).
     facts : BuildFacts
-        Where the build came from (``site_src.provenance``).
+        Where the build came from (``site_src.publishing.provenance``).
     runs : dict
         ``{slug: run_id}``: each explainer's run, named by the digest of all its inputs.
 

@@ -20,8 +20,8 @@ from markupsafe import escape as _escape
 if TYPE_CHECKING:  # the build imports this module on every run; pandas only when the page is made
     import pandas as pd
 
-from site_src.filters import gap as gap_pp
-from site_src.filters import pvalue as pvalue_text
+from site_src.rendering.filters import gap as gap_pp
+from site_src.rendering.filters import pvalue as pvalue_text
 
 __all__ = ["FILTER_COLUMNS", "AuditFigure", "draw_audit_figures", "filter_options", "group_filter_options",
            "groups_table_html", "table_html"]

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
-from site_src import provenance
+from site_src.publishing import provenance
 from site_src.build import BuildReport, build, check_options
 from site_src.errors import SiteError
-from site_src.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
+from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
 __all__ = ["PublishReport", "PageStatus", "OnlineReport", "publish", "online_status"]
 

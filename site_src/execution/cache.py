@@ -10,7 +10,7 @@ like a compiler's dependency file:
   matches is part of it, so a new file re-runs), and the versions of the packages it imported.
 
 Some reads cannot be tracked by digest: a SQLite connection, a child process, a directory
-listing, a network connection, a fork (see ``site_src._runner``). The run records them as
+listing, a network connection, a fork (see ``site_src.execution._runner``). The run records them as
 ``untracked``; such a run is never served from the cache unless the explainer declares
 ``inputs:``, in which case the declared files are taken to be everything it reads that way.
 
@@ -38,7 +38,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from site_src import _runner, filestate
+from site_src import filestate
+from site_src.execution import _runner
 
 FORMAT = 3  # 3: per-cell output and narrow figure variants
 ENTRY = "entry.json"
@@ -249,7 +250,7 @@ def site_code_digest() -> str:
     import importlib.util
 
     h = hashlib.sha256()
-    here = Path(__file__).parent  # site_src/
+    here = Path(__file__).parent.parent  # site_src/
     files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
     files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.significance", "faircode.tolerances")})
     for name, path in files.items():

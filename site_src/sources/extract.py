@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from site_src.collect import Explainer
+from site_src.sources.collect import Explainer
 
 
 @dataclass(frozen=True)

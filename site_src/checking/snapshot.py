@@ -34,10 +34,10 @@ import jinja2
 from jinja2 import nodes
 
 from faircode import tolerances
-from site_src.collect import Explainer, prose_syntax_tree
+from site_src.sources.collect import Explainer, prose_syntax_tree
 from site_src.errors import CheckError
-from site_src.execute import RunResult
-from site_src.filters import FILTERS
+from site_src.execution.execute import RunResult
+from site_src.rendering.filters import FILTERS
 
 SUFFIX = ".numbers.json"
 
