@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 STATE = Path(".cache") / "fairsite-state.json"
@@ -123,6 +124,19 @@ def unchanged(root: Path) -> dict | None:
         return state["summary"]
     except (KeyError, TypeError, AttributeError):
         return None
+
+
+def digest_parts(parts: Iterable[bytes | str | None]) -> str:
+    """sha256 (hex) of a sequence of parts, each ended by a NUL byte: the one way a cache key is made.
+
+    A ``str`` is encoded as UTF-8 and ``None`` (a missing file's digest) as ``"None"``; the NUL
+    after each part keeps ``("ab", "c")`` and ``("a", "bc")`` apart.
+    """
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else str(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def hash_file(path: Path) -> str | None:
