@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from faircode.benchmark.task import run_task
+from faircode.benchmark.task import _TaskRows, run_task
 
 
-def _execute(tasks, *, n_jobs, backend, scheduler, kwargs) -> Iterator[tuple[list[dict], dict, list[dict]]]:
+def _execute(tasks, *, n_jobs, backend, scheduler, kwargs) -> Iterator[_TaskRows]:
     if backend == "joblib" and n_jobs == 1:
         for t in tasks:
             yield run_task(t, **kwargs)

@@ -16,7 +16,7 @@ from faircode.benchmark.columns import (
     PERFORMANCE_FILE,
     PERFORMANCE_KEY,
 )
-from faircode.benchmark.tables import _add_q_values, _sorted_by_group, _sorted_fairness
+from faircode.benchmark.tables import _add_q_values, _sorted_by_group, _sorted_fairness, _sorted_performance
 
 
 def _csv_text(df: pd.DataFrame) -> str:
@@ -92,8 +92,7 @@ def merge_results(fairness: pd.DataFrame, performance: pd.DataFrame,
 
     merged = replace(pd.read_csv(paths[0]), fairness)
     fairness = _add_q_values(_sorted_fairness(merged.to_dict("records")))
-    performance = (replace(pd.read_csv(paths[1]), performance)[PERFORMANCE_COLUMNS]
-                   .sort_values(PERFORMANCE_KEY, kind="stable").reset_index(drop=True))
+    performance = _sorted_performance(replace(pd.read_csv(paths[1]), performance))
     return fairness, performance
 
 

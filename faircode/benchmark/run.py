@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pandas as pd
 
 from faircode.benchmark.backends import _execute
-from faircode.benchmark.columns import N_PERMUTATIONS, PERFORMANCE_COLUMNS, PERFORMANCE_KEY
+from faircode.benchmark.columns import N_PERMUTATIONS
 from faircode.benchmark.plan import plan_tasks
-from faircode.benchmark.tables import _add_q_values, _sorted_by_group, _sorted_fairness
+from faircode.benchmark.tables import _add_q_values, _sorted_by_group, _sorted_fairness, _sorted_performance
+from faircode.benchmark.task import _TaskRows
 
 
 def _validate_run(n_jobs, backend, scheduler, n_permutations):
@@ -21,6 +22,19 @@ def _validate_run(n_jobs, backend, scheduler, n_permutations):
         raise ValueError(f"`n_jobs` must be a positive integer or -1 (all cores), got {n_jobs!r}")
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
         raise ValueError(f"`n_permutations` must be a positive integer, got {n_permutations!r}")
+
+
+def _with_progress_bar(results: Iterable[_TaskRows], *, total: int) -> Iterator[_TaskRows]:
+    # The bar goes to stderr so that a piped stdout stays the command's own output.
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        job = bar.add_task("benchmark (audit x strategy x model)", total=total)
+        for rows in results:
+            yield rows
+            bar.advance(job)
 
 
 def run_benchmark(
@@ -95,34 +109,19 @@ def run_benchmark(
     """
     _validate_run(n_jobs, backend, scheduler, n_permutations)
     tasks = plan_tasks(audits=audits, strategies=strategies, models=models)
-    kwargs = {"n_permutations": n_permutations}
+    results = _execute(tasks, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                       kwargs={"n_permutations": n_permutations})
+    if progress:
+        results = _with_progress_bar(results, total=len(tasks))
     fairness_rows: list[dict] = []
     performance_rows: list[dict] = []
     by_group_rows: list[dict] = []
-    results = _execute(tasks, n_jobs=n_jobs, backend=backend, scheduler=scheduler, kwargs=kwargs)
-    if progress:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=Console(stderr=True)) as bar:
-            job = bar.add_task("benchmark (audit x strategy x model)", total=len(tasks))
-            for fair, perf, groups in results:
-                fairness_rows.extend(fair)
-                performance_rows.append(perf)
-                by_group_rows.extend(groups)
-                bar.advance(job)
-    else:
-        for fair, perf, groups in results:
-            fairness_rows.extend(fair)
-            performance_rows.append(perf)
-            by_group_rows.extend(groups)
+    for fair, perf, groups in results:
+        fairness_rows.extend(fair)
+        performance_rows.append(perf)
+        by_group_rows.extend(groups)
     fairness = _add_q_values(_sorted_fairness(fairness_rows))
-    performance = (
-        pd.DataFrame(performance_rows, columns=PERFORMANCE_COLUMNS)
-        .sort_values(PERFORMANCE_KEY, kind="stable")
-        .reset_index(drop=True)
-    )
+    performance = _sorted_performance(performance_rows)
     if return_by_group:
         return fairness, performance, _sorted_by_group(by_group_rows)
     return fairness, performance

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from faircode.benchmark.columns import _FLOAT_FORMAT, ALPHA, BY_GROUP_COLUMNS, FAIRNESS_COLUMNS, PERFORMANCE_KEY
+from faircode.benchmark.columns import (
+    _FLOAT_FORMAT,
+    ALPHA,
+    BY_GROUP_COLUMNS,
+    FAIRNESS_COLUMNS,
+    PERFORMANCE_COLUMNS,
+    PERFORMANCE_KEY,
+)
 from faircode.metrics import GAP_METRICS
 
 
@@ -15,6 +22,12 @@ def _sorted_fairness(rows: list[dict]) -> pd.DataFrame:
     df["_metric_order"] = df["metric"].map(order)
     df = df.sort_values(["audit", "strategy", "model", "attribute", "_metric_order"], kind="stable")
     return df.drop(columns="_metric_order").reset_index(drop=True)
+
+
+def _sorted_performance(rows) -> pd.DataFrame:
+    # ``rows``: a list of dicts or a DataFrame; one row per task, in key order.
+    df = pd.DataFrame(rows, columns=PERFORMANCE_COLUMNS)
+    return df.sort_values(PERFORMANCE_KEY, kind="stable").reset_index(drop=True)
 
 
 def _as_written(values: np.ndarray) -> np.ndarray:

@@ -11,7 +11,16 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_sco
 from faircode.benchmark.columns import CONFIDENCE_LEVEL, N_PERMUTATIONS
 from faircode.benchmark.plan import Task, _load_audit
 from faircode.metrics import GAP_KIND, GAP_METRICS, gap, gap_rate, group_outcomes
-from faircode.significance import SMALL_SAMPLE_THRESHOLD
+from faircode.significance import (
+    SMALL_SAMPLE_THRESHOLD,
+    permutation_test_result,
+    proportion_difference_ci,
+    proportion_ratio_ci,
+)
+
+
+#: What one task returns: its fairness rows, its performance row and its by-group rows.
+_TaskRows = tuple[list[dict], dict, list[dict]]
 
 
 def _row_seed(random_state: int, *key: str) -> int:
@@ -68,7 +77,7 @@ def _performance_row(audit, pred) -> dict:
     return row
 
 
-def run_task(task: Task, *, n_permutations: int = N_PERMUTATIONS) -> tuple[list[dict], dict, list[dict]]:
+def run_task(task: Task, *, n_permutations: int = N_PERMUTATIONS) -> _TaskRows:
     """Fit one (audit, strategy, model) and compute its fairness, performance and by-group rows.
 
     Parameters
@@ -103,7 +112,7 @@ def evaluate(
     model: str,
     predictions=None,
     n_permutations: int = N_PERMUTATIONS,
-) -> tuple[list[dict], dict, list[dict]]:
+) -> _TaskRows:
     """Like `run_task`, on an already loaded ``Audit`` (e.g. a subsample in a bench script).
 
     Parameters
@@ -130,79 +139,91 @@ def evaluate(
 
 def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list[dict]:
     """The fairness rows of one protected attribute, one per gap metric."""
-    from faircode.significance import permutation_test_result, proportion_difference_ci, proportion_ratio_ci
-
     y_true, y_pred = np.asarray(pred.y_true), np.asarray(pred.y_pred)
     dis = np.asarray(audit.masks[attribute])[pred.rows]
     adv = np.asarray(audit.reference_masks[attribute])[pred.rows]
-    dis_label, adv_label = audit.group_labels[attribute]
     favourable = audit.manifest.target.favourable
     key = (audit.slug, pred.strategy, pred.model, attribute)
     random_state = int(audit.manifest.random_state)
     tests: dict = {}  # one test per hypothesis: DP and DI share the selection-rate test
     rows = []
     for metric in GAP_METRICS:
-        rate_name = gap_rate(metric, favourable=favourable)
         g = gap(metric, y_true, y_pred, disadvantaged=dis, advantaged=adv, favourable=favourable)
-        n_a, n_b = g.disadvantaged.denominator, g.advantaged.denominator
-        row = {
-            "audit": audit.slug,
-            "audit_name": audit.name,
-            "strategy": pred.strategy,
-            "model": pred.model,
-            "attribute": attribute,
-            "disadvantaged_group": str(dis_label),
-            "advantaged_group": str(adv_label),
-            "metric": metric,
-            "kind": GAP_KIND[metric],
-            "value_disadvantaged": g.disadvantaged.value,
-            "value_advantaged": g.advantaged.value,
-            "gap": g.value,
-            "ci_low": float("nan"),
-            "ci_high": float("nan"),
-            "ci_method": "",
-            "p_value": float("nan"),
-            "q_value": float("nan"),
-            "same_test_as": _same_test_as(metric, favourable),
-            "significant": pd.NA,
-            "n_disadvantaged": n_a,
-            "n_advantaged": n_b,
-            "small_sample_warning": min(n_a, n_b) < SMALL_SAMPLE_THRESHOLD,
-            "reason": g.reason,
-            "method": "",
-            "n_permutations": pd.NA,
-            "random_state": _row_seed(random_state, *key, metric),
-        }
+        row = _gap_row(audit, pred, attribute, metric, g, random_state=_row_seed(random_state, *key, metric))
         rows.append(row)
         if not g.defined:
             continue
-        outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+        rate_name = gap_rate(metric, favourable=favourable)
         # Equal non-selection rates is equal selection rates: one hypothesis, one test (and one
         # seed), whichever of the two rates the row divides.
         test_rate = _TEST_RATE.get(rate_name, rate_name)
         if test_rate not in tests:
             tested = group_outcomes(test_rate, y_true, y_pred, disadvantaged=dis, advantaged=adv)
-            seed = _row_seed(random_state, *key, test_rate)
             tests[test_rate] = permutation_test_result(tested.a, tested.b, n_permutations=n_permutations,
-                                                       random_state=seed)
-        test = tests[test_rate]
-        # Score intervals: they hold their coverage on small groups and never have zero width.
-        if GAP_KIND[metric] == "ratio":
-            # The ratio is defined here, so the advantaged selection rate is not 0 and the upper
-            # limit is finite; no resampling, so no resample with a zero denominator.
-            interval, ci_method = proportion_ratio_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL), "mover"
-        else:
-            interval, ci_method = proportion_difference_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL), "newcombe"
-        row.update(
-            p_value=float(test.p_value),
-            method=str(test.method),
-            # None for an exact test: no relabelling was drawn.
-            n_permutations=pd.NA if test.n_permutations is None else int(test.n_permutations),
-            ci_low=float(interval.low),
-            ci_high=float(interval.high),
-            ci_method=ci_method,
-        )
+                                                       random_state=_row_seed(random_state, *key, test_rate))
+        outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
+        row.update(_test_columns(tests[test_rate]), **_interval_columns(metric, outcomes))
     return rows
+
+
+def _gap_row(audit, pred, attribute: str, metric: str, g, *, random_state: int) -> dict:
+    """One fairness row before its test: the groups' rates, the gap, sizes; the rest empty."""
+    dis_label, adv_label = audit.group_labels[attribute]
+    n_dis, n_adv = g.disadvantaged.denominator, g.advantaged.denominator
+    return {
+        "audit": audit.slug,
+        "audit_name": audit.name,
+        "strategy": pred.strategy,
+        "model": pred.model,
+        "attribute": attribute,
+        "disadvantaged_group": str(dis_label),
+        "advantaged_group": str(adv_label),
+        "metric": metric,
+        "kind": GAP_KIND[metric],
+        "value_disadvantaged": g.disadvantaged.value,
+        "value_advantaged": g.advantaged.value,
+        "gap": g.value,
+        "ci_low": float("nan"),
+        "ci_high": float("nan"),
+        "ci_method": "",
+        "p_value": float("nan"),
+        "q_value": float("nan"),
+        "same_test_as": _same_test_as(metric, audit.manifest.target.favourable),
+        "significant": pd.NA,
+        "n_disadvantaged": n_dis,
+        "n_advantaged": n_adv,
+        "small_sample_warning": min(n_dis, n_adv) < SMALL_SAMPLE_THRESHOLD,
+        "reason": g.reason,
+        "method": "",
+        "n_permutations": pd.NA,
+        "random_state": random_state,
+    }
+
+
+def _test_columns(test) -> dict:
+    """A row's permutation-test columns from a `faircode.significance.PermutationTestResult`."""
+    return {
+        "p_value": float(test.p_value),
+        "method": str(test.method),
+        # None for an exact test: no relabelling was drawn.
+        "n_permutations": pd.NA if test.n_permutations is None else int(test.n_permutations),
+    }
+
+
+def _interval_columns(metric: str, outcomes) -> dict:
+    """A row's interval columns: a score interval for the gap of ``outcomes`` (two 0/1 arrays).
+
+    Score intervals hold their coverage on small groups and never have zero width.
+    """
+    if GAP_KIND[metric] == "ratio":
+        # The ratio is defined here, so the advantaged selection rate is not 0 and the upper
+        # limit is finite; no resampling, so no resample with a zero denominator.
+        interval = proportion_ratio_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL)
+        method = "mover"
+    else:
+        interval = proportion_difference_ci(outcomes.a, outcomes.b, confidence_level=CONFIDENCE_LEVEL)
+        method = "newcombe"
+    return {"ci_low": float(interval.low), "ci_high": float(interval.high), "ci_method": method}
 
 
 def _by_group_rows(audit, pred, *, n_permutations: int) -> list[dict]:
@@ -224,40 +245,49 @@ def _by_group_rows(audit, pred, *, n_permutations: int) -> list[dict]:
                 min_size=spec.min_size, confidence_level=CONFIDENCE_LEVEL, n_permutations=n_permutations,
                 random_state=seed, all_pairs=False,
             )
-            test = c.max_gap_test
-            for group, g in c.by_group.iterrows():
-                small = f"fewer than {c.min_size} rows: reported, left out of the largest gap and the tests"
-                rows.append({
-                    "audit": audit.slug,
-                    "audit_name": audit.name,
-                    "strategy": pred.strategy,
-                    "model": pred.model,
-                    "attribute": name,
-                    "attribute_kind": labels.kind,
-                    "group": group,
-                    "reference_group": labels.reference,
-                    "metric": metric,
-                    "value": g["value"],
-                    "ci_low": g["ci_low"],
-                    "ci_high": g["ci_high"],
-                    "ci_method": "" if pd.isna(g["value"]) else "wilson",
-                    "n_outcome": int(g["n_outcome"]),
-                    "n_group": int(g["n_group"]),
-                    "small_cell": bool(g["small_cell"]),
-                    "min_size": c.min_size,
-                    "diff_vs_reference": g["diff_vs_reference"],
-                    "ratio_vs_reference": g["ratio_vs_reference"],
-                    "p_value_vs_reference": g["p_value_vs_reference"],
-                    "p_value_vs_reference_holm": g["p_value_vs_reference_holm"],
-                    "max_gap": c.difference,
-                    "max_gap_high_group": c.high_group or "",
-                    "max_gap_low_group": c.low_group or "",
-                    "min_max_ratio": c.ratio,
-                    "n_groups_compared": len(c.compared),
-                    "p_value_max_gap": float("nan") if test is None else test.p_value,
-                    "method_max_gap": "" if test is None else test.method,
-                    "n_permutations": pd.NA if test is None or test.n_permutations is None else test.n_permutations,
-                    "reason": "; ".join(filter(None, (g["reason"], small if g["small_cell"] else "", c.reason))),
-                    "random_state": seed,
-                })
+            rows.extend(_group_row(audit, pred, labels, c, group, g, random_state=seed)
+                        for group, g in c.by_group.iterrows())
     return rows
+
+
+def _group_row(audit, pred, labels, c, group: str, g, *, random_state: int) -> dict:
+    """One by-group row: group ``group`` (its line ``g`` of ``c.by_group``) of comparison ``c``.
+
+    ``labels`` is the attribute's `faircode.groups.GroupLabels`, ``c`` its
+    `faircode.groups.GroupComparison` for one rate; the max-gap columns repeat on every group.
+    """
+    test = c.max_gap_test
+    small = f"fewer than {c.min_size} rows: reported, left out of the largest gap and the tests"
+    return {
+        "audit": audit.slug,
+        "audit_name": audit.name,
+        "strategy": pred.strategy,
+        "model": pred.model,
+        "attribute": labels.name,
+        "attribute_kind": labels.kind,
+        "group": group,
+        "reference_group": labels.reference,
+        "metric": c.metric,
+        "value": g["value"],
+        "ci_low": g["ci_low"],
+        "ci_high": g["ci_high"],
+        "ci_method": "" if pd.isna(g["value"]) else "wilson",
+        "n_outcome": int(g["n_outcome"]),
+        "n_group": int(g["n_group"]),
+        "small_cell": bool(g["small_cell"]),
+        "min_size": c.min_size,
+        "diff_vs_reference": g["diff_vs_reference"],
+        "ratio_vs_reference": g["ratio_vs_reference"],
+        "p_value_vs_reference": g["p_value_vs_reference"],
+        "p_value_vs_reference_holm": g["p_value_vs_reference_holm"],
+        "max_gap": c.difference,
+        "max_gap_high_group": c.high_group or "",
+        "max_gap_low_group": c.low_group or "",
+        "min_max_ratio": c.ratio,
+        "n_groups_compared": len(c.compared),
+        "p_value_max_gap": float("nan") if test is None else test.p_value,
+        "method_max_gap": "" if test is None else test.method,
+        "n_permutations": pd.NA if test is None or test.n_permutations is None else test.n_permutations,
+        "reason": "; ".join(filter(None, (g["reason"], small if g["small_cell"] else "", c.reason))),
+        "random_state": random_state,
+    }
