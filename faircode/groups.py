@@ -23,7 +23,13 @@ the true and false positive rates, precision and accuracy are those of the flag.
 the share given the favourable outcome among those whose true outcome is favourable
 (``P(y_pred = f | y_true = f)`` with ``f`` the manifest's ``target.favourable`` class), the rate
 equal opportunity asks to be equal across groups (Hardt, Price and Srebro 2016). With
-``favourable: negative`` it is the flag's true negative rate, ``1 - false_positive_rate``.
+``favourable: negative`` it is the flag's true negative rate, ``1 - false_positive_rate``
+(`faircode.metrics.EQUAL_OPPORTUNITY_RATE` says which rate it is).
+
+Vocabulary: with k groups no one group is "the disadvantaged one"; a comparison is a group
+against the ``reference`` (``diff_vs_reference`` = group minus reference), the role the
+advantaged group has in :mod:`faircode.metrics`, or between two groups ``group_a`` and
+``group_b`` (``gap = mean_a - mean_b``), as in :mod:`faircode.significance`.
 
 References
 ----------

@@ -18,9 +18,15 @@ Every p-value and interval that the Fair Code Project publishes comes from this 
   (the between-groups gap tested against the null distribution of the largest gap, pairs with a
   family-wise correction, a score interval per group).
 
-Conventions used throughout: ``a`` holds the disadvantaged group's outcomes and ``b`` the
-advantaged group's; the gap is ``mean(a) - mean(b)``, in the outcome's unit (for 0/1 outcomes a
-difference of rates, in [-1, 1]).
+Vocabulary, the same in every function and result here and in :mod:`faircode.metrics`: ``a``
+holds the disadvantaged group's outcomes and ``b`` the advantaged (reference) group's, and
+every ``_a``/``_b`` name follows (``n_a``, ``mean_a``, ``p_a``, ``flagged_a``); the gap is
+``mean(a) - mean(b)``, disadvantaged minus advantaged, in the outcome's unit (for 0/1 outcomes a
+difference of rates, in [-1, 1]). The data are positional, as in SciPy's two-sample tests
+(``scipy.stats.ttest_ind(a, b)``); :mod:`faircode.metrics` selects the two groups with the
+keywords ``disadvantaged=`` and ``advantaged=`` and hands their outcomes over as
+``GroupOutcomes.a`` and ``.b``. With k groups (:func:`pairwise_tests`) ``a`` is the group
+compared and ``b`` the one it is compared with (the reference, when there is one).
 
 References
 ----------
@@ -215,9 +221,9 @@ class SignificanceReport(_PValueResult):
     alpha, confidence_level : float
         The thresholds used.
     n_a, n_b : int
-        Rows per group.
+        Rows in the disadvantaged group ``a`` and the advantaged group ``b``.
     mean_a, mean_b : float
-        Group means (selection rates for 0/1 outcomes, in [0, 1]).
+        Their means (selection rates for 0/1 outcomes, in [0, 1]).
     small_sample_warning : bool
         True when either group has fewer than ``SMALL_SAMPLE_THRESHOLD`` (30) rows.
     method : str
@@ -2126,8 +2132,8 @@ def binary_bootstrap_ci(flagged_a, n_a, flagged_b, n_b, *, confidence_level: flo
     Parameters
     ----------
     flagged_a, n_a, flagged_b, n_b : array_like of int, shape (n_audits,)
-        Flagged rows and rows per group (scalars broadcast; four scalars are one audit);
-        ``0 <= flagged <= n``, ``n >= 1``.
+        Flagged rows and rows in the disadvantaged group ``a`` and the advantaged group ``b``
+        (scalars broadcast; four scalars are one audit); ``0 <= flagged <= n``, ``n >= 1``.
     confidence_level : float, default 0.95
         Strictly between 0 and 1.
     n_resamples : int, default 9999
@@ -2365,7 +2371,8 @@ class PairwiseComparison:
     Attributes
     ----------
     group_a, group_b
-        The two groups; ``gap = mean_a - mean_b``.
+        The two groups: ``group_b`` is the reference when there is one (see
+        :func:`pairwise_tests`); ``gap = mean_a - mean_b``.
     gap : float
         Difference of the group means, in the outcome's unit.
     mean_a, mean_b : float
