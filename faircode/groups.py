@@ -23,7 +23,13 @@ the true and false positive rates, precision and accuracy are those of the flag.
 the share given the favourable outcome among those whose true outcome is favourable
 (``P(y_pred = f | y_true = f)`` with ``f`` the manifest's ``target.favourable`` class), the rate
 equal opportunity asks to be equal across groups (Hardt, Price and Srebro 2016). With
-``favourable: negative`` it is the flag's true negative rate, ``1 - false_positive_rate``.
+``favourable: negative`` it is the flag's true negative rate, ``1 - false_positive_rate``
+(`faircode.metrics.EQUAL_OPPORTUNITY_RATE` says which rate it is).
+
+Vocabulary: with k groups no one group is "the disadvantaged one"; a comparison is a group
+against the ``reference`` (``diff_vs_reference`` = group minus reference), the role the
+advantaged group has in :mod:`faircode.metrics`, or between two groups ``group_a`` and
+``group_b`` (``gap = mean_a - mean_b``), as in :mod:`faircode.significance`.
 
 References
 ----------
@@ -38,7 +44,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import itertools
 from dataclasses import dataclass
@@ -47,8 +52,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from faircode.metrics import RATE_METRICS, RateOutcomes, rate_outcomes
+from faircode.formatting import did_you_mean
+from faircode.metrics import (
+    EQUAL_OPPORTUNITY_RATE,
+    RATE_METRICS,
+    RateOutcomes,
+    _validate_favourable,
+    rate_outcomes,
+)
 from faircode.significance import (
+    SMALL_SAMPLE_THRESHOLD,
     MaxGapTestResult,
     PairwiseComparison,
     max_gap_test,
@@ -157,11 +170,9 @@ def group_labels(audit: Audit, name: str) -> GroupLabels:
     spec = audit.manifest.groups
     declared = spec.by_name() if spec is not None else {}
     if name not in declared:
-        close = difflib.get_close_matches(str(name), list(declared), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         known = ", ".join(declared) or f"none: {audit.slug}'s manifest has no `groups:` section"
         raise ValueError(f"`name` must be a group attribute or intersection of {audit.slug}; "
-                         f"got {name!r}{hint}; declared: {known}")
+                         f"got {name!r}{did_you_mean(name, declared)}; declared: {known}")
     item = declared[name]
     if hasattr(item, "column"):
         return _attribute_labels(audit, item)
@@ -238,14 +249,13 @@ def group_rate_outcomes(metric: str, y_true, y_pred, *, favourable: str) -> Rate
     [1, 0]
     """
     _check_metric(metric)
-    favourable = _check_favourable(favourable)
-    checked = rate_outcomes("accuracy" if metric == "true_favourable_rate" else metric, y_true, y_pred)
+    favourable = _validate_favourable(favourable)
     if metric != "true_favourable_rate":
-        return checked
-    # The favourable class's own true positive rate: equal opportunity's rate.
-    f = 1 if favourable == "positive" else 0
-    y_true, y_pred = (np.asarray(v).astype(np.int8) for v in (y_true, y_pred))
-    return RateOutcomes(metric=metric, outcome=(y_pred == f).astype(np.int8), rows=y_true == f)
+        return rate_outcomes(metric, y_true, y_pred)
+    # The favourable class's own true positive rate is equal opportunity's rate: the true
+    # positive or the true negative rate (`faircode.metrics.EQUAL_OPPORTUNITY_RATE`).
+    o = rate_outcomes(EQUAL_OPPORTUNITY_RATE[favourable], y_true, y_pred)
+    return dataclasses.replace(o, metric=metric)
 
 
 def metric_by_group(metric: str, y_true, y_pred, groups, *, favourable: str) -> pd.DataFrame:
@@ -375,7 +385,7 @@ def compare_groups(
     favourable: str,
     reference=None,
     order=None,
-    min_size: int = 30,
+    min_size: int = SMALL_SAMPLE_THRESHOLD,
     confidence_level: float = 0.95,
     n_permutations: int = 9999,
     random_state=None,
@@ -399,7 +409,7 @@ def compare_groups(
     order : sequence of str, optional
         The groups to report, in this order (e.g. :attr:`GroupLabels.groups`, so a declared
         group without rows is reported as undefined); default: the groups present, sorted.
-    min_size : int, default 30
+    min_size : int, default `faircode.significance.SMALL_SAMPLE_THRESHOLD` (30)
         A group with fewer rows in the rate's denominator is reported with a warning
         (``small_cell``) and left out of the largest gap, the ratio and every test.
     confidence_level : float, default 0.95
@@ -458,48 +468,18 @@ def compare_groups(
     o = group_rate_outcomes(metric, y_true, y_pred, favourable=favourable)
     codes, names = _group_codes(groups, o.outcome.size)
     if order is not None:
-        order = [str(g) for g in order]
-        missing = [g for g in names if g not in order]
-        if missing:
-            raise ValueError(f"`order` must list every group present; it misses {missing}")
-        # Recode so that code i is order[i]; declared groups without rows get no code.
-        position = {g: i for i, g in enumerate(order)}
-        remap = np.array([position[g] for g in names], dtype=np.int64)
-        codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
-        names = np.array(order, dtype=object)
+        codes, names = _in_order(codes, names, order)
     table = _rates_table(metric, o, codes, names)
     if reference is not None and reference not in table.index:
         raise ValueError(f"`reference` must be one of the groups {list(table.index)}; got {reference!r}")
-    low, high = wilson_interval(table["n_outcome"].to_numpy(), table["n_group"].to_numpy(),
-                                confidence_level=confidence_level)
-    table["ci_low"], table["ci_high"] = low, high
-    table["small_cell"] = table["n_group"] < min_size
+    _add_intervals_and_reference(table, reference, min_size=min_size, confidence_level=confidence_level)
     eligible = ~table["small_cell"].to_numpy()
     compared = tuple(names[eligible])
-    notes = []
-
-    # Descriptive comparisons with the reference hold for every group with a rate...
-    ref_value = table.at[reference, "value"] if reference is not None else np.nan
-    table["diff_vs_reference"] = table["value"] - ref_value
-    with np.errstate(invalid="ignore", divide="ignore"):
-        table["ratio_vs_reference"] = table["value"] / ref_value if ref_value else np.nan
-    table["p_value_vs_reference"] = np.nan
-    table["p_value_vs_reference_holm"] = np.nan
-
-    difference = ratio = np.nan
-    high_group = low_group = None
+    summary = _largest_gap(table, compared, min_size=min_size)
     test = None
     pairs: tuple[PairwiseComparison, ...] = ()
-    if len(compared) < 2:
-        notes.append(f"fewer than two groups with at least {min_size} rows: no between-groups gap")
-    else:
-        values = table.loc[list(compared), "value"]
-        high_group, low_group = str(values.idxmax()), str(values.idxmin())
-        difference = float(values.max() - values.min())
-        if values.max() > 0:
-            ratio = float(values.min() / values.max())
-        else:
-            notes.append("ratio undefined: every compared group's rate is 0")
+    notes = list(summary.notes)
+    if len(compared) >= 2:
         # The tests see integer codes (fast to sort) of the compared groups' rows only.
         keep = o.rows & (codes >= 0)
         keep[keep] = eligible[codes[keep]]
@@ -510,19 +490,78 @@ def compare_groups(
         if all_pairs:
             pairs = tuple(dataclasses.replace(c, group_a=names[c.group_a], group_b=names[c.group_b])
                           for c in pairwise_tests(outcome, kept))
-        # ...while tests against it are only run when the reference itself is large enough.
+        # Tests against the reference are only run when the reference itself is large enough.
         if reference is not None and reference in compared:
-            ref_code = int(np.flatnonzero(names == reference)[0])
-            for c in pairwise_tests(outcome, kept, reference=ref_code):
-                table.at[names[c.group_a], "p_value_vs_reference"] = c.p_value
-                table.at[names[c.group_a], "p_value_vs_reference_holm"] = c.p_value_adjusted
+            _add_reference_tests(table, outcome, kept, names, reference)
         elif reference is not None:
             notes.append(f"the reference group {reference} has fewer than {min_size} rows: no test against it")
     return GroupComparison(
         metric=metric, by_group=table, reference=reference, min_size=int(min_size), compared=compared,
-        difference=difference, ratio=ratio, high_group=high_group, low_group=low_group,
-        max_gap_test=test, pairwise=pairs, reason="; ".join(notes),
+        difference=summary.difference, ratio=summary.ratio, high_group=summary.high_group,
+        low_group=summary.low_group, max_gap_test=test, pairwise=pairs, reason="; ".join(notes),
     )
+
+
+def _in_order(codes: np.ndarray, names: np.ndarray, order) -> tuple[np.ndarray, np.ndarray]:
+    """Recode so that code i is ``order[i]``; declared groups without rows get no code."""
+    order = [str(g) for g in order]
+    missing = [g for g in names if g not in order]
+    if missing:
+        raise ValueError(f"`order` must list every group present; it misses {missing}")
+    position = {g: i for i, g in enumerate(order)}
+    remap = np.array([position[g] for g in names], dtype=np.int64)
+    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+    return codes, np.array(order, dtype=object)
+
+
+def _add_intervals_and_reference(table: pd.DataFrame, reference, *, min_size: int, confidence_level: float) -> None:
+    """Add each group's Wilson interval, ``small_cell`` and its descriptive comparison with the reference.
+
+    The descriptive comparisons hold for every group with a rate; the p-value columns are
+    filled in by `_add_reference_tests` when the reference is large enough to be tested.
+    """
+    low, high = wilson_interval(table["n_outcome"].to_numpy(), table["n_group"].to_numpy(),
+                                confidence_level=confidence_level)
+    table["ci_low"], table["ci_high"] = low, high
+    table["small_cell"] = table["n_group"] < min_size
+    ref_value = table.at[reference, "value"] if reference is not None else np.nan
+    table["diff_vs_reference"] = table["value"] - ref_value
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["ratio_vs_reference"] = table["value"] / ref_value if ref_value else np.nan
+    table["p_value_vs_reference"] = np.nan
+    table["p_value_vs_reference_holm"] = np.nan
+
+
+@dataclass(frozen=True)
+class _LargestGap:
+    difference: float
+    ratio: float
+    high_group: str | None
+    low_group: str | None
+    notes: tuple[str, ...]
+
+
+def _largest_gap(table: pd.DataFrame, compared: tuple[str, ...], *, min_size: int) -> _LargestGap:
+    """Largest minus smallest rate among ``compared``, and smallest over largest."""
+    if len(compared) < 2:
+        return _LargestGap(np.nan, np.nan, None, None,
+                           (f"fewer than two groups with at least {min_size} rows: no between-groups gap",))
+    values = table.loc[list(compared), "value"]
+    difference = float(values.max() - values.min())
+    if values.max() > 0:
+        ratio, notes = float(values.min() / values.max()), ()
+    else:
+        ratio, notes = np.nan, ("ratio undefined: every compared group's rate is 0",)
+    return _LargestGap(difference, ratio, str(values.idxmax()), str(values.idxmin()), notes)
+
+
+def _add_reference_tests(table: pd.DataFrame, outcome: np.ndarray, codes: np.ndarray, names: np.ndarray,
+                         reference: str) -> None:
+    """Fill the p-value columns: each compared group against the reference, Holm-adjusted."""
+    ref_code = int(np.flatnonzero(names == reference)[0])
+    for c in pairwise_tests(outcome, codes, reference=ref_code):
+        table.at[names[c.group_a], "p_value_vs_reference"] = c.p_value
+        table.at[names[c.group_a], "p_value_vs_reference_holm"] = c.p_value_adjusted
 
 
 # --------------------------------------------------------------------------- validation
@@ -530,16 +569,8 @@ def compare_groups(
 
 def _check_metric(metric: str) -> None:
     if metric not in GROUP_METRICS:
-        close = difflib.get_close_matches(str(metric), GROUP_METRICS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"`metric` must be one of {', '.join(GROUP_METRICS)}; got {metric!r}{hint}")
-
-
-def _check_favourable(favourable: str) -> str:
-    if favourable not in ("negative", "positive"):
-        raise ValueError(f"`favourable` must be 'negative' or 'positive' (the manifest's "
-                         f"target.favourable); got {favourable!r}")
-    return favourable
+        raise ValueError(f"`metric` must be one of {', '.join(GROUP_METRICS)}; "
+                         f"got {metric!r}{did_you_mean(metric, GROUP_METRICS)}")
 
 
 def _group_codes(groups, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -68,6 +68,12 @@ whose denominator is 0 is likewise undefined with a reason, never 0, 1 or a cap.
 `rate_outcomes` and `group_outcomes` are the key to significance testing: they return the
 exact 0/1 vectors a rate is a mean over, so the permutation test and the bootstrap interval
 of a gap run on the rows the rate is defined on.
+
+Vocabulary: the groups are chosen by keyword, ``disadvantaged=`` and ``advantaged=`` (0/1
+masks), and every gap is disadvantaged minus advantaged (divided by, for the ratio).
+`group_outcomes` hands the two groups' outcomes to :mod:`faircode.significance` as
+``GroupOutcomes.a`` (disadvantaged) and ``.b`` (advantaged), the positional ``a, b`` of its
+tests and intervals.
 """
 
 from __future__ import annotations
@@ -268,8 +274,8 @@ class RateOutcomes:
 class GroupOutcomes:
     """The 0/1 outcomes of each group over the rows a rate is defined on.
 
-    ``a.mean() - b.mean()`` is the gap; pass ``a, b`` to
-    ``faircode.significance.significance_report``.
+    ``a`` is the disadvantaged group, ``b`` the advantaged one, and ``a.mean() - b.mean()`` is
+    the gap; pass ``a, b`` to ``faircode.significance.significance_report``.
 
     Attributes
     ----------

@@ -18,9 +18,15 @@ Every p-value and interval that the Fair Code Project publishes comes from this 
   (the between-groups gap tested against the null distribution of the largest gap, pairs with a
   family-wise correction, a score interval per group).
 
-Conventions used throughout: ``a`` holds the disadvantaged group's outcomes and ``b`` the
-advantaged group's; the gap is ``mean(a) - mean(b)``, in the outcome's unit (for 0/1 outcomes a
-difference of rates, in [-1, 1]).
+Vocabulary, the same in every function and result here and in :mod:`faircode.metrics`: ``a``
+holds the disadvantaged group's outcomes and ``b`` the advantaged (reference) group's, and
+every ``_a``/``_b`` name follows (``n_a``, ``mean_a``, ``p_a``, ``flagged_a``); the gap is
+``mean(a) - mean(b)``, disadvantaged minus advantaged, in the outcome's unit (for 0/1 outcomes a
+difference of rates, in [-1, 1]). The data are positional, as in SciPy's two-sample tests
+(``scipy.stats.ttest_ind(a, b)``); :mod:`faircode.metrics` selects the two groups with the
+keywords ``disadvantaged=`` and ``advantaged=`` and hands their outcomes over as
+``GroupOutcomes.a`` and ``.b``. With k groups (:func:`pairwise_tests`) ``a`` is the group
+compared and ``b`` the one it is compared with (the reference, when there is one).
 
 References
 ----------
@@ -215,9 +221,9 @@ class SignificanceReport(_PValueResult):
     alpha, confidence_level : float
         The thresholds used.
     n_a, n_b : int
-        Rows per group.
+        Rows in the disadvantaged group ``a`` and the advantaged group ``b``.
     mean_a, mean_b : float
-        Group means (selection rates for 0/1 outcomes, in [0, 1]).
+        Their means (selection rates for 0/1 outcomes, in [0, 1]).
     small_sample_warning : bool
         True when either group has fewer than ``SMALL_SAMPLE_THRESHOLD`` (30) rows.
     method : str
@@ -1053,24 +1059,37 @@ def permutation_tests(
     rng = _as_rng(random_state)
     setups = [_row_null_setup(a[i], b[i]) if codes is None else _grouped_null_setup(a[i], b[i], *codes[i])
               for i in drawn]
-    # Units of few kinds (0/1 rows; households of one size, whose totals are whole numbers): a
-    # relabelling's sums depend only on how many units of each kind it draws, a multivariate
-    # hypergeometric count, drawn directly at O(kinds) per relabelling.
-    by_kind = []
-    for i, setup in zip(drawn, setups):
+    left = _p_values_by_kind(p, drawn, setups, n_permutations, alternative, rng)
+    _p_values_by_subsets(p, [drawn[j] for j in left], [setups[j] for j in left], n_permutations, alternative, rng)
+    return p
+
+
+def _p_values_by_kind(p: np.ndarray, drawn: list, setups: list, n_permutations: int, alternative: str,
+                      rng) -> list[int]:
+    """Fill ``p[drawn[j]]`` for the tests whose units are of few kinds; return the other ``j``.
+
+    Units of few kinds (0/1 rows; households of one size, whose totals are whole numbers): a
+    relabelling's sums depend only on how many units of each kind it draws, a multivariate
+    hypergeometric count, drawn directly at O(kinds) per relabelling.
+    """
+    left = []
+    for j, (i, setup) in enumerate(zip(drawn, setups)):
         # (A complex key sorts by sum, then rows: far cheaper than np.unique(axis=0)'s row sort.)
         key = setup.weights[:, 0] + 1j * (setup.weights[:, 1] if setup.weights.shape[1] > 1 else 0.0)
         kinds, per_kind = np.unique(key, return_counts=True)
         if kinds.size > _MAX_KINDS:
-            by_kind.append(False)
+            left.append(j)
             continue
         kinds = np.column_stack([kinds.real, kinds.imag])[:, : setup.weights.shape[1]]
         counts = rng.multivariate_hypergeometric(per_kind, setup.size, size=n_permutations, method="marginals")
         gaps = setup.to_gaps(counts @ kinds)
         p[i] = _monte_carlo_p_value(setup.observed, gaps, alternative, setup.scale)[0]
-        by_kind.append(True)
-    drawn = [i for i, done in zip(drawn, by_kind) if not done]
-    setups = [setup for setup, done in zip(setups, by_kind) if not done]
+    return left
+
+
+def _p_values_by_subsets(p: np.ndarray, drawn: list, setups: list, n_permutations: int, alternative: str,
+                         rng) -> None:
+    """Fill ``p[drawn[j]]`` by drawing random subsets, many tests of one population size at once."""
     start = 0
     while start < len(drawn):  # runs of consecutive tests with one population size share a sampler
         shape = (setups[start].weights.shape, setups[start].size)
@@ -1091,7 +1110,6 @@ def permutation_tests(
             gaps = setup.to_gaps(sums[j * n_permutations:(j + 1) * n_permutations])
             p[drawn[start + j]] = _monte_carlo_p_value(setup.observed, gaps, alternative, setup.scale)[0]
         start = stop
-    return p
 
 
 def _as_sample_rows(x, name: str) -> np.ndarray:
@@ -1417,12 +1435,20 @@ def _z(confidence_level: float) -> float:
 
 
 def _wilson(k: float, n: float, z: float) -> tuple[float, float]:
-    """Wilson's score interval for a proportion k/n (no continuity correction)."""
+    """Wilson's score interval for a proportion k/n, n > 0 (no continuity correction)."""
+    low, high = _wilson_limits(np.float64(k), np.float64(n), z)
+    return float(low), float(high)
+
+
+def _wilson_limits(k, n, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """The formula of :func:`wilson_interval`: float arrays ``k``, ``n`` (``n > 0``) of one shape."""
     p = k / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # At a rate of 0 (or 1) the bound is exactly 0 (or 1); the formula leaves rounding noise.
+    return (np.where(k == 0, 0.0, np.clip(center - half, 0.0, 1.0)),
+            np.where(k == n, 1.0, np.clip(center + half, 0.0, 1.0)))
 
 
 def _newcombe(k1, n1, k2, n2, z) -> tuple[float, float]:
@@ -2053,25 +2079,35 @@ def permutation_test_power(p_a, p_b, n_a, n_b, *, alpha: float = 0.05, alternati
         log_w = np.where(valid, log_w, -np.inf)
         w = np.exp(log_w - log_w.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)  # the hypergeometric pmf of X given K, over x
-        below = np.cumsum(w, axis=1)  # P(X <= x)
-        above = np.cumsum(w[:, ::-1], axis=1)[:, ::-1]  # P(X >= x)
-        if alternative == "greater":
-            p = above
-        elif alternative == "less":
-            p = below
-        else:
-            d = x * n - k * n_a  # signed distance from the expectation, times N: integers
-            # The other tail starts where the distance is at least as large on the other side.
-            hi = -((d - k * n_a) // n) - c0  # ceil((K n_a - d) / N), for x at or below the expectation
-            lo = (k * n_a - d) // n - c0  # floor((K n_a - d) / N), for x above it
-            last = c1 - c0
-            hi_tail = np.where(hi <= last, np.take_along_axis(above, np.clip(hi, 0, last), axis=1), 0.0)
-            lo_tail = np.where(lo >= 0, np.take_along_axis(below, np.clip(lo, 0, last), axis=1), 0.0)
-            p = np.where(d <= 0, below + hi_tail, above + lo_tail)
+        p = _conditional_p_values(w, x, k, n, n_a, alternative)
         reject = valid & (p < alpha) & (x >= x_first) & (x <= x_last)
         power += float(np.sum(np.where(reject, flagged_a[np.clip(x, 0, n_a)] * flagged_b[yc], 0.0)))
         first = stop
     return min(1.0, power)
+
+
+def _conditional_p_values(w: np.ndarray, x: np.ndarray, k: np.ndarray, n: int, n_a: int,
+                          alternative: str) -> np.ndarray:
+    """The exact test's p-value of every outcome (K, x), from the pmf ``w`` of X given K.
+
+    ``w``: shape (chunk, width), row r the hypergeometric pmf of X (flagged rows in ``a``) given
+    K = ``k[r, 0]`` flagged rows in all, over ``x[0]`` = c0..c1 (consecutive integers); ``n``
+    rows in all, ``n_a`` in ``a``. Returns an array of ``w``'s shape.
+    """
+    below = np.cumsum(w, axis=1)  # P(X <= x)
+    above = np.cumsum(w[:, ::-1], axis=1)[:, ::-1]  # P(X >= x)
+    if alternative == "greater":
+        return above
+    if alternative == "less":
+        return below
+    c0, last = int(x[0, 0]), w.shape[1] - 1
+    d = x * n - k * n_a  # signed distance from the expectation, times N: integers
+    # The other tail starts where the distance is at least as large on the other side.
+    hi = -((d - k * n_a) // n) - c0  # ceil((K n_a - d) / N), for x at or below the expectation
+    lo = (k * n_a - d) // n - c0  # floor((K n_a - d) / N), for x above it
+    hi_tail = np.where(hi <= last, np.take_along_axis(above, np.clip(hi, 0, last), axis=1), 0.0)
+    lo_tail = np.where(lo >= 0, np.take_along_axis(below, np.clip(lo, 0, last), axis=1), 0.0)
+    return np.where(d <= 0, below + hi_tail, above + lo_tail)
 
 
 def _central(pmf: np.ndarray) -> tuple[int, int]:
@@ -2096,8 +2132,8 @@ def binary_bootstrap_ci(flagged_a, n_a, flagged_b, n_b, *, confidence_level: flo
     Parameters
     ----------
     flagged_a, n_a, flagged_b, n_b : array_like of int, shape (n_audits,)
-        Flagged rows and rows per group (scalars broadcast; four scalars are one audit);
-        ``0 <= flagged <= n``, ``n >= 1``.
+        Flagged rows and rows in the disadvantaged group ``a`` and the advantaged group ``b``
+        (scalars broadcast; four scalars are one audit); ``0 <= flagged <= n``, ``n >= 1``.
     confidence_level : float, default 0.95
         Strictly between 0 and 1.
     n_resamples : int, default 9999
@@ -2335,7 +2371,8 @@ class PairwiseComparison:
     Attributes
     ----------
     group_a, group_b
-        The two groups; ``gap = mean_a - mean_b``.
+        The two groups: ``group_b`` is the reference when there is one (see
+        :func:`pairwise_tests`); ``gap = mean_a - mean_b``.
     gap : float
         Difference of the group means, in the outcome's unit.
     mean_a, mean_b : float
@@ -2369,6 +2406,39 @@ def _as_group_labels(groups, n: int) -> tuple[np.ndarray, np.ndarray]:
     if uniques.size < 2:
         raise ValueError(f"`groups` must hold at least two groups to compare; got {uniques.size}")
     return uniques, codes.ravel()
+
+
+def _max_gap_null_binary(x: np.ndarray, sorted_sizes: np.ndarray, n_permutations: int, rng,
+                         batch_size) -> tuple[np.ndarray, float]:
+    """Largest minus smallest group rate of each relabelling of 0/1 outcomes ``x``, and the scale (1).
+
+    A relabelling's flagged count per group is multivariate hypergeometric: drawn directly.
+    """
+    ones = int(round(float(x.sum())))
+    k = sorted_sizes.size
+    null = np.empty(n_permutations)
+    rows = _batch_rows(batch_size, k)
+    for start in range(0, n_permutations, rows):
+        stop = min(start + rows, n_permutations)
+        counts = rng.multivariate_hypergeometric(sorted_sizes, ones, size=stop - start, method="marginals")
+        null[start:stop] = _range_of_means(counts.astype(np.float64), sorted_sizes)  # counts: (batch, k)
+    return null, 1.0
+
+
+def _max_gap_null(x: np.ndarray, sorted_sizes: np.ndarray, n_permutations: int, rng,
+                  batch_size) -> tuple[np.ndarray, float]:
+    """Largest minus smallest group mean of each random permutation of ``x``, and the outcome scale."""
+    # Sorting makes the pool independent of which rows came from which group.
+    pooled = np.sort(x)
+    z = pooled - pooled.mean()
+    starts = np.concatenate([[0], np.cumsum(sorted_sizes)[:-1]])
+    null = np.empty(n_permutations)
+    rows = _batch_rows(batch_size, x.size)
+    for start in range(0, n_permutations, rows):
+        stop = min(start + rows, n_permutations)
+        shuffled = rng.permuted(np.broadcast_to(z, (stop - start, z.size)), axis=1)  # (batch, n)
+        null[start:stop] = _range_of_means(np.add.reduceat(shuffled, starts, axis=1), sorted_sizes)
+    return null, float(np.abs(z).max()) or 1.0
 
 
 def _range_of_means(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -2500,30 +2570,9 @@ def max_gap_test(
     floor = 1.0 / (n_permutations + 1)
     # Groups in order of size: equal-sized groups are exchangeable under the null, so the draws
     # (and the p-value) do not depend on the groups' names.
-    order = np.argsort(sizes, kind="stable")
-    sorted_sizes = sizes[order].astype(np.int64)
-    if binary:
-        ones = int(round(float(x.sum())))
-        null = np.empty(n_permutations)
-        rows = _batch_rows(batch_size, k)
-        for start in range(0, n_permutations, rows):
-            stop = min(start + rows, n_permutations)
-            counts = rng.multivariate_hypergeometric(sorted_sizes, ones, size=stop - start, method="marginals")
-            null[start:stop] = _range_of_means(counts.astype(np.float64), sorted_sizes)  # counts: (batch, k)
-        scale = 1.0
-    else:
-        # Sorting makes the pool independent of which rows came from which group.
-        pooled = np.sort(x)
-        center = pooled.mean()
-        z = pooled - center
-        starts = np.concatenate([[0], np.cumsum(sorted_sizes)[:-1]])
-        null = np.empty(n_permutations)
-        rows = _batch_rows(batch_size, x.size)
-        for start in range(0, n_permutations, rows):
-            stop = min(start + rows, n_permutations)
-            shuffled = rng.permuted(np.broadcast_to(z, (stop - start, z.size)), axis=1)  # (batch, n)
-            null[start:stop] = _range_of_means(np.add.reduceat(shuffled, starts, axis=1), sorted_sizes)
-        scale = float(np.abs(z).max()) or 1.0
+    sorted_sizes = sizes[np.argsort(sizes, kind="stable")].astype(np.int64)
+    draw = _max_gap_null_binary if binary else _max_gap_null
+    null, scale = draw(x, sorted_sizes, n_permutations, rng, batch_size)
     b = int(np.count_nonzero(null >= statistic - _TIE_RTOL * scale))
     null.setflags(write=False)
     return MaxGapTestResult(statistic, (b + 1) / (n_permutations + 1), "monte_carlo", n_permutations, floor,
@@ -2683,15 +2732,10 @@ def wilson_interval(count, nobs, *, confidence_level: float = 0.95) -> Confidenc
     if np.any(k_arr > n_arr):
         raise ValueError("`count` must not exceed `nobs`")
     k, n = np.broadcast_arrays(k_arr.astype(np.float64), n_arr.astype(np.float64))
-    z = float(ndtri(0.5 + level / 2))
+    z = _z(level)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = k / n
-        denom = 1 + z * z / n
-        center = (p + z * z / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # At a rate of 0 (or 1) the bound is exactly 0 (or 1); the formula leaves rounding noise.
-    low = np.where(n > 0, np.where(k == 0, 0.0, np.clip(center - half, 0.0, 1.0)), np.nan)
-    high = np.where(n > 0, np.where(k == n, 1.0, np.clip(center + half, 0.0, 1.0)), np.nan)
+        low, high = _wilson_limits(k, n, z)
+    low, high = np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
     if low.ndim == 0:
         return ConfidenceInterval(float(low), float(high))
     return ConfidenceInterval(low, high)

@@ -435,3 +435,19 @@ def test_n_jobs_never_changes_a_number_with_threaded_models(tmp_path):
     bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=1), tmp_path / "one")
     bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=2), tmp_path / "two")
     assert _bytes(tmp_path / "one") == _bytes(tmp_path / "two")
+
+
+# Every name `faircode.benchmark` offered when it was one module (before issue 18 made it a
+# package): callers in faircode, site_src, explainers, bench and tests import them from there.
+_NAMES_BEFORE_THE_PACKAGE = [
+    "ALPHA", "CONFIDENCE_LEVEL", "N_PERMUTATIONS", "FAIRNESS_FILE", "PERFORMANCE_FILE", "BY_GROUP_FILE",
+    "FAIRNESS_KEY", "BY_GROUP_KEY", "PERFORMANCE_KEY", "FAIRNESS_COLUMNS", "PERFORMANCE_COLUMNS",
+    "BY_GROUP_COLUMNS", "COLUMN_KINDS", "Task", "default_audits", "plan_tasks", "run_task", "evaluate",
+    "run_benchmark", "write_results", "merge_results", "merge_by_group", "compare_results",
+    "column_tolerance", "_load_dataset", "_row_seed", "_family_q_values",
+]
+
+
+@pytest.mark.parametrize("name", _NAMES_BEFORE_THE_PACKAGE)
+def test_package_keeps_every_name_importable(name):
+    assert getattr(bm, name) is not None  # AttributeError when a re-export is dropped

@@ -211,7 +211,7 @@ def test_fewer_than_two_large_groups_gives_no_gap_and_says_why():
     "kwargs, message",
     [
         (dict(metric="selection_rte"), r"`metric` must be one of .*did you mean 'selection_rate'"),
-        (dict(favourable="good"), r"`favourable` must be 'negative' or 'positive'"),
+        (dict(favourable="good"), r"`favourable` must be 'positive' or 'negative'.*got 'good'"),
         (dict(min_size=0), r"`min_size` must be a positive integer"),
         (dict(reference="z"), r"`reference` must be one of the groups \['a', 'b'\]"),
         (dict(order=["a"]), r"`order` must list every group present; it misses \['b'\]"),

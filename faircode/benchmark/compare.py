@@ -1,0 +1,208 @@
+"""The diff of a fresh run against the committed results files, cell by cell, within tolerance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from faircode import tolerances
+from faircode.benchmark.columns import (
+    BY_GROUP_COLUMNS,
+    BY_GROUP_FILE,
+    BY_GROUP_KEY,
+    FAIRNESS_COLUMNS,
+    FAIRNESS_FILE,
+    FAIRNESS_KEY,
+    PERFORMANCE_COLUMNS,
+    PERFORMANCE_FILE,
+    PERFORMANCE_KEY,
+)
+from faircode.benchmark.results_io import _csv_text, _read_as_text
+from faircode.benchmark.tables import _as_written, _family_q_values, _significant
+
+
+#: How each results column is compared with its committed value (see `faircode.tolerances`):
+#: every column of both files is classified; a column not listed is compared exactly.
+COLUMN_KINDS: dict[str, str] = {
+    **dict.fromkeys(["audit", "audit_name", "strategy", "model", "attribute", "disadvantaged_group",
+                     "advantaged_group", "metric", "kind", "significant", "n_disadvantaged", "n_advantaged",
+                     "small_sample_warning", "reason", "method", "n_permutations", "ci_method",
+                     "same_test_as", "random_state", "n_test", "n_positive", "n_dropped"], "exact"),
+    **dict.fromkeys(["value_disadvantaged", "value_advantaged", "accuracy", "balanced_accuracy", "roc_auc"],
+                    "fitted"),
+    "gap": "gap",  # fitted; for a ratio, the fitted bound propagated through a / b
+    # Score-based intervals (Newcombe, MOVER-R) are closed-form in the group counts and rates: fitted,
+    # like the gap they bracket.
+    "ci_low": "gap",
+    "ci_high": "gap",
+    "p_value": "p_value",  # log scale, or Monte Carlo when n_permutations is set
+    "q_value": "p_value",
+    # results_by_group.csv: labels and counts exact; rates, intervals and the summaries built
+    # from them fitted; the reference tests exact p-values; the max-gap test Monte Carlo.
+    **dict.fromkeys(["attribute_kind", "group", "reference_group", "n_outcome", "n_group", "small_cell",
+                     "min_size", "max_gap_high_group", "max_gap_low_group", "n_groups_compared",
+                     "method_max_gap"], "exact"),
+    **dict.fromkeys(["value", "diff_vs_reference", "ratio_vs_reference", "max_gap", "min_max_ratio"], "fitted"),
+    "p_value_vs_reference": "p_value",
+    "p_value_vs_reference_holm": "p_value",
+    "p_value_max_gap": "p_value",  # Monte Carlo: n_permutations relabellings
+}
+
+
+def _cell(text: str):
+    # A CSV cell as a number where it is one: "" is NaN (undefined), text stays text.
+    if text == "":
+        return float("nan")
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _count(text: str) -> int | None:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
+    """The rule a results cell is compared by, given the committed row it belongs to.
+
+    Parameters
+    ----------
+    column : str
+        A column of `FAIRNESS_COLUMNS` or `PERFORMANCE_COLUMNS` (see `COLUMN_KINDS`).
+    committed_row : mapping of str to str
+        The committed row, as the CSV holds it (the row's rates, interval and resample counts
+        size the band).
+
+    Returns
+    -------
+    faircode.tolerances.Tolerance
+    """
+    kind = COLUMN_KINDS.get(column, "exact")
+    get = committed_row.get
+    if kind == "fitted":
+        return tolerances.fitted()
+    rates = (_cell(get("value_disadvantaged", "")), _cell(get("value_advantaged", "")))
+    is_ratio = get("kind") == "ratio"
+    if kind == "gap":
+        return tolerances.fitted_ratio(*rates) if is_ratio else tolerances.fitted()
+    if kind == "p_value":
+        n = _count(get("n_permutations"))
+        if column in ("p_value", "p_value_max_gap") and n is not None:
+            return tolerances.monte_carlo(_cell(get(column, "")), n)
+        return tolerances.p_value()
+    return tolerances.exact()
+
+
+def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], file: str) -> list[dict]:
+    committed = committed.set_index(key)
+    current = current.set_index(key)
+    diffs = []
+    for idx in committed.index.union(current.index, sort=True):
+        ident = dict(zip(key, idx if isinstance(idx, tuple) else (idx,)))
+        base = {"file": file, **{k: ident.get(k, "") for k in [*FAIRNESS_KEY, "group"]}}
+        row = {"tolerance": "exact", "difference": "", "within_tolerance": False}
+        if idx not in current.index:
+            diffs.append({**base, "column": "(row)", "committed": "present", "current": "missing", **row})
+        elif idx not in committed.index:
+            diffs.append({**base, "column": "(row)", "committed": "missing", "current": "present", **row})
+        else:
+            old, new = committed.loc[idx], current.loc[idx]
+            for col in current.columns.union(committed.columns, sort=False):
+                o, n = old.get(col, "(no column)"), new.get(col, "(no column)")
+                if o == n:
+                    continue
+                rule = column_tolerance(col, old)
+                diffs.append({**base, "column": col, "committed": o, "current": n, "tolerance": rule.description,
+                              "difference": rule.excess(_cell(o), _cell(n)),
+                              "within_tolerance": rule.matches(_cell(o), _cell(n))})
+    return diffs
+
+
+def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
+    """Recompute a partial run's q-values as if it were part of the committed table.
+
+    BH depends on every p-value of the audit, so the q-values of a subset run differ from
+    the committed ones even when nothing changed; here the subset's p-values replace their
+    rows in the committed table before adjusting within each audit.
+    """
+    key = pd.MultiIndex.from_frame(committed[FAIRNESS_KEY])
+    current = _as_written(fairness["p_value"].to_numpy(dtype=float))
+    ran = pd.MultiIndex.from_frame(fairness[FAIRNESS_KEY].astype(str))
+    columns = [*FAIRNESS_KEY, "p_value", "same_test_as"]
+    kept = committed.loc[~key.isin(ran)].reindex(columns=columns).replace("", np.nan)
+    merged = pd.concat([kept, fairness[columns].assign(p_value=current)], ignore_index=True)
+    q = pd.Series(_family_q_values(merged), index=pd.MultiIndex.from_frame(merged[FAIRNESS_KEY].astype(str)))
+    fairness = fairness.copy()
+    fairness["q_value"] = q.loc[ran].to_numpy()
+    fairness["significant"] = _significant(fairness["q_value"].to_numpy())
+    return fairness
+
+
+def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results", *,
+                    include_within: bool = False, by_group: pd.DataFrame | None = None) -> pd.DataFrame:
+    """List every cell where a fresh run differs from the committed results files beyond tolerance.
+
+    Only rows whose (audit, strategy, model) the fresh run covers are compared, so a check of
+    a subset ignores the rest of the committed table.
+
+    Parameters
+    ----------
+    fairness, performance : DataFrame
+        A fresh run, as returned by `run_benchmark`.
+    output_dir : str or Path, default "results"
+        Where the committed files are.
+    include_within : bool, default False
+        Also list the cells whose text differs but whose value is within its tolerance.
+    by_group : DataFrame, optional
+        A fresh by-group table (``run_benchmark(return_by_group=True)``), compared with the
+        committed ``results_by_group.csv`` the same way.
+
+    Returns
+    -------
+    DataFrame
+        Columns file, audit, strategy, model, attribute, metric, group (empty outside the by-group
+        file), column, committed, current,
+        tolerance (the rule, e.g. ``"fitted model: |Δ| ≤ 0.0001"``), difference (on the rule's
+        scale) and within_tolerance; empty when every cell matches. Cells are compared as the
+        CSV holds them: identical text matches; otherwise by the rule of `column_tolerance`
+        (``faircode.tolerances``: counts and labels exact, fitted-model quantities, Monte Carlo
+        quantities, bootstrap endpoints and p-values each within their own tolerance). A
+        missing or extra row is always listed.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a committed results file is missing.
+    """
+    from io import StringIO
+
+    out = Path(output_dir)
+    diffs: list[dict] = []
+    if (out / FAIRNESS_FILE).is_file():
+        fairness = _q_values_within(fairness, _read_as_text(out / FAIRNESS_FILE))
+    covered = set(map(tuple, performance[PERFORMANCE_KEY].astype(str).to_numpy().tolist()))
+    files = [
+        (FAIRNESS_FILE, fairness, FAIRNESS_COLUMNS, FAIRNESS_KEY),
+        (PERFORMANCE_FILE, performance, PERFORMANCE_COLUMNS, PERFORMANCE_KEY),
+    ]
+    if by_group is not None:
+        files.append((BY_GROUP_FILE, by_group, BY_GROUP_COLUMNS, BY_GROUP_KEY))
+    for name, df, columns, key in files:
+        path = out / name
+        if not path.is_file():
+            raise FileNotFoundError(f"committed results file {path} does not exist; run `faircode benchmark` first")
+        committed = _read_as_text(path)
+        in_run = committed[PERFORMANCE_KEY].apply(tuple, axis=1).isin(covered) if len(committed) else []
+        committed = committed[in_run] if len(committed) else committed
+        current = _read_as_text(StringIO(_csv_text(df[columns])))
+        diffs.extend(_diff_table(committed, current, key, name))
+    table = pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "group", "column", "committed", "current",
+                                         "tolerance", "difference", "within_tolerance"])
+    table["within_tolerance"] = table["within_tolerance"].astype(bool)
+    return table if include_within else table[~table["within_tolerance"]].reset_index(drop=True)
