@@ -30,6 +30,19 @@ def _problems(name: str) -> list[str]:
     return info.value.problems
 
 
+def _valid() -> dict:
+    """The valid fixture's content, to change one field of."""
+    return yaml.safe_load((FIX / "valid.yaml").read_text())
+
+
+def _write(tmp_path, raw) -> Path:
+    """``raw`` as ``tmp_path/audit.yaml``, its data file named by absolute path."""
+    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
 @pytest.mark.parametrize("slug", AUDITS)
 def test_real_manifests_load(slug):
     m = load_manifest(ROOT / "audits" / slug / "audit.yaml")
@@ -93,13 +106,10 @@ def test_wrong_sha256_gives_expected_and_actual():
 
 
 def test_unquoted_numeric_sha256_is_explained(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["dataset"]["sha256"] = 12345
-    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ManifestError, match=r"dataset\.sha256: must be 64 hex digits as text; YAML read 12345"):
-        load_manifest(path)
+        load_manifest(_write(tmp_path, raw))
 
 
 def test_bad_filters():
@@ -119,13 +129,11 @@ def test_bad_derived_columns():
 
 
 def test_derived_column_can_be_used_by_later_fields(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["derived"] = [{"name": "young", "from": "age", "op": "lt", "value": 25}]
     raw["protected"].append({"name": "age", "column": "young", "disadvantaged": [True],
                              "disadvantaged_label": "Under 25"})
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    m = load_manifest(path, root=ROOT)
+    m = load_manifest(_write(tmp_path, raw), root=ROOT)
     assert m.derived[0].from_ == "age"
 
 
@@ -137,12 +145,10 @@ def test_test_size_above_one():
 @pytest.mark.parametrize("value, rule", [(0, "greater than 0"), (1, "less than 1"),
                                          (-0.1, "greater than 0"), ("half", "valid number")])
 def test_test_size_outside_open_unit_interval(tmp_path, value, rule):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["test_size"] = value
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ManifestError, match=rf"audit\.yaml: test_size: Input should be (a )?{rule}"):
-        load_manifest(path, root=ROOT)
+        load_manifest(_write(tmp_path, raw), root=ROOT)
 
 
 def test_unknown_model_and_strategy_names():
@@ -185,8 +191,21 @@ def test_one_error_lists_every_problem():
     assert all(p in str(info.value) for p in problems)
 
 
-def test_manifest_error_is_a_value_error():
-    assert issubclass(ManifestError, ValueError)
+def test_manifest_error_is_caught_as_a_value_error_naming_file_and_field(tmp_path):
+    # Callers that handle bad input generically (`except ValueError`, as the faircode command line
+    # does) must catch a broken manifest, and still learn which file and which field.
+    raw = _valid()
+    raw["test_size"] = 1.5
+    path = _write(tmp_path, raw)
+    try:
+        load_manifest(path)
+    except ValueError as exc:
+        caught = exc
+    else:
+        pytest.fail("a manifest with test_size 1.5 loaded")
+    assert isinstance(caught, ManifestError)
+    assert f"{path}: test_size: Input should be less than 1" in str(caught)
+    assert caught.problems == [f"{path}: test_size: Input should be less than 1"]
 
 
 def test_missing_file():
@@ -208,15 +227,8 @@ def test_name_lists_agree_with_the_code():
     assert tuple(STRATEGIES) == STRATEGY_NAMES
 
 
-def _write(tmp_path, raw) -> Path:
-    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return path
-
-
 def test_favourable_outcome_is_required_and_explained(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     del raw["target"]["favourable"]
     with pytest.raises(ManifestError, match=r"target\.favourable: required field is missing; say which class "
                                             r"of the target is the favourable outcome for the person"):
@@ -224,7 +236,7 @@ def test_favourable_outcome_is_required_and_explained(tmp_path):
 
 
 def test_favourable_outcome_and_missing_policy_values(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["target"]["favourable"] = "released"
     raw["target"]["missing"] = "impute"
     raw["protected"][0]["missing"] = "skip"
