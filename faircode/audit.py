@@ -122,7 +122,7 @@ def list_audits(*, root: str | Path | None = None) -> list[str]:
     Parameters
     ----------
     root : str or pathlib.Path, optional
-        The project folder holding ``audits/``; default :func:`faircode.manifest.project_root`
+        The project folder holding ``audits/``; default :func:`faircode.data.project_root`
         (the ``FAIRCODE_ROOT`` environment variable, else the clone ``faircode`` runs from).
 
     Raises
