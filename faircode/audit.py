@@ -145,7 +145,7 @@ def load_audit(name_or_path: str | Path, *, root: str | Path | None = None) -> A
         Anything holding a path separator or ending in ``.yaml`` is taken as a path.
     root : str or pathlib.Path, optional
         The project folder holding ``audits/`` and the data files; default
-        :func:`faircode.manifest.project_root` (the ``FAIRCODE_ROOT`` environment variable,
+        :func:`faircode.data.project_root` (the ``FAIRCODE_ROOT`` environment variable,
         else the clone ``faircode`` runs from). Needed, or the variable, when ``faircode`` is
         installed apart from the repository (``pip install .``) and run outside it.
 
