@@ -123,7 +123,8 @@ def list_audits(*, root: str | Path | None = None) -> list[str]:
     ----------
     root : str or pathlib.Path, optional
         The project folder holding ``audits/``; default :func:`faircode.data.project_root`
-        (the ``FAIRCODE_ROOT`` environment variable, else the clone ``faircode`` runs from).
+        (the ``FAIRCODE_ROOT`` environment variable, else the clone beside the package, else
+        the current folder or one above it).
 
     Raises
     ------
@@ -145,9 +146,10 @@ def load_audit(name_or_path: str | Path, *, root: str | Path | None = None) -> A
         Anything holding a path separator or ending in ``.yaml`` is taken as a path.
     root : str or pathlib.Path, optional
         The project folder holding ``audits/`` and the data files; default
-        :func:`faircode.data.project_root` (the ``FAIRCODE_ROOT`` environment variable,
-        else the clone ``faircode`` runs from). Needed, or the variable, when ``faircode`` is
-        installed apart from the repository (``pip install .``) and run outside it.
+        :func:`faircode.data.project_root` (the ``FAIRCODE_ROOT`` environment variable, else
+        the clone beside the package, else the current folder or one above it). Needed, or the
+        variable, when ``faircode`` is installed apart from the repository (``pip install .``)
+        and run outside it.
 
     Returns
     -------

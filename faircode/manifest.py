@@ -12,8 +12,9 @@ every problem, each prefixed with the file and the field path::
     audits/x/audit.yaml: protected[0].column: 'sexx' is not a column of adult.data (did you mean 'sex'?)
 
 Validation reads the data file's header (to check column names) and hashes the file (to check
-the sha256), both with :mod:`faircode.data`; value-level checks that need every row (a positive label that never occurs, an
-unmapped code) run in :func:`faircode.load_audit` and raise the same error type.
+the sha256), both with :mod:`faircode.data`; value-level checks that need every row (a positive
+label that never occurs, an unmapped code) run in :func:`faircode.load_audit` and raise the same
+error type.
 """
 
 from __future__ import annotations
