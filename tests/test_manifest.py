@@ -172,8 +172,6 @@ def test_unknown_model_and_strategy_names():
     assert any("strategies[1]: unknown name 'S9'; valid names: S0, S1, S2, S3" in p for p in problems)
 
 
-
-
 def test_headerless_names_must_match_the_field_count():
     with pytest.raises(ManifestError, match=r"dataset\.parse: cannot read data/arrests\.csv with these "
                                             r"options: `names` has 3 entries but rows have 8 fields"):
