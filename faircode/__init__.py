@@ -1,11 +1,17 @@
 """faircode: fairness audits on real data, for the Fair Code explainer site.
 
-Public names are re-exported here; the modules are manifest, audit,
-strategies, models, metrics, groups, significance and benchmark, with tolerances (how a re-run is
-compared with committed numbers) and environment (the installed packages against the lock).
+Public names are re-exported here; the modules are manifest (the schema of ``audit.yaml``), data
+(where the project's files are, reading a data file, a file's SHA-256), audit, strategies, models,
+metrics, groups, significance and benchmark, with formatting (p-values and error hints),
+tolerances (how a re-run is compared with committed numbers) and environment (the installed
+packages against the lock).
 """
 
 import importlib
+
+# The one place the version is written: pyproject.toml reads it ([tool.setuptools.dynamic]), so
+# importlib.metadata.version("faircode") agrees with it in every kind of install.
+__version__ = "0.1.0"
 
 # Where each public name lives. They are imported on first use (PEP 562), so that importing one
 # light module (faircode.tolerances, faircode.significance) does not import scikit-learn and
@@ -62,5 +68,3 @@ __all__ = [
     "significance_report",
     "wilson_interval",
 ]
-
-__version__ = "0.1.0"

@@ -13,7 +13,6 @@ The pipeline a manifest declares runs in this order, and only in this order:
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import types
@@ -26,15 +25,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from faircode.manifest import (
-    AuditManifest,
-    DerivedColumn,
-    ManifestError,
-    RowFilter,
-    load_manifest,
-    project_root,
-    read_data,
-)
+from faircode.data import project_root, read_data
+from faircode.formatting import did_you_mean
+from faircode.manifest import AuditManifest, DerivedColumn, ManifestError, RowFilter, load_manifest
 
 __all__ = ["Audit", "list_audits", "load_audit"]
 
@@ -123,13 +116,26 @@ class Audit:
                 f"dropped={self.n_dropped})")
 
 
-def list_audits() -> list[str]:
-    """Slugs of the audits under the project's ``audits/`` folder, sorted."""
-    base = project_root() / "audits"
+def list_audits(*, root: str | Path | None = None) -> list[str]:
+    """Slugs of the audits under the project's ``audits/`` folder, sorted.
+
+    Parameters
+    ----------
+    root : str or pathlib.Path, optional
+        The project folder holding ``audits/``; default :func:`faircode.data.project_root`
+        (the ``FAIRCODE_ROOT`` environment variable, else the clone beside the package, else
+        the current folder or one above it).
+
+    Raises
+    ------
+    FileNotFoundError
+        No project folder is given or found (the message says how to name one).
+    """
+    base = project_root(root) / "audits"
     return sorted(p.parent.name for p in base.glob("*/audit.yaml"))
 
 
-def load_audit(name_or_path: str | Path) -> Audit:
+def load_audit(name_or_path: str | Path, *, root: str | Path | None = None) -> Audit:
     """Load an audit by slug, display name, folder or ``audit.yaml`` path.
 
     Parameters
@@ -138,17 +144,24 @@ def load_audit(name_or_path: str | Path) -> Audit:
         A slug under the project's ``audits/`` (``"benefits-denial"``; a display name such as
         ``"Benefits Denial"`` works too), or a path to an audit folder or its ``audit.yaml``.
         Anything holding a path separator or ending in ``.yaml`` is taken as a path.
+    root : str or pathlib.Path, optional
+        The project folder holding ``audits/`` and the data files; default
+        :func:`faircode.data.project_root` (the ``FAIRCODE_ROOT`` environment variable, else
+        the clone beside the package, else the current folder or one above it). Needed, or the
+        variable, when ``faircode`` is installed apart from the repository (``pip install .``)
+        and run outside it.
 
     Returns
     -------
     Audit
-        The loaded audit. Cached per process by resolved path: calling again is free and
-        returns the same object.
+        The loaded audit. Cached per process by resolved path (and ``root``): calling again is
+        free and returns the same object.
 
     Raises
     ------
     FileNotFoundError
-        No such audit (the message lists the available slugs).
+        No such audit (the message lists the available slugs), or no project folder is given
+        or found (the message says how to name one).
     ManifestError
         The manifest is invalid (see :func:`faircode.manifest.load_manifest`), or the data
         disagrees with it: an unmapped code, a positive label or group value that never occurs,
@@ -162,10 +175,11 @@ def load_audit(name_or_path: str | Path) -> Audit:
     >>> audit.y.shape, audit.masks["sex"].sum()  # doctest: +SKIP
     ((32561,), 10771)
     """
-    return _load_cached(_resolve(name_or_path))
+    root_path = None if root is None else project_root(root)
+    return _load_cached(_resolve(name_or_path, root_path), root_path)
 
 
-def _resolve(name_or_path: str | Path) -> Path:
+def _resolve(name_or_path: str | Path, root: Path | None) -> Path:
     if not isinstance(name_or_path, (str, Path)):
         raise TypeError(f"`name_or_path` must be a str or Path, got {type(name_or_path).__name__}")
     text = str(name_or_path)
@@ -178,69 +192,33 @@ def _resolve(name_or_path: str | Path) -> Path:
             raise FileNotFoundError(f"no audit manifest at {str(p)!r}")
         return p.resolve()
     slug = "-".join(text.strip().lower().split())
-    p = project_root() / "audits" / slug / "audit.yaml"
+    base = project_root(root)
+    p = base / "audits" / slug / "audit.yaml"
     if not p.is_file():
-        known = list_audits()
-        close = difflib.get_close_matches(slug, known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise FileNotFoundError(f"no audit {text!r} under {p.parent.parent}{hint}; "
+        known = list_audits(root=base)
+        raise FileNotFoundError(f"no audit {text!r} under {p.parent.parent}{did_you_mean(slug, known)}; "
                                 f"available: {', '.join(known) or 'none'}")
     return p.resolve()
 
 
 @functools.lru_cache(maxsize=None)
-def _load_cached(path: Path) -> Audit:
-    manifest = load_manifest(path)
+def _load_cached(path: Path, root: Path | None) -> Audit:
+    """The pipeline of the module docstring, one named step each; every step lists its problems
+    and the load stops after a step that found any, so later steps see sound data."""
+    manifest = load_manifest(path, root=root)
     label = _label(manifest)
     problems: list[str] = []
-
-    df = read_data(manifest.resolve(manifest.dataset.file), manifest.dataset.parse)
-    if manifest.dataset.decode is not None:
-        df = _decode(df, manifest, problems)
-    for i, spec in enumerate(manifest.derived):
-        df[spec.name] = _derive(df[spec.from_], spec, f"derived[{i}]", problems)
-    keep = np.ones(len(df), dtype=bool)
-    for i, flt in enumerate(manifest.filters):
-        keep &= _condition(df[flt.column], flt, f"filters[{i}]", problems)
-    df = df.loc[keep].reset_index(drop=True)
-    if len(df) == 0 and not problems:
-        problems.append("filters: no row passes every filter")
-    if problems:
-        raise ManifestError([f"{label}: {p}" for p in problems])
-
+    df = _read_rows(manifest, problems)
+    _stop_on(problems, label)
     df, dropped, n_dropped = _apply_missing_policy(df, manifest, problems)
-    if problems:
-        raise ManifestError([f"{label}: {p}" for p in problems])
-
-    target = manifest.target
-    _check_values(df[target.column], target.positive, "target.positive", problems)
-    y = _isin(df[target.column], target.positive).astype(np.int8)
-    if not problems and y.min() == y.max():
-        problems.append(f"target.positive: every row is in the same class ({int(y[0])}); "
-                        "a model needs both")
-
-    masks: dict[str, np.ndarray] = {}
-    reference: dict[str, np.ndarray] = {}
-    labels: dict[str, tuple[str, str]] = {}
-    for i, attr in enumerate(manifest.protected):
-        col = df[attr.column]
-        _check_values(col, attr.disadvantaged, f"protected[{i}].disadvantaged", problems)
-        mask = _isin(col, attr.disadvantaged).astype(np.int8)
-        if attr.advantaged is None:
-            ref = (1 - mask).astype(np.int8)
-        else:
-            _check_values(col, attr.advantaged, f"protected[{i}].advantaged", problems)
-            ref = _isin(col, attr.advantaged).astype(np.int8)
-        masks[attr.name] = _frozen(mask)
-        reference[attr.name] = _frozen(ref)
-        labels[attr.name] = (attr.disadvantaged_label, attr.reference_label)
+    _stop_on(problems, label)
+    y = _labels(df, manifest, problems)
+    masks, reference, labels = _group_masks(df, manifest, problems)
     _check_group_values(manifest, df, problems)
-    if problems:
-        raise ManifestError([f"{label}: {p}" for p in problems])
+    _stop_on(problems, label)
 
-    excluded = {e.column for e in manifest.exclude} | {target.column}
+    excluded = {e.column for e in manifest.exclude} | {manifest.target.column}
     X = df[[c for c in df.columns if c not in excluded]]
-
     train, test = train_test_split(
         np.arange(len(df)), test_size=manifest.test_size,
         random_state=manifest.random_state, stratify=y,
@@ -254,6 +232,55 @@ def _load_cached(path: Path) -> Audit:
 
 
 # --- the declarative steps ------------------------------------------------------------------------
+
+
+def _read_rows(manifest: AuditManifest, problems: list[str]) -> pd.DataFrame:
+    """Steps 1-4: read, decode, derive, filter; the kept rows numbered 0..n-1."""
+    df = read_data(manifest.resolve(manifest.dataset.file), manifest.dataset.parse)
+    if manifest.dataset.decode is not None:
+        df = _decode(df, manifest, problems)
+    for i, spec in enumerate(manifest.derived):
+        df[spec.name] = _derive(df[spec.from_], spec, f"derived[{i}]", problems)
+    keep = np.ones(len(df), dtype=bool)
+    for i, flt in enumerate(manifest.filters):
+        keep &= _condition(df[flt.column], flt, f"filters[{i}]", problems)
+    df = df.loc[keep].reset_index(drop=True)
+    if len(df) == 0 and not problems:
+        problems.append("filters: no row passes every filter")
+    return df
+
+
+def _labels(df: pd.DataFrame, manifest: AuditManifest, problems: list[str]) -> np.ndarray:
+    """``y`` (int8, 1 = a positive label); every positive label occurs and both classes do."""
+    target = manifest.target
+    _check_values(df[target.column], target.positive, "target.positive", problems)
+    y = _isin(df[target.column], target.positive).astype(np.int8)
+    if not problems and y.min() == y.max():
+        problems.append(f"target.positive: every row is in the same class ({int(y[0])}); "
+                        "a model needs both")
+    return y
+
+
+def _group_masks(df: pd.DataFrame, manifest: AuditManifest, problems: list[str]
+                 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple[str, str]]]:
+    """Per protected attribute: the disadvantaged mask, the reference (advantaged) mask and
+    the two display labels (see :class:`Audit`); every value the manifest lists occurs."""
+    masks: dict[str, np.ndarray] = {}
+    reference: dict[str, np.ndarray] = {}
+    labels: dict[str, tuple[str, str]] = {}
+    for i, attr in enumerate(manifest.protected):
+        col = df[attr.column]
+        _check_values(col, attr.disadvantaged, f"protected[{i}].disadvantaged", problems)
+        disadvantaged = _isin(col, attr.disadvantaged).astype(np.int8)
+        if attr.advantaged is None:
+            advantaged = (1 - disadvantaged).astype(np.int8)
+        else:
+            _check_values(col, attr.advantaged, f"protected[{i}].advantaged", problems)
+            advantaged = _isin(col, attr.advantaged).astype(np.int8)
+        masks[attr.name] = _frozen(disadvantaged)
+        reference[attr.name] = _frozen(advantaged)
+        labels[attr.name] = (attr.disadvantaged_label, attr.reference_label)
+    return masks, reference, labels
 
 
 def _apply_missing_policy(df: pd.DataFrame, manifest: AuditManifest,
@@ -377,8 +404,7 @@ def _check_values(col: pd.Series, values: list[Any], field: str, problems: list[
         elif isinstance(v, str) and pd.api.types.is_numeric_dtype(col):
             hint = f" (the column holds numbers: write {v} without quotes)"
         else:
-            close = difflib.get_close_matches(str(v), shown, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(v, shown)
         problems.append(f"{field}[{j}]: {v!r} never occurs in {col.name!r} after the filters{hint}; "
                         f"values: {sample}")
 
@@ -418,9 +444,15 @@ def _infer(s: pd.Series) -> pd.Series:
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` read-only (contiguous; copied only if it was not), for arrays shared by every caller."""
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
     return a
+
+
+def _stop_on(problems: list[str], label: str) -> None:
+    if problems:
+        raise ManifestError([f"{label}: {p}" for p in problems])
 
 
 def _label(manifest: AuditManifest) -> str:

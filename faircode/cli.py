@@ -46,53 +46,69 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _benchmark(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
-
-    from faircode.benchmark import compare_results, merge_by_group, merge_results, run_benchmark, write_results
 
     # Wide when not on a terminal, so a CI log keeps the difference table readable.
     console = Console(width=None if sys.stdout.isatty() else 200)
     if args.backend == "dask" and not args.scheduler:
-        console.print("[red]error:[/red] --backend dask needs --scheduler ADDRESS")
+        _error(console, "--backend dask needs --scheduler ADDRESS")
         return 2
-    _warn_if_not_locked(console)
-    start = time.perf_counter()
     try:
-        fairness, performance, by_group = run_benchmark(
-            audits=args.audit,
-            strategies=args.strategy,
-            models=args.model,
-            n_jobs=args.jobs,
-            backend=args.backend,
-            scheduler=args.scheduler,
-            progress=not args.no_progress,
-            return_by_group=True,
-        )
-    except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest
+        _warn_if_not_locked(console)
+        start = time.perf_counter()
+        fairness, performance, by_group = _run(args)
+    except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest, no audits/
         # Name the flag the user typed, not the library's argument.
         message = str(exc)
         for arg, flag in (("`audits`", "--audit"), ("`strategies`", "--strategy"), ("`models`", "--model")):
             message = message.replace(arg, flag)
-        console.print("[red]error:[/red] ", end="")
-        console.print(message, markup=False)
+        _error(console, message)
         return 2
     elapsed = time.perf_counter() - start
-    if not args.check:
-        ran = len(fairness)
-        if args.audit or args.strategy or args.model:
-            # A partial run updates its own rows of the committed tables, never truncates them.
-            fairness, performance = merge_results(fairness, performance, args.output)
-            by_group = merge_by_group(by_group, args.output)
-        paths = write_results(fairness, performance, args.output, by_group=by_group)
-        console.print(
-            f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows, {len(performance)} "
-            f"performance rows and {len(by_group)} by-group rows to {paths[0].parent} in {elapsed:.1f} s"
-        )
-        return 0
+    if args.check:
+        return _check(args, console, fairness, performance, by_group, elapsed)
+    return _write(args, console, fairness, performance, by_group, elapsed)
+
+
+def _run(args: argparse.Namespace):
+    from faircode.benchmark import run_benchmark
+
+    return run_benchmark(
+        audits=args.audit,
+        strategies=args.strategy,
+        models=args.model,
+        n_jobs=args.jobs,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        progress=not args.no_progress,
+        return_by_group=True,
+    )
+
+
+def _write(args, console, fairness, performance, by_group, elapsed: float) -> int:
+    """Write the results files (a partial run merged into the committed ones); exit code 0."""
+    from faircode.benchmark import merge_by_group, merge_results, write_results
+
+    ran = len(fairness)
+    if args.audit or args.strategy or args.model:
+        # A partial run updates its own rows of the committed tables, never truncates them.
+        fairness, performance = merge_results(fairness, performance, args.output)
+        by_group = merge_by_group(by_group, args.output)
+    paths = write_results(fairness, performance, args.output, by_group=by_group)
+    console.print(
+        f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows, {len(performance)} "
+        f"performance rows and {len(by_group)} by-group rows to {paths[0].parent} in {elapsed:.1f} s"
+    )
+    return 0
+
+
+def _check(args, console, fairness, performance, by_group, elapsed: float) -> int:
+    """Compare with the committed files; exit code 1 on a cell beyond its tolerance."""
+    from faircode.benchmark import compare_results
+
     try:
         diffs = compare_results(fairness, performance, args.output, by_group=by_group, include_within=True)
     except FileNotFoundError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        _error(console, str(exc))
         return 1
     within = diffs[diffs["within_tolerance"]]
     beyond = diffs[~diffs["within_tolerance"]]
@@ -103,7 +119,19 @@ def _benchmark(args: argparse.Namespace) -> int:
                       f"match the committed ones{noise} "
                       f"({elapsed:.1f} s)", markup=False)
         return 0
-    table = Table(title=f"{len(beyond)} cells differ from the committed results in {args.output} beyond tolerance")
+    console.print(_difference_table(beyond, args.output))
+    if noise:
+        console.print(noise.removeprefix("; "), markup=False)
+    console.print("tolerances: faircode/tolerances.py (results/README.md); if the change is intended, "
+                  "re-run `faircode benchmark` and commit results/", markup=False)
+    return 1
+
+
+def _difference_table(beyond, output: str):
+    """The cells beyond tolerance, one row each, named by their key columns."""
+    from rich.table import Table
+
+    table = Table(title=f"{len(beyond)} cells differ from the committed results in {output} beyond tolerance")
     for col in ("file", "row", "column", "committed", "current", "difference", "tolerance"):
         table.add_column(col, overflow="fold")
     key = ["audit", "strategy", "model", "attribute", "group", "metric"]
@@ -111,12 +139,12 @@ def _benchmark(args: argparse.Namespace) -> int:
         ident = " ".join(str(row[k]) for k in key if row[k])
         table.add_row(row["file"], ident, row["column"], str(row["committed"]), str(row["current"]),
                       row["difference"], row["tolerance"])
-    console.print(table)
-    if noise:
-        console.print(noise.removeprefix("; "), markup=False)
-    console.print("tolerances: faircode/tolerances.py (results/README.md); if the change is intended, "
-                  "re-run `faircode benchmark` and commit results/", markup=False)
-    return 1
+    return table
+
+
+def _error(console, message: str) -> None:
+    console.print("[red]error:[/red] ", end="")
+    console.print(message, markup=False)
 
 
 def _example(within) -> str:
@@ -126,8 +154,8 @@ def _example(within) -> str:
 
 def _warn_if_not_locked(console) -> None:
     # Before anything else: a package that differs from the lock explains a number that moved.
+    from faircode.data import project_root
     from faircode.environment import lock_warning
-    from faircode.manifest import project_root
 
     warning = lock_warning(project_root())
     if warning:

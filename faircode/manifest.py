@@ -12,17 +12,17 @@ every problem, each prefixed with the file and the field path::
     audits/x/audit.yaml: protected[0].column: 'sexx' is not a column of adult.data (did you mean 'sex'?)
 
 Validation reads the data file's header (to check column names) and hashes the file (to check
-the sha256); value-level checks that need every row (a positive label that never occurs, an
-unmapped code) run in :func:`faircode.load_audit` and raise the same error type.
+the sha256), both with :mod:`faircode.data`; value-level checks that need every row (a positive
+label that never occurs, an unmapped code) run in :func:`faircode.load_audit` and raise the same
+error type.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import types
 import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -37,6 +37,11 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+
+# Reading and hashing the data files lives in faircode.data; these names are re-exported because
+# callers imported them from here before it did.
+from faircode.data import project_root, read_data, read_header, sha256_of  # noqa: F401
+from faircode.formatting import did_you_mean
 
 __all__ = [
     "MODEL_NAMES",
@@ -316,7 +321,7 @@ class GroupAttribute(_Strict):
             raise ValueError(f"needs at least two groups to compare; declares {groups}")
         if str(self.reference) not in groups:
             raise ValueError(f"`reference` {self.reference!r} is not one of the groups {groups}"
-                             f"{_did_you_mean(str(self.reference), groups)}")
+                             f"{did_you_mean(str(self.reference), groups)}")
         unknown = [k for k in self.labels if k not in groups]
         if unknown:
             raise ValueError(f"`labels` names {unknown}, which are not groups; the groups are {groups}")
@@ -418,11 +423,6 @@ class AuditManifest(_Strict):
         return {p.name: p for p in self.protected}
 
 
-def project_root() -> Path:
-    """The repository root: the folder holding the ``faircode`` package."""
-    return Path(__file__).resolve().parent.parent
-
-
 # --- public entry point ---------------------------------------------------------------------------
 
 
@@ -435,7 +435,8 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
         The manifest file (``audits/<slug>/audit.yaml``).
     root : str or pathlib.Path, optional
         Folder that relative data paths in the manifest start from. Default: the nearest
-        folder above the manifest holding ``pyproject.toml``, else :func:`project_root`.
+        folder above the manifest holding ``pyproject.toml``, else :func:`project_root`
+        (which honours the ``FAIRCODE_ROOT`` environment variable).
 
     Returns
     -------
@@ -451,7 +452,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
         malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
         strategy names.
     FileNotFoundError
-        If ``path`` does not exist.
+        If ``path`` does not exist, or no ``root`` is given or found (see :func:`project_root`).
 
     Notes
     -----
@@ -469,16 +470,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
         raise FileNotFoundError(f"manifest {str(path)!r} does not exist")
     root_path = Path(root).resolve() if root is not None else _find_root(path)
     label = _display(path, root_path)
-
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError([f"{label}: {where}: YAML syntax error: {problem}"]) from None
-    if not isinstance(raw, dict):
-        raise ManifestError([f"{label}: (top level): expected a mapping of keys, got {type(raw).__name__}"])
+    raw = _read_yaml(path, label)
 
     problems: list[str] = []
     manifest = None
@@ -494,6 +486,20 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     manifest._path = path.resolve()
     manifest._root = root_path
     return manifest
+
+
+def _read_yaml(path: Path, label: str) -> dict:
+    """The manifest's YAML as a mapping; a syntax error or another top level is a ManifestError."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError([f"{label}: {where}: YAML syntax error: {problem}"]) from None
+    if not isinstance(raw, dict):
+        raise ManifestError([f"{label}: (top level): expected a mapping of keys, got {type(raw).__name__}"])
+    return raw
 
 
 # --- structural errors ----------------------------------------------------------------------------
@@ -514,7 +520,7 @@ def _format_pydantic(exc: ValidationError) -> list[str]:
         if err["type"] == "extra_forbidden":
             key = str(loc[-1])
             known = _known_keys(loc[:-1])
-            hint = _did_you_mean(key, known)
+            hint = did_you_mean(key, known)
             out.append(f"{field}: unknown key {key!r}{hint}")
         elif err["type"] == "missing":
             out.append(f"{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
@@ -579,11 +585,6 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
-def _did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def _check_op_value(op: str, value: Any) -> None:
     if op == "between":
         if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)):
@@ -609,55 +610,79 @@ def _is_number(v: Any) -> bool:
 
 
 def _semantic_problems(raw: dict, root: Path) -> list[str]:
-    """Checks that need more than one field or the data file; run on every sound section."""
+    """Checks that need more than one field or the data file; run on every sound section.
+
+    In the order a manifest's author meets them: the data file, the model and strategy names,
+    then each column a field names (in the file, or derived before it is used) and the role it
+    plays (target, protected, excluded, proxy, core feature, group attribute).
+    """
     problems: list[str] = []
-
     dataset = _try(DatasetSpec, raw.get("dataset"))
-    header: list[str] | None = None
-    data_name = "the data file"
-    if dataset is not None:
-        data_name = Path(dataset.file).name
-        header = _check_dataset(dataset, root, problems)
+    header = _check_dataset(dataset, root, problems) if dataset is not None else None
+    problems.extend(_name_problems(raw))
+    if header is None:
+        return problems  # column checks need the header; dataset problems already listed
+    columns = _Columns(list(header), Path(dataset.file).name, problems)
+    _check_derived_and_filters(raw, columns)
+    target_col = _check_roles(raw, columns)
+    _check_group_columns(raw, columns, target_col)
+    return problems
 
-    derived = _try_items(DerivedColumn, raw.get("derived"))
-    filters = _try_items(RowFilter, raw.get("filters"))
-    target = _try(TargetSpec, raw.get("target"))
-    protected = _try_items(ProtectedAttribute, raw.get("protected"))
-    exclude = _try_items(ExcludedColumn, raw.get("exclude"))
-    proxies = _try_items(Proxy, raw.get("proxies"))
-    core = _try(list[str], raw.get("core_features"))
 
+@dataclass
+class _Columns:
+    """The columns a field may name: the data file's, then each derived column once declared.
+
+    ``need`` records a problem (with a did-you-mean) for a name that is not one of them.
+    """
+
+    available: list[str]
+    data_name: str
+    problems: list[str]
+
+    def need(self, col: str, field: str) -> bool:
+        if col in self.available:
+            return True
+        self.problems.append(f"{field}: {col!r} is not a column of {self.data_name}"
+                             f"{did_you_mean(col, self.available)}")
+        return False
+
+
+def _name_problems(raw: dict) -> list[str]:
+    """Unknown or repeated names in ``models`` and ``strategies``."""
+    problems = []
     for field, names, valid in (("models", raw.get("models"), MODEL_NAMES),
                                 ("strategies", raw.get("strategies"), STRATEGY_NAMES)):
         for i, n in enumerate(names if isinstance(names, list) else []):
             if isinstance(n, str) and n not in valid:
-                problems.append(f"{field}[{i}]: unknown name {n!r}{_did_you_mean(n, valid)}; "
+                problems.append(f"{field}[{i}]: unknown name {n!r}{did_you_mean(n, valid)}; "
                                 f"valid names: {', '.join(valid)}")
             if isinstance(n, str) and names.count(n) > 1 and names.index(n) == i:
                 problems.append(f"{field}[{i}]: {n!r} is listed more than once")
+    return problems
 
-    if header is None:
-        return problems  # column checks need the header; dataset problems already listed
 
-    available = list(header)
-
-    def need(col: str, field: str, pool: list[str]) -> bool:
-        if col in pool:
-            return True
-        problems.append(f"{field}: {col!r} is not a column of {data_name}{_did_you_mean(col, pool)}")
-        return False
-
-    for i, d in derived.items():
-        need(d.from_, f"derived[{i}].from", available)
-        if d.name in available:
-            problems.append(f"derived[{i}].name: {d.name!r} already exists; pick a new column name")
+def _check_derived_and_filters(raw: dict, columns: _Columns) -> None:
+    """Each derived column comes from a known column and is new; each filter names a column."""
+    for i, d in _try_items(DerivedColumn, raw.get("derived")).items():
+        columns.need(d.from_, f"derived[{i}].from")
+        if d.name in columns.available:
+            columns.problems.append(f"derived[{i}].name: {d.name!r} already exists; pick a new column name")
         else:
-            available.append(d.name)
-    for i, f in filters.items():
-        need(f.column, f"filters[{i}].column", available)
+            columns.available.append(d.name)
+    for i, f in _try_items(RowFilter, raw.get("filters")).items():
+        columns.need(f.column, f"filters[{i}].column")
 
+
+def _check_roles(raw: dict, columns: _Columns) -> str | None:
+    """Target, protected, excluded, proxy and core columns exist and play one role each.
+
+    Returns the target column (None when the target section is not sound).
+    """
+    problems = columns.problems
+    target = _try(TargetSpec, raw.get("target"))
     if target is not None:
-        need(target.column, "target.column", available)
+        columns.need(target.column, "target.column")
     target_col = target.column if target is not None else None
 
     # Role sets come from the raw items too, so an item with an unrelated structural problem
@@ -666,37 +691,41 @@ def _semantic_problems(raw: dict, root: Path) -> list[str]:
     excluded = _raw_columns(raw.get("exclude"), "column")
     proxy_cols = _raw_columns(raw.get("proxies"), "column")
     seen_names: set[str] = set()
-    for i, p in protected.items():
-        need(p.column, f"protected[{i}].column", available)
+    for i, p in _try_items(ProtectedAttribute, raw.get("protected")).items():
+        columns.need(p.column, f"protected[{i}].column")
         if p.name in seen_names:
             problems.append(f"protected[{i}].name: {p.name!r} is used by another protected attribute")
         seen_names.add(p.name)
         if p.column == target_col:
             problems.append(f"protected[{i}].column: {p.column!r} is the target column")
 
-    for i, e in exclude.items():
-        if need(e.column, f"exclude[{i}].column", available) and e.column == target_col:
+    for i, e in _try_items(ExcludedColumn, raw.get("exclude")).items():
+        if columns.need(e.column, f"exclude[{i}].column") and e.column == target_col:
             problems.append(f"exclude[{i}].column: the target {e.column!r} is never a feature; "
                             "do not list it")
-    for i, x in proxies.items():
-        if need(x.column, f"proxies[{i}].column", available):
+    for i, x in _try_items(Proxy, raw.get("proxies")).items():
+        if columns.need(x.column, f"proxies[{i}].column"):
             for other, why in ((protected_cols, "a protected column"), (excluded, "excluded"),
                                ({target_col}, "the target")):
                 if x.column in other:
                     problems.append(f"proxies[{i}].column: {x.column!r} is {why}, not a proxy")
-    for i, c in enumerate(core or []):
-        if need(c, f"core_features[{i}]", available):
+    for i, c in enumerate(_try(list[str], raw.get("core_features")) or []):
+        if columns.need(c, f"core_features[{i}]"):
             for other, why in ((protected_cols, "a protected column"), (proxy_cols, "a declared proxy"),
                                (excluded, "excluded"), ({target_col}, "the target")):
                 if c in other:
                     problems.append(f"core_features[{i}]: {c!r} is {why}; core features must not be")
+    return target_col
+
+
+def _check_group_columns(raw: dict, columns: _Columns, target_col: str | None) -> None:
+    """Each ``groups`` attribute names a column other than the target; names and references hold."""
     groups = raw.get("groups") if isinstance(raw.get("groups"), dict) else {}
     attributes = _try_items(GroupAttribute, groups.get("attributes"))
     for i, g in attributes.items():
-        if need(g.column, f"groups.attributes[{i}].column", available) and g.column == target_col:
-            problems.append(f"groups.attributes[{i}].column: {g.column!r} is the target column")
-    problems.extend(_group_name_problems(attributes, _try_items(Intersection, groups.get("intersections"))))
-    return problems
+        if columns.need(g.column, f"groups.attributes[{i}].column") and g.column == target_col:
+            columns.problems.append(f"groups.attributes[{i}].column: {g.column!r} is the target column")
+    columns.problems.extend(_group_name_problems(attributes, _try_items(Intersection, groups.get("intersections"))))
 
 
 def _group_name_problems(attributes: dict[int, GroupAttribute], intersections: dict[int, Intersection]) -> list[str]:
@@ -716,11 +745,11 @@ def _group_name_problems(attributes: dict[int, GroupAttribute], intersections: d
         for j, (attr, ref) in enumerate(zip(x.attributes, x.reference)):
             if attr not in by_name:
                 problems.append(f"{field}.attributes[{j}]: {attr!r} is not one of groups.attributes "
-                                f"{sorted(by_name)}{_did_you_mean(attr, by_name)}")
+                                f"{sorted(by_name)}{did_you_mean(attr, by_name)}")
             elif str(ref) not in by_name[attr].group_names:
                 names = by_name[attr].group_names
                 problems.append(f"{field}.reference[{j}]: {ref!r} is not a group of {attr!r} {names}"
-                                f"{_did_you_mean(str(ref), names)}")
+                                f"{did_you_mean(str(ref), names)}")
     return problems
 
 
@@ -762,59 +791,9 @@ def _check_decode(dec: DecodeSpec, root: Path, header: list[str], problems: list
     for i, col in enumerate(dec.columns or []):
         if col not in header:
             problems.append(f"dataset.decode.columns[{i}]: {col!r} is not a column of the data"
-                            f"{_did_you_mean(col, header)}")
+                            f"{did_you_mean(col, header)}")
         elif col not in maps:
             problems.append(f"dataset.decode.columns[{i}]: {dec.file} has no map for {col!r}")
-
-
-def read_header(path: Path, parse: ParseOptions) -> list[str]:
-    """Column names of a data file as :func:`read_data` will name them.
-
-    For a headerless file this checks that ``names`` has one entry per field.
-    """
-    df = pd.read_csv(path, nrows=1, **_read_csv_kwargs(parse))
-    if parse.names is not None:
-        # With names given, pandas pads short rows and folds extra fields into the index, so count
-        # the fields of the first data row ourselves.
-        first = pd.read_csv(path, nrows=1, header=None, **_read_csv_kwargs(parse, names=False))
-        if first.shape[1] != len(parse.names):
-            raise ValueError(f"`names` has {len(parse.names)} entries but rows have "
-                             f"{first.shape[1]} fields")
-    return [str(c) for c in df.columns]
-
-
-def read_data(path: Path, parse: ParseOptions) -> pd.DataFrame:
-    """Read the whole data file with the manifest's parse options."""
-    return pd.read_csv(path, **_read_csv_kwargs(parse))
-
-
-def _read_csv_kwargs(parse: ParseOptions, *, names: bool = True) -> dict[str, Any]:
-    kw: dict[str, Any] = dict(
-        sep=parse.sep,
-        na_values=parse.na_values,
-        keep_default_na=False,
-        skipinitialspace=parse.skipinitialspace,
-        comment=parse.comment,
-        skiprows=parse.skiprows,
-        # Multi-character separators would switch pandas to its python engine with a warning.
-        engine="c",
-    )
-    if names:
-        kw["header"] = 0 if parse.header else None
-        if parse.names is not None:
-            kw["names"] = parse.names
-    elif parse.header:
-        kw["skiprows"] = parse.skiprows + 1
-    return kw
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _try(tp: Any, value: Any) -> Any:

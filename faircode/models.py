@@ -13,7 +13,6 @@ gradient_boosting    HistGradientBoostingClassifier (scikit-learn's fast gradien
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from faircode.audit import _frozen
+from faircode.formatting import did_you_mean
 from faircode.manifest import MODEL_NAMES
 from faircode.strategies import STRATEGIES, _check_strategy, encode_features, feature_columns
 
@@ -109,9 +110,7 @@ def build_model(name: str, random_state: int | None) -> ClassifierMixin:
     200
     """
     if name not in MODELS:
-        close = difflib.get_close_matches(str(name), MODELS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"`name` must be one of {', '.join(MODELS)}; got {name!r}{hint}")
+        raise ValueError(f"`name` must be one of {', '.join(MODELS)}; got {name!r}{did_you_mean(name, MODELS)}")
     if name == "logistic_regression":
         scale = ColumnTransformer(
             [("numeric", StandardScaler(), make_column_selector(dtype_include=np.float64))],
@@ -208,8 +207,3 @@ def fit_predict(audit: Audit, *, strategy: str = "S2",
         y_score=_frozen(y_score),
         strategy=name, model=model, audit=audit.slug,
     )
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a.setflags(write=False)
-    return a

@@ -28,13 +28,13 @@ sensitive feature; gaps on the other attributes are reported as they fall.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from faircode.formatting import did_you_mean
 from faircode.manifest import STRATEGY_NAMES, AuditManifest
 
 if TYPE_CHECKING:
@@ -211,9 +211,10 @@ def encode_features(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 def _check_strategy(strategy: str | Strategy) -> str:
     name = strategy.name if isinstance(strategy, Strategy) else strategy
     if name not in STRATEGIES:
-        close = [s for s in STRATEGIES if s.lower() == str(name).lower()]
-        close = close or difflib.get_close_matches(str(name), list(STRATEGIES), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        # "s2" is not close to "S2" by difflib's ratio, so a name that differs only in case is
+        # suggested as spelt here.
+        same_but_case = [s for s in STRATEGIES if s.lower() == str(name).lower()]
+        hint = did_you_mean(same_but_case[0] if same_but_case else name, STRATEGIES)
         raise ValueError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {name!r}{hint}")
     return name
 
@@ -228,8 +229,5 @@ def _check_columns(df: pd.DataFrame, columns: list[str]) -> None:
         raise ValueError(f"`columns` repeats {dupes}")
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        hints = []
-        for c in missing:
-            close = difflib.get_close_matches(str(c), [str(x) for x in df.columns], n=1)
-            hints.append(f"{c!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        hints = [f"{c!r}{did_you_mean(c, df.columns)}" for c in missing]
         raise ValueError(f"`columns` names columns not in `df`: {', '.join(hints)}")

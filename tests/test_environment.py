@@ -98,11 +98,11 @@ def test_fairsite_check_names_the_mismatch_before_anything_else(tmp_path, capsys
 
 def test_faircode_benchmark_check_names_the_mismatch_first(tmp_path, capsys, monkeypatch):
     import faircode.audit  # noqa: F401 - imported before the patch: it finds the audits at the real root
-    import faircode.manifest
+    import faircode.data
     from faircode.cli import main
 
     monkeypatch.setenv("COLUMNS", "250")
-    monkeypatch.setattr(faircode.manifest, "project_root", lambda: _lock(tmp_path, "numpy==0.0.1\n"))
+    monkeypatch.setattr(faircode.data, "project_root", lambda root=None: _lock(tmp_path, "numpy==0.0.1\n"))
     argv = ["benchmark", "--audit", "german-credit", "--strategy", "S0", "--model", "logistic_regression",
             "--output", str(tmp_path / "results"), "--no-progress", "--check"]
     assert main(argv) == 1  # no committed results there: the run fails after the warning

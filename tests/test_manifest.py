@@ -30,6 +30,19 @@ def _problems(name: str) -> list[str]:
     return info.value.problems
 
 
+def _valid() -> dict:
+    """The valid fixture's content, to change one field of."""
+    return yaml.safe_load((FIX / "valid.yaml").read_text())
+
+
+def _write(tmp_path, raw) -> Path:
+    """``raw`` as ``tmp_path/audit.yaml``, its data file named by absolute path."""
+    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
 @pytest.mark.parametrize("slug", AUDITS)
 def test_real_manifests_load(slug):
     m = load_manifest(ROOT / "audits" / slug / "audit.yaml")
@@ -93,13 +106,10 @@ def test_wrong_sha256_gives_expected_and_actual():
 
 
 def test_unquoted_numeric_sha256_is_explained(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["dataset"]["sha256"] = 12345
-    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ManifestError, match=r"dataset\.sha256: must be 64 hex digits as text; YAML read 12345"):
-        load_manifest(path)
+        load_manifest(_write(tmp_path, raw))
 
 
 def test_bad_filters():
@@ -110,22 +120,33 @@ def test_bad_filters():
     assert re.search(r"filters\[3\]\.column: 'agee' is not a column of arrests\.csv \(did you mean 'age'\?\)", problems)
 
 
-def test_bad_derived_columns():
-    problems = "\n".join(_problems("bad_derived.yaml"))
-    assert "derived[0]: op 'map' needs a non-empty `mapping`" in problems
-    assert "derived[1].from: 'agee' is not a column of arrests.csv (did you mean 'age'?)" in problems
-    assert "derived[2].name: 'sex' already exists" in problems
-    assert "derived[3]: op 'lt' needs a number as `value`, got 'twenty'" in problems
+@pytest.mark.parametrize("fixture, messages", [
+    pytest.param("bad_derived.yaml", [
+        "derived[0]: op 'map' needs a non-empty `mapping`",
+        "derived[1].from: 'agee' is not a column of arrests.csv (did you mean 'age'?)",
+        "derived[2].name: 'sex' already exists",
+        "derived[3]: op 'lt' needs a number as `value`, got 'twenty'",
+    ], id="bad derived columns"),
+    pytest.param("cross_field.yaml", [
+        "protected[0]: values ['Black'] are in both `disadvantaged` and `advantaged`",
+        "proxies[0].column: 'colour' is a protected column, not a proxy",
+        "core_features[1]: 'citizen' is a declared proxy",
+        "core_features[2]: 'colour' is a protected column",
+        "core_features[3]: 'year' is excluded",
+    ], id="contradicting roles"),
+])
+def test_every_problem_of_a_broken_manifest_is_reported(fixture, messages):
+    problems = "\n".join(_problems(fixture))
+    for message in messages:
+        assert message in problems
 
 
 def test_derived_column_can_be_used_by_later_fields(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["derived"] = [{"name": "young", "from": "age", "op": "lt", "value": 25}]
     raw["protected"].append({"name": "age", "column": "young", "disadvantaged": [True],
                              "disadvantaged_label": "Under 25"})
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    m = load_manifest(path, root=ROOT)
+    m = load_manifest(_write(tmp_path, raw), root=ROOT)
     assert m.derived[0].from_ == "age"
 
 
@@ -137,12 +158,10 @@ def test_test_size_above_one():
 @pytest.mark.parametrize("value, rule", [(0, "greater than 0"), (1, "less than 1"),
                                          (-0.1, "greater than 0"), ("half", "valid number")])
 def test_test_size_outside_open_unit_interval(tmp_path, value, rule):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["test_size"] = value
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ManifestError, match=rf"audit\.yaml: test_size: Input should be (a )?{rule}"):
-        load_manifest(path, root=ROOT)
+        load_manifest(_write(tmp_path, raw), root=ROOT)
 
 
 def test_unknown_model_and_strategy_names():
@@ -151,15 +170,6 @@ def test_unknown_model_and_strategy_names():
                "valid names: logistic_regression, random_forest, gradient_boosting" in p for p in problems)
     assert any("models[1]: unknown name 'svm'" in p for p in problems)
     assert any("strategies[1]: unknown name 'S9'; valid names: S0, S1, S2, S3" in p for p in problems)
-
-
-def test_contradicting_roles():
-    problems = "\n".join(_problems("cross_field.yaml"))
-    assert "protected[0]: values ['Black'] are in both `disadvantaged` and `advantaged`" in problems
-    assert "proxies[0].column: 'colour' is a protected column, not a proxy" in problems
-    assert "core_features[1]: 'citizen' is a declared proxy" in problems
-    assert "core_features[2]: 'colour' is a protected column" in problems
-    assert "core_features[3]: 'year' is excluded" in problems
 
 
 def test_headerless_names_must_match_the_field_count():
@@ -185,8 +195,21 @@ def test_one_error_lists_every_problem():
     assert all(p in str(info.value) for p in problems)
 
 
-def test_manifest_error_is_a_value_error():
-    assert issubclass(ManifestError, ValueError)
+def test_manifest_error_is_caught_as_a_value_error_naming_file_and_field(tmp_path):
+    # Callers that handle bad input generically (`except ValueError`, as the faircode command line
+    # does) must catch a broken manifest, and still learn which file and which field.
+    raw = _valid()
+    raw["test_size"] = 1.5
+    path = _write(tmp_path, raw)
+    try:
+        load_manifest(path)
+    except ValueError as exc:
+        caught = exc
+    else:
+        pytest.fail("a manifest with test_size 1.5 loaded")
+    assert isinstance(caught, ManifestError)
+    assert f"{path}: test_size: Input should be less than 1" in str(caught)
+    assert caught.problems == [f"{path}: test_size: Input should be less than 1"]
 
 
 def test_missing_file():
@@ -208,15 +231,8 @@ def test_name_lists_agree_with_the_code():
     assert tuple(STRATEGIES) == STRATEGY_NAMES
 
 
-def _write(tmp_path, raw) -> Path:
-    raw["dataset"]["file"] = str(ROOT / "data" / "arrests.csv")
-    path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return path
-
-
 def test_favourable_outcome_is_required_and_explained(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     del raw["target"]["favourable"]
     with pytest.raises(ManifestError, match=r"target\.favourable: required field is missing; say which class "
                                             r"of the target is the favourable outcome for the person"):
@@ -224,7 +240,7 @@ def test_favourable_outcome_is_required_and_explained(tmp_path):
 
 
 def test_favourable_outcome_and_missing_policy_values(tmp_path):
-    raw = yaml.safe_load((FIX / "valid.yaml").read_text())
+    raw = _valid()
     raw["target"]["favourable"] = "released"
     raw["target"]["missing"] = "impute"
     raw["protected"][0]["missing"] = "skip"

@@ -1,0 +1,130 @@
+"""The project's files on disk: where they are, reading a data file, and a file's SHA-256.
+
+:func:`project_root` finds the folder holding ``audits/`` (and the ``data/`` the manifests name);
+:func:`read_header` and :func:`read_data` read a delimited data file with a manifest's
+``dataset.parse`` options; :func:`sha256_of` is the one file fingerprint of ``faircode`` (the
+manifests' ``sha256`` fields). The schema those options come from is :mod:`faircode.manifest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from faircode.manifest import ParseOptions
+
+__all__ = ["ROOT_ENV", "project_root", "read_data", "read_header", "sha256_of"]
+
+#: The environment variable naming the project folder (the one holding ``audits/``), for a
+#: ``faircode`` installed apart from it (``pip install .``, a wheel, a container).
+ROOT_ENV = "FAIRCODE_ROOT"
+
+
+def project_root(root: str | Path | None = None) -> Path:
+    """The project folder: the one holding ``audits/`` and the data files the manifests name.
+
+    Parameters
+    ----------
+    root : str or pathlib.Path, optional
+        The project folder, when the caller knows it.
+
+    Returns
+    -------
+    pathlib.Path
+        Absolute path of the first of these that holds an ``audits/`` folder:
+
+        1. ``root``, when given;
+        2. the environment variable ``FAIRCODE_ROOT``, when set (e.g.
+           ``FAIRCODE_ROOT=/path/to/fair-code``);
+        3. the folder holding the ``faircode`` package: a clone with an editable install
+           (``pip install -e .``, what the README installs) or run from the source tree;
+        4. the current folder or the nearest folder above it: a clone used with a regular
+           (non-editable) install, as readers run explainer code from the clone's root.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``root`` or ``FAIRCODE_ROOT`` names a folder without ``audits/``, or neither is given
+        and no folder of 3 or 4 holds one. The message names both ways to say where it is.
+
+    Example
+    -------
+    >>> project_root() / "audits"  # doctest: +SKIP
+    PosixPath('/home/me/fair-code/audits')
+    """
+    for given, source in ((root, "`root`"), (os.environ.get(ROOT_ENV) or None, ROOT_ENV)):
+        if given is not None:
+            folder = Path(given).expanduser().resolve()
+            if not (folder / "audits").is_dir():
+                raise FileNotFoundError(f"{source} is {str(given)!r}, which has no audits/ folder; "
+                                        "it must name the project folder holding audits/ and data/")
+            return folder
+    beside_package = Path(__file__).resolve().parent.parent
+    cwd = Path.cwd().resolve()
+    for folder in (beside_package, cwd, *cwd.parents):
+        if (folder / "audits").is_dir():
+            return folder
+    raise FileNotFoundError(
+        f"cannot find the project folder holding audits/: it is not beside the faircode package "
+        f"({beside_package}) nor in the current folder ({cwd}) or above it. Say where it is: pass "
+        f"`root` (e.g. load_audit(name, root='/path/to/fair-code')) or set the environment variable "
+        f"{ROOT_ENV}=/path/to/fair-code (a clone of the repository, holding audits/ and data/)"
+    )
+
+
+def read_header(path: Path, parse: ParseOptions) -> list[str]:
+    """Column names of a data file as :func:`read_data` will name them.
+
+    For a headerless file this checks that ``names`` has one entry per field.
+
+    Raises
+    ------
+    ValueError
+        A headerless file whose first row has a different number of fields than ``names``;
+        pandas' errors (``pandas.errors.ParserError``, ``UnicodeDecodeError``) pass through.
+    """
+    df = pd.read_csv(path, nrows=1, **_read_csv_kwargs(parse))
+    if parse.names is not None:
+        # With names given, pandas pads short rows and folds extra fields into the index, so count
+        # the fields of the first data row ourselves.
+        first = pd.read_csv(path, nrows=1, header=None, **_read_csv_kwargs(parse, names=False))
+        if first.shape[1] != len(parse.names):
+            raise ValueError(f"`names` has {len(parse.names)} entries but rows have "
+                             f"{first.shape[1]} fields")
+    return [str(c) for c in df.columns]
+
+
+def read_data(path: Path, parse: ParseOptions) -> pd.DataFrame:
+    """Read the whole data file with the manifest's parse options."""
+    return pd.read_csv(path, **_read_csv_kwargs(parse))
+
+
+def _read_csv_kwargs(parse: ParseOptions, *, names: bool = True) -> dict[str, Any]:
+    kw: dict[str, Any] = dict(
+        sep=parse.sep,
+        na_values=parse.na_values,
+        keep_default_na=False,
+        skipinitialspace=parse.skipinitialspace,
+        comment=parse.comment,
+        skiprows=parse.skiprows,
+        # Multi-character separators would switch pandas to its python engine with a warning.
+        engine="c",
+    )
+    if names:
+        kw["header"] = 0 if parse.header else None
+        if parse.names is not None:
+            kw["names"] = parse.names
+    elif parse.header:
+        kw["skiprows"] = parse.skiprows + 1
+    return kw
+
+
+def sha256_of(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (64 lowercase hex digits), read in blocks."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
