@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from site_src.build import BuildOptions, build
+from site_src.build import BuildOptions, NumbersMode, build
 from site_src.sources.collect import collect
 from site_src.errors import BuildFailed, ConfigError
 
@@ -317,7 +317,7 @@ def test_template_mistakes_name_the_line_and_what_was_meant(tmp_path):
 def test_unknown_explainer_names_are_refused(tmp_path):
     root = _copy_fixture(tmp_path)
     with pytest.raises(ConfigError, match=r"no explainer named 'coin-flip' \(did you mean 'coin-flips'\?\)"):
-        build(BuildOptions(root=root, numbers="accept", accept=frozenset({"coin-flip"})))
+        build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT, accept=frozenset({"coin-flip"})))
 
 
 def test_a_check_that_is_not_python_is_named(tmp_path):
@@ -431,7 +431,7 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_
     """With accepted numbers to compare against, the prose is read by the number comparison too:
     a template that does not parse is reported once, by the render stage, with the file."""
     root = _copy_fixture(tmp_path)
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text() + f"\nA sentence with a mistake: {mistake}\n")
     with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:\d+: " + expected):
@@ -441,7 +441,7 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_
 @pytest.mark.parametrize("values", [[], {"n_flips": 5}, {"n_flips": {"value": 2000}}, {"n_flips": {"value": 1, "shown": "1"}}])
 def test_a_malformed_accepted_numbers_file_is_named(tmp_path, values):
     root = _copy_fixture(tmp_path)
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps({"values": values}))
     with pytest.raises(BuildFailed, match=r"coin-flips.numbers.json is not an accepted-numbers file"):
         build(BuildOptions(root=root))
