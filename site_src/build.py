@@ -25,15 +25,15 @@ from pathlib import Path
 
 from faircode.formatting import did_you_mean
 from site_src import filestate
+from site_src.filestate import ENV_VARS
 from site_src.checking import check as check_stage
 from site_src.checking import lint, snapshot
-from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
+from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
                                              swap_in, write_manifest)
-from site_src.publishing.provenance import ENV_VARS
 from site_src.rendering.render import render, warm_results_page
 from site_src.rendering.results import ResultsTable
 from site_src.sources.collect import Explainer, collect
@@ -101,6 +101,8 @@ def check_options(root: Path, *, jobs: int = 1, on_run_done: OnRunDone | None = 
 
 @dataclass
 class BuildReport:
+    """What a build did: see `build`."""
+
     runs: list[RunResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # MkDocs' warnings
     notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
@@ -168,25 +170,18 @@ def build(options: BuildOptions) -> BuildReport:
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
         facts = provenance.build_facts(root, [e.path for e in explainers])
-        errors: list[SiteError] = []
-        if options.verify_generated:
-            # Reported; the runs below use what the sources say.
-            errors += [SiteError(p) for p in stale_code_files(explainers, code_dir)]
-        code_files = extract(explainers, code_dir)
+        code_files, errors = _extract(explainers, code_dir, options)
         results = ResultsTable(root / "results" / "results_fairness.csv")
         runs, run_errors = _execute(explainers, code_files, results, root=root, options=options)
-        errors += run_errors
         checked = _check(explainers, runs, options=options, cache_dir=cache_dir)
-        errors += checked.errors
+        errors += run_errors + checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
         cache.save_digests(cache_dir)
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
-            publish(code_files, code_dir)  # the same text; rewritten only if someone changed a file
-            checked.passed.save()
-            accepted = _accept_and_record(root, options, explainers, runs, checked)
+            accepted = _finish(root, options, explainers, code_files, runs, checked)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
@@ -197,16 +192,23 @@ def build(options: BuildOptions) -> BuildReport:
                 raise BuildFailed(errors)
             warnings, manifest = _site(root, stage, runs, facts, options)
             swap_in(stage, root)
-            publish(code_files, code_dir)
-            checked.passed.save()  # only a build that succeeded: its pages rendered from what passed
             record_outputs(root, fingerprint)
-        accepted = _accept_and_record(root, options, explainers, runs, checked)
+        accepted = _finish(root, options, explainers, code_files, runs, checked)
     return BuildReport(runs=runs, warnings=warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, wall_s=time.perf_counter() - started)
 
 
+def _extract(explainers: list[Explainer], code_dir: Path,
+             options: BuildOptions) -> tuple[list[CodeFile], list[SiteError]]:
+    """Stage 2: each explainer's code as the file readers run (written to ``code_dir`` only once
+    the build succeeds); in ``check``, each committed file that differs from it is an error (the
+    runs use what the sources say)."""
+    stale = [SiteError(p) for p in stale_code_files(explainers, code_dir)] if options.verify_generated else []
+    return extract(explainers, code_dir), stale
+
+
 def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
-             options: BuildOptions):
+             options: BuildOptions) -> tuple[list[RunResult], list[ExecutionError]]:
     """Stage 3: run (or reuse) every explainer's code, with its front matter's limits and inputs."""
     # The results page depends on results/ alone: it is drawn while the explainers run (on a
     # cold build it is most of the render stage), and leaving the block waits for it.
@@ -283,9 +285,13 @@ def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.Buil
     return warnings, manifest
 
 
-def _accept_and_record(root: Path, options: BuildOptions, explainers: list[Explainer], runs: list[RunResult],
-                       checked: _Checked) -> list[str]:
-    """Once the build has succeeded: write the accepted numbers (their paths) and record the state."""
+def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code_files: list[CodeFile],
+            runs: list[RunResult], checked: _Checked) -> list[str]:
+    """What only a build that succeeded writes: the generated code, the checks that passed (its
+    pages were made from what passed), the accepted numbers (their paths are returned) and the
+    state the next build compares (`_record_state`)."""
+    publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed
+    checked.passed.save()
     accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
     _record_state(root, options, explainers, runs, checked.notes)
     return accepted

@@ -265,25 +265,58 @@ def test_a_hanging_explainer_is_killed_at_its_timeout(tmp_path):
         build(BuildOptions(root=root))
 
 
-def test_front_matter_problems_are_listed_together_with_did_you_mean(tmp_path):
+_BROKEN_META = """
+    ---
+    title: Broken
+    subtitel: Typo in a key
+    summary: ""
+    checks: []
+    related: [coin-flip]
+    ---
+    Prose without code.
+    """
+
+
+def _with_inputs(inputs: str) -> str:
+    return f"""
+    ---
+    title: Inputs
+    subtitle: A test?
+    summary: A test explainer.
+    inputs: {inputs}
+    checks:
+      - name: ran
+        assert: "True"
+    ---
+    x
+
+    ```python explainer
+    x = 1
+    ```
+    """
+
+
+@pytest.mark.parametrize("sources, listed, not_listed", [
+    ({"broken-meta": _BROKEN_META},
+     ["subtitel: unknown field (did you mean 'subtitle'?)", "subtitle: required field is missing",
+      "checks: List should have at least 1 item", "expected exactly one ```python explainer block"], []),
+    ({"bad-inputs": _with_inputs('["../outside.db", "/etc/passwd", "data/*.db", ""]'),
+      "missing-input": _with_inputs('["data/none.db", "data/*.none"]')},
+     ["inputs.0: must stay inside the repository (no '..')", "inputs.1: must be relative to the repository root",
+      "inputs.3: String should have at least 1 character",
+      "explainers/missing-input.md: front matter: inputs: 'data/none.db' does not exist "
+      "(paths are relative to the repository root)"],
+     ["inputs.2", "none'"]),  # a glob may match nothing yet
+], ids=["fields", "inputs"])
+def test_front_matter_problems_are_listed_together_each_with_its_field(tmp_path, sources, listed, not_listed):
     root = _copy_fixture(tmp_path)
-    _add(root, "broken-meta", """
-        ---
-        title: Broken
-        subtitel: Typo in a key
-        summary: ""
-        checks: []
-        related: [coin-flip]
-        ---
-        Prose without code.
-        """)
+    for slug, text in sources.items():
+        _add(root, slug, text)
     with pytest.raises(ConfigError) as info:
         collect(root / "explainers")
     msg = str(info.value)
-    assert "subtitel: unknown field (did you mean 'subtitle'?)" in msg
-    assert "subtitle: required field is missing" in msg
-    assert "checks: List should have at least 1 item" in msg
-    assert "expected exactly one ```python explainer block" in msg
+    assert [line for line in listed if line not in msg] == []
+    assert [text for text in not_listed if text in msg] == []
 
 
 def test_related_must_name_an_explainer(tmp_path):
@@ -320,29 +353,19 @@ def test_unknown_explainer_names_are_refused(tmp_path):
         build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT, accept=frozenset({"coin-flip"})))
 
 
-def test_a_check_that_is_not_python_is_named(tmp_path):
-    root = _copy_fixture(tmp_path)
-    page = root / "explainers" / "coin-flips.md"
-    page.write_text(page.read_text().replace("assert: abs(share_by_hand - share_numpy)", "assert: abs(share_by_hand - share_numpy"))
-    with pytest.raises(BuildFailed, match=r"check 'hand-written share agrees with numpy': `assert:` is not a Python expression"):
-        build(BuildOptions(root=root))
-
-
-def test_a_syntax_error_in_the_code_names_its_source_line(tmp_path):
-    root = _copy_fixture(tmp_path)
-    page = root / "explainers" / "coin-flips.md"
-    page.write_text(page.read_text().replace("n_flips = 2000", "n_flips = (2000"))
+@pytest.mark.parametrize("old, new, error", [
+    ("assert: abs(share_by_hand - share_numpy)", "assert: abs(share_by_hand - share_numpy",
+     r"check 'hand-written share agrees with numpy': `assert:` is not a Python expression"),
     # The code block opens on line 20; `n_flips = ...` is its fifth line.
-    with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:2\d: raised SyntaxError"):
-        build(BuildOptions(root=root))
-
-
-def test_a_nan_cited_in_prose_is_called_nan(tmp_path):
+    ("n_flips = 2000", "n_flips = (2000", r"explainers/coin-flips.md:2\d: raised SyntaxError"),
+    ("share_numpy = float(flips.mean())", "share_numpy = float(flips[:0].mean()) if False else float('nan')",
+     r"percent filter got NaN"),
+], ids=["check-not-python", "syntax-error", "nan-cited"])
+def test_a_mistake_in_the_source_is_named(tmp_path, old, new, error):
     root = _copy_fixture(tmp_path)
     page = root / "explainers" / "coin-flips.md"
-    page.write_text(page.read_text().replace("share_numpy = float(flips.mean())",
-                                             "share_numpy = float(flips[:0].mean()) if False else float('nan')"))
-    with pytest.raises(BuildFailed, match=r"percent filter got NaN"):
+    page.write_text(page.read_text().replace(old, new))
+    with pytest.raises(BuildFailed, match=error):
         build(BuildOptions(root=root))
 
 

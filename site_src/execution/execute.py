@@ -39,14 +39,14 @@ class RunResult:
     slug: str
     stdout: str
     stderr: str
-    values: dict
+    values: dict  # the top-level names the code defined (numbers, strings, small lists or dicts)
     figures: list[Path]  # SVG paths (a phone's variant, `-narrow.svg`, next to some)
     duration_s: float
     peak_memory_mb: float
     modules: list[str]
     data_files: list[str]
     untracked: list[str]  # reads the cache cannot track (see site_src.execution.cache)
-    packages: dict
+    packages: dict[str, str]  # distribution -> version, of those the run imported
     python: str
     run_at: str  # ISO date of the run (UTC)
     cached: bool
@@ -55,8 +55,9 @@ class RunResult:
     out_dir: Path = field(repr=False)
     warnings: tuple[str, ...] = ()  # output that was not UTF-8, processes left running (killed)
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
-    # line in the generated file, what it printed and the (1-based) figures it opened.
-    cells: list = field(default_factory=list, repr=False)
+    # line in the generated file, what it printed and the (1-based) figures it opened, as
+    # `cache.CellRecord.model_dump()` (the render stage reads them as dicts).
+    cells: list[dict] = field(default_factory=list, repr=False)
 
 
 OnRunStart = Callable[[str], None]  # given the slug of a run as it starts (not for a cache hit)
