@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Literal
 
 from faircode.formatting import did_you_mean
 from site_src import filestate
@@ -346,7 +347,7 @@ class NumbersProblem:
     moved beyond their tolerance) or "unreadable" (the accepted-numbers file is broken).
     """
 
-    kind: str
+    kind: Literal["unaccepted", "drift", "unreadable"]
     text: str
     slug: str
     drifts: tuple[snapshot.Drift, ...] = ()
