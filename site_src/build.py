@@ -13,62 +13,97 @@ serving instead, with a banner at the top of each affected page.
 
 from __future__ import annotations
 
-import difflib
-import hashlib
+import enum
 import importlib.util
 import os
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from importlib import metadata
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
+from typing import Literal
 
+from faircode.formatting import did_you_mean
 from site_src import filestate
+from site_src.filestate import ENV_VARS
 from site_src.checking import check as check_stage
-from site_src.checking import snapshot
+from site_src.checking import lint, snapshot
+from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
+from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
-from site_src.sources.collect import collect
-from site_src.errors import BuildFailed, CheckError, ConfigError, SiteError
-from site_src.execution.execute import RunResult, execute
-from site_src.sources.extract import extract, publish, stale_code_files
-from site_src.publishing.provenance import ENV_VARS
+from site_src.publishing.mkdocs_site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
+                                             swap_in, write_manifest)
 from site_src.rendering.render import render, warm_results_page
 from site_src.rendering.results import ResultsTable
-from site_src.publishing.mkdocs_site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
-                            swap_in, write_manifest)
+from site_src.sources.collect import Explainer, collect
+from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
+
+
+class NumbersMode(enum.Enum):
+    """What a build does with the numbers the prose cites, against the accepted ones in
+    ``explainers/<slug>.numbers.json``: each member is the rule of the command named after it."""
+
+    BUILD = "build"  # drift fails the build; an explainer with none accepted yet builds, with a note
+    SERVE = "serve"  # drift is a banner at the top of the page and a note; serving goes on
+    CHECK = "check"  # drift and none accepted yet both fail (`fairsite check`, `publish`)
+    ACCEPT = "accept"  # record this run's numbers (for `BuildOptions.accept`); the others as BUILD
+
+
+OnStage = Callable[[str], None]  # given the name of each stage after execute as it starts ("mkdocs")
 
 
 @dataclass(frozen=True)
 class BuildOptions:
+    """How a build runs. The defaults are ``fairsite build``'s rules; `check_options` gives
+    ``fairsite check``'s.
+
+    ``force_all`` and ``force`` re-run explainers even when their cached run still holds:
+    ``fairsite build --force`` (all) and ``--force SLUG ...`` (those named). The callbacks are
+    the progress display's.
+    """
+
     root: Path = Path(".")
     jobs: int = 1
     use_cache: bool = True  # False in `check`: every explainer runs fresh, every page is rendered
-    force: frozenset[str] | None = None  # re-run these slugs (empty: all) even if cached
+    force_all: bool = False  # re-run every explainer even if cached
+    force: frozenset[str] = frozenset()  # re-run these slugs even if cached
     strict: bool = True  # mkdocs --strict: its warnings fail the build
     verify_generated: bool = False  # `check`: committed explainers/code/*.py must match the sources
     link_check: bool = False  # `check`: no broken link or anchor, nothing loaded from outside the site
-    # Cited numbers against explainers/<slug>.numbers.json: "build" (drift fails; none accepted
-    # yet is a note), "serve" (drift is a banner on the page and a note), "fail" (check: both
-    # fail) or "accept" (record this run's numbers for the slugs in `accept`; empty: all).
-    numbers: str = "build"
-    accept: frozenset[str] = frozenset()
-    on_run_done: object = None  # progress callback, given each RunResult or ExecutionError
-    on_run_start: object = None  # progress callback, given the slug of each run as it starts
-    on_stage: object = None  # progress callback, given the name of each later stage as it starts
+    numbers: NumbersMode = NumbersMode.BUILD
+    accept: frozenset[str] = frozenset()  # with NumbersMode.ACCEPT: the slugs to accept (empty: all)
+    on_run_done: OnRunDone | None = None  # given each RunResult or ExecutionError as it finishes
+    on_run_start: OnRunStart | None = None  # given the slug of each run as it starts
+    on_stage: OnStage | None = None  # given the name of each later stage as it starts
+
+    def __post_init__(self):
+        if not isinstance(self.numbers, NumbersMode):
+            raise TypeError(f"BuildOptions.numbers must be a NumbersMode ({', '.join(m.name for m in NumbersMode)}), "
+                            f"got {self.numbers!r}")
+
+    @property
+    def plain(self) -> bool:
+        """A plain ``fairsite build``: the only build whose state the next one may trust unread."""
+        return (self.use_cache and self.numbers is NumbersMode.BUILD and not self.force_all and not self.force
+                and not self.accept and not self.link_check and not self.verify_generated)
 
 
-def check_options(root: Path, *, jobs: int = 1, on_run_done=None, on_run_start=None, on_stage=None) -> BuildOptions:
+def check_options(root: Path, *, jobs: int = 1, on_run_done: OnRunDone | None = None,
+                  on_run_start: OnRunStart | None = None, on_stage: OnStage | None = None) -> BuildOptions:
     """The rules of ``fairsite check`` (and of ``publish``, which publishes only what passed them):
     every explainer fresh, generated code up to date, cited numbers equal to the accepted ones,
     strict MkDocs, no broken link, nothing loaded from outside the site. The callbacks are the
     progress display's (see `BuildOptions`)."""
     return BuildOptions(root=root, jobs=jobs, on_run_done=on_run_done, on_run_start=on_run_start, on_stage=on_stage,
-                        use_cache=False, verify_generated=True, numbers="fail", link_check=True)
+                        use_cache=False, verify_generated=True, numbers=NumbersMode.CHECK, link_check=True)
 
 
 @dataclass
 class BuildReport:
+    """What a build did: see `build`."""
+
     runs: list[RunResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # MkDocs' warnings
     notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
@@ -81,112 +116,194 @@ class BuildReport:
 
 
 def build(options: BuildOptions) -> BuildReport:
-    """Build the site; raise ``BuildFailed`` listing every problem, leaving docs/ and site/ as they were."""
+    """Build the site: collect, extract, execute, check, render, site.
+
+    Everything is gathered and checked before anything visible is written, so a failed build
+    leaves the repository as it found it.
+
+    Parameters
+    ----------
+    options : BuildOptions
+        The repository root, the job count and the rules of the command (``build``, ``serve``,
+        ``accept`` or, through `check_options`, ``check``).
+
+    Returns
+    -------
+    BuildReport
+        Every explainer's run (fresh or from the cache), MkDocs' warnings, notes on cited
+        numbers (none accepted yet; drift in ``serve``), the accepted-numbers files written, the
+        build's facts (commit, date, digests) and what ``site/fairsite-manifest.json`` holds.
+        ``skipped`` is true when nothing the pages are made of changed and ``docs/`` and
+        ``site/`` were left as they were.
+
+    Raises
+    ------
+    BuildFailed
+        Listing every problem found (runs that failed, ``checks:`` that failed, bare numbers in
+        the prose, cited numbers that drifted, template mistakes, MkDocs errors in strict mode,
+        broken links in ``check``); nothing is written.
+    ConfigError
+        An explainer's front matter is invalid, or ``force``/``accept`` names no explainer.
+    SiteError
+        Another build holds the lock on the repository.
+
+    Notes
+    -----
+    What is written where, on success only:
+
+    - ``docs/`` (the Markdown pages) and ``site/`` (the static site, with
+      ``fairsite-manifest.json``), each replaced whole from a staging folder;
+    - ``explainers/code/<slug>.py``, the runnable code of each explainer (rewritten only if it
+      changed);
+    - ``explainers/<slug>.numbers.json`` for the explainers accepted (``NumbersMode.ACCEPT``);
+    - under ``.cache/``: each run's cache entry and figures (``fairsite/<slug>/``, stored as each
+      run succeeds, whether or not the build does), the file digests, the checks that passed,
+      the page cache, and the metadata the next ``fairsite build`` compares to say "nothing
+      changed" at once (``site_src.filestate``).
+    """
     started = time.perf_counter()
-    if options.numbers not in _NUMBER_MODES:
-        raise ValueError(f"numbers must be one of {_NUMBER_MODES}, got {options.numbers!r}")
     root = Path(options.root).resolve()
-    errors: list[SiteError] = []
+    cache_dir = root / ".cache" / "fairsite"
+    code_dir = root / "explainers" / "code"
     with build_lock(root):
         filestate.forget(root)  # whatever this build does, the last record may no longer hold
-        cache.load_digests(root / ".cache" / "fairsite")
+        cache.load_digests(cache_dir)
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
-        code_dir = root / "explainers" / "code"
         facts = provenance.build_facts(root, [e.path for e in explainers])
-        if options.verify_generated:
-            # Reported; the runs below use what the sources say.
-            errors += [SiteError(p) for p in stale_code_files(explainers, code_dir)]
-        code_files = extract(explainers, code_dir)
+        code_files, errors = _extract(explainers, code_dir, options)
         results = ResultsTable(root / "results" / "results_fairness.csv")
-        # The results page depends on results/ alone: it is drawn while the explainers run (on a
-        # cold build it is most of the render stage), and leaving the block waits for it.
-        with ThreadPoolExecutor(max_workers=1) as drawing:
-            drawing.submit(warm_results_page, explainers, results, root)
-            runs, run_errors = execute(
-                code_files, root=root, cache_dir=root / ".cache" / "fairsite",
-                timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
-                inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
-                use_cache=options.use_cache, force=set(options.force) if options.force is not None else None,
-                on_done=options.on_run_done,
-            )
-        errors += run_errors
-        by_slug = {r.slug: r for r in runs}
-        notes, accepted, banners = [], [], {}
-        passed = cache.PassedChecks(root / ".cache" / "fairsite",
-                                    enabled=options.use_cache and options.numbers in ("build", "serve"))
-        for e in explainers:
-            run = by_slug.get(e.slug)
-            if run is None:  # its run failed (reported above); its prose is still checked
-                errors += check_stage.bare_numbers(e)
-                continue
-            key = passed.key(e.path, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
-            if passed.holds(e.slug, key):
-                continue  # the same source, run and accepted numbers passed every check before
-            found = check_stage.bare_numbers(e) + check_stage.run_checks(e, run)
-            errors += found
-            problem = _numbers(e, run, options, accepted)
-            if problem is None:
-                if not found:
-                    passed.add(e.slug, key)
-                continue
-            # `accept` builds the explainers it does not accept as `build` does.
-            if options.numbers == "fail" or (problem.kind != "unaccepted" and options.numbers != "serve"):
-                errors.append(CheckError(problem.text, explainer=e.display_path))
-            else:
-                notes.append(f"{e.display_path}: {problem.text}")
-                if problem.kind != "unaccepted":
-                    banners[e.slug] = problem
+        runs, run_errors = _execute(explainers, code_files, results, root=root, options=options)
+        checked = _check(explainers, runs, options=options, cache_dir=cache_dir)
+        errors += run_errors + checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
-        fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in banners.values()))
-        cache.save_digests(root / ".cache" / "fairsite")
+        fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
+        cache.save_digests(cache_dir)
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
-            publish(code_files, code_dir)  # the same text; rewritten only if someone changed a file
-            passed.save()
-            accepted = [str(snapshot.save(e, run)) for e, run in accepted]
-            _record_state(root, options, explainers, runs, notes)
-            return BuildReport(runs=runs, notes=notes, accepted=accepted, skipped=True, facts=facts,
+            accepted = _finish(root, options, explainers, code_files, runs, checked)
+            return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
-            problems, pages_rendered = render(explainers, by_slug, results, stage / "docs", root=root, facts=facts,
-                                              banners=banners, reuse_pages=options.use_cache)
+            problems, pages_rendered = render(explainers, {r.slug: r for r in runs}, results, stage / "docs", root=root,
+                                              facts=facts, banners=checked.banners, reuse_pages=options.use_cache)
             errors += problems
             if errors:
                 raise BuildFailed(errors)
-            if options.on_stage:
-                options.on_stage("mkdocs")
-            warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict, facts=facts)
-            manifest = write_manifest(stage / "site", facts, runs={r.slug: r.run_id for r in runs})
-            # In `check`, a broken link or anchor, or anything fetched from outside the site, fails:
-            # the site must work opened from a local server with no network.
-            site_problems = []
-            if options.link_check:
-                site_problems = linkcheck.broken_links(stage / "site", site_url=facts.site_url) + [
-                    f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
-            if site_problems:
-                raise BuildFailed([SiteError(p) for p in site_problems])
+            warnings, manifest = _site(root, stage, runs, facts, options)
             swap_in(stage, root)
-            publish(code_files, code_dir)
-            passed.save()  # only a build that succeeded: its pages rendered from what passed
             record_outputs(root, fingerprint)
-        accepted = [str(snapshot.save(e, run)) for e, run in accepted]
-        _record_state(root, options, explainers, runs, notes)
-    return BuildReport(runs=runs, warnings=warnings, notes=notes, accepted=accepted, facts=facts,
+        accepted = _finish(root, options, explainers, code_files, runs, checked)
+    return BuildReport(runs=runs, warnings=warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, wall_s=time.perf_counter() - started)
 
 
-_NUMBER_MODES = ("build", "serve", "fail", "accept")
+def _extract(explainers: list[Explainer], code_dir: Path,
+             options: BuildOptions) -> tuple[list[CodeFile], list[SiteError]]:
+    """Stage 2: each explainer's code as the file readers run (written to ``code_dir`` only once
+    the build succeeds); in ``check``, each committed file that differs from it is an error (the
+    runs use what the sources say)."""
+    stale = [SiteError(p) for p in stale_code_files(explainers, code_dir)] if options.verify_generated else []
+    return extract(explainers, code_dir), stale
 
 
-def _record_state(root: Path, options: BuildOptions, explainers, runs: list[RunResult], notes: list[str]) -> None:
+def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
+             options: BuildOptions) -> tuple[list[RunResult], list[ExecutionError]]:
+    """Stage 3: run (or reuse) every explainer's code, with its front matter's limits and inputs."""
+    # The results page depends on results/ alone: it is drawn while the explainers run (on a
+    # cold build it is most of the render stage), and leaving the block waits for it.
+    with ThreadPoolExecutor(max_workers=1) as drawing:
+        drawing.submit(warm_results_page, explainers, results, root)
+        return execute(
+            code_files, root=root, cache_dir=root / ".cache" / "fairsite",
+            timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
+            inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
+            use_cache=options.use_cache, force_all=options.force_all, force=options.force,
+            on_done=options.on_run_done,
+        )
+
+
+@dataclass
+class _Checked:
+    """What stage 4 found, and what it leaves for the end of a build that succeeds."""
+
+    passed: cache.PassedChecks  # explainers whose checks all passed, saved only if the build succeeds
+    errors: list[SiteError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
+    banners: dict[str, NumbersProblem] = field(default_factory=dict)  # serve: slug -> its page's banner
+    to_accept: list[tuple[Explainer, RunResult]] = field(default_factory=list)  # written once the build succeeds
+
+
+def _check(explainers: list[Explainer], runs: list[RunResult], *, options: BuildOptions, cache_dir: Path) -> _Checked:
+    """Stage 4: each explainer's prose for bare numbers, its ``checks:`` over its run's values,
+    and its cited numbers against the accepted ones, by the rule of ``options.numbers``."""
+    by_slug = {r.slug: r for r in runs}
+    checked = _Checked(cache.PassedChecks(
+        cache_dir, enabled=options.use_cache and options.numbers in (NumbersMode.BUILD, NumbersMode.SERVE)))
+    for e in explainers:
+        run = by_slug.get(e.slug)
+        if run is None:  # its run failed (reported above); its prose is still checked
+            checked.errors += lint.bare_numbers(e)
+            continue
+        key = checked.passed.key(e.path, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
+        if checked.passed.holds(e.slug, key):
+            continue  # the same source, run and accepted numbers passed every check before
+        found = lint.bare_numbers(e) + check_stage.run_checks(e, run)
+        checked.errors += found
+        if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
+            checked.to_accept.append((e, run))
+            continue
+        problem = _numbers(e, run)
+        if problem is None:
+            if not found:
+                checked.passed.add(e.slug, key)
+        # `accept` builds the explainers it does not accept as `build` does.
+        elif options.numbers is NumbersMode.CHECK or (problem.kind != "unaccepted"
+                                                      and options.numbers is not NumbersMode.SERVE):
+            checked.errors.append(CheckError(problem.text, explainer=e.display_path))
+        else:
+            checked.notes.append(f"{e.display_path}: {problem.text}")
+            if problem.kind != "unaccepted":
+                checked.banners[e.slug] = problem
+    return checked
+
+
+def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.BuildFacts,
+          options: BuildOptions) -> tuple[list[str], dict]:
+    """Stage 6: MkDocs turns the staged ``docs/`` into ``site/``; MkDocs' warnings and the site's
+    manifest. In ``check``, a broken link or anchor, or anything fetched from outside the site,
+    fails: the site must work opened from a local server with no network."""
+    if options.on_stage:
+        options.on_stage("mkdocs")
+    warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict, facts=facts)
+    manifest = write_manifest(stage / "site", facts, runs={r.slug: r.run_id for r in runs})
+    if options.link_check:
+        site_problems = linkcheck.broken_links(stage / "site", site_url=facts.site_url) + [
+            f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
+        if site_problems:
+            raise BuildFailed([SiteError(p) for p in site_problems])
+    return warnings, manifest
+
+
+def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code_files: list[CodeFile],
+            runs: list[RunResult], checked: _Checked) -> list[str]:
+    """What only a build that succeeded writes: the generated code, the checks that passed (its
+    pages were made from what passed), the accepted numbers (their paths are returned) and the
+    state the next build compares (`_record_state`)."""
+    publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed
+    checked.passed.save()
+    accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
+    _record_state(root, options, explainers, runs, checked.notes)
+    return accepted
+
+
+def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer], runs: list[RunResult],
+                  notes: list[str]) -> None:
     """After a plain successful ``build``, record the metadata of everything it consulted, so the
     next one can say "nothing changed" without importing or hashing anything (site_src.filestate)."""
-    plain = (options.use_cache and options.numbers == "build" and options.force is None and not options.accept
-             and not options.link_check and not options.verify_generated)
     # A run whose reads the cache cannot track re-runs on every build: never answered early.
-    if not plain or any(r.untracked and e.meta.inputs is None for e, r in zip(explainers, runs)):
+    if not options.plain or any(r.untracked and e.meta.inputs is None for e, r in zip(explainers, runs)):
         return
     files: set[Path] = set()
     dirs: set[Path] = set()
@@ -208,8 +325,7 @@ def _record_state(root: Path, options: BuildOptions, explainers, runs: list[RunR
     for r in runs:
         tree(cache_dir / r.slug)
         files.update(root / p for p in r.modules + r.data_files)
-    faircode_dir = Path(importlib.util.find_spec("faircode").origin).parent
-    for folder in (Path(__file__).parent, faircode_dir, root / "docs", root / "site", root / "results"):
+    for folder in (Path(__file__).parent, _faircode_dir(), root / "docs", root / "site", root / "results"):
         tree(folder)
     files.update({root / "mkdocs.yml", root / provenance.LOCK_FILE, root / LAST_BUILD,
                   *(root / "audits").glob("*/audit.yaml")})
@@ -231,17 +347,14 @@ class NumbersProblem:
     moved beyond their tolerance) or "unreadable" (the accepted-numbers file is broken).
     """
 
-    kind: str
+    kind: Literal["unaccepted", "drift", "unreadable"]
     text: str
     slug: str
     drifts: tuple[snapshot.Drift, ...] = ()
 
 
-def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> NumbersProblem | None:
-    """Compare (or accept) the numbers the prose cites; the problem, or None."""
-    if options.numbers == "accept" and (not options.accept or e.slug in options.accept):
-        accepted.append((e, run))  # written only once the whole build has succeeded
-        return None
+def _numbers(e: Explainer, run: RunResult) -> NumbersProblem | None:
+    """How the numbers the prose cites differ from the accepted ones; None if they do not."""
     try:
         drifts = snapshot.compare(e, run)
     except CheckError as err:
@@ -257,63 +370,57 @@ def _numbers(e, run: RunResult, options: BuildOptions, accepted: list) -> Number
                           e.slug, tuple(drifts))
 
 
-def _fingerprint(root: Path, explainers, runs: list[RunResult], facts: provenance.BuildFacts, *,
+def _fingerprint(root: Path, explainers: list[Explainer], runs: list[RunResult], facts: provenance.BuildFacts, *,
                  banners: list[str]) -> str:
-    """A digest of everything the pages are made of: sources, accepted numbers, the runs (their
-    inputs' digest and the facts the footer shows), results, templates, the build's own code,
-    the MkDocs config, the versions of the packages that render, and the commit the site's
-    manifest names (a new commit or uncommitted changes make a new site, not a skipped build)."""
-    h = hashlib.sha256()
+    """A digest of everything the pages are made of (see `_page_inputs`)."""
+    return filestate.digest_parts(_page_inputs(root, explainers, runs, facts, banners=banners))
 
-    def add(data: bytes | str) -> None:
-        h.update(data.encode() if isinstance(data, str) else data)
-        h.update(b"\0")
 
-    add(f"{facts.commit} {facts.dirty} {facts.lock}")
-
+def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult], facts: provenance.BuildFacts, *,
+                 banners: list[str]) -> Iterator[str | None]:
+    """Everything the pages are made of: sources, accepted numbers, the runs (their inputs' digest
+    and the facts the footer shows), results, templates, the build's own code, the MkDocs config,
+    the versions of the packages that render, and the commit the site's manifest names (a new
+    commit or uncommitted changes make a new site, not a skipped build)."""
+    yield f"{facts.commit} {facts.dirty} {facts.lock}"
     # Files enter by digest, remembered by their metadata (cache.hash_file): unchanged files are
     # not read again. A missing file's digest is None, which differs from any digest.
     for e in explainers:
-        add(str(cache.hash_file(e.path)))
-        add(str(cache.hash_file(snapshot.snapshot_path(e))))
-    for text in banners:
-        add(text)
+        yield cache.hash_file(e.path)
+        yield cache.hash_file(snapshot.snapshot_path(e))
+    yield from banners
     for r in sorted(runs, key=lambda r: r.slug):
-        add(f"{r.slug} {r.run_id} {r.run_at} {r.duration_s} {r.peak_memory_mb}")
+        yield f"{r.slug} {r.run_id} {r.run_at} {r.duration_s} {r.peak_memory_mb}"
     # The build's own code, and faircode's: the render stage formats numbers with it (the
     # `pvalue` filter renders what faircode.significance.format_p_value decides).
-    faircode_dir = Path(importlib.util.find_spec("faircode").origin).parent  # found, not imported: no numpy
-    for package in (Path(__file__).parent, faircode_dir):
+    for package in (Path(__file__).parent, _faircode_dir()):
         for path in sorted(package.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
-                add(str(path.relative_to(package.parent)))
-                add(str(cache.hash_file(path)))
+                yield str(path.relative_to(package.parent))
+                yield cache.hash_file(path)
     # A fork's addresses given through the environment (mkdocs.yml reads them with !ENV).
-    add(" ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS))
+    yield " ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS)
     # The manifests too: the glossary's table of what each audit's words mean is read from them.
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
                  *sorted((root / "audits").glob("*/audit.yaml"))):
-        add(str(path.relative_to(root)))
-        add(str(cache.hash_file(path)))
+        yield str(path.relative_to(root))
+        yield cache.hash_file(path)
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
                  "pandas", "mkdocs-glightbox"):
         try:
-            add(f"{dist} {metadata.version(dist)}")
+            yield f"{dist} {metadata.version(dist)}"
         except metadata.PackageNotFoundError:
-            add(dist)
-    return h.hexdigest()
+            yield dist
 
 
-def _check_slugs(explainers, options: BuildOptions) -> None:
+def _faircode_dir() -> Path:
+    return Path(importlib.util.find_spec("faircode").origin).parent  # found, not imported: no numpy
+
+
+def _check_slugs(explainers: list[Explainer], options: BuildOptions) -> None:
     """`--force` and `accept` name explainers: each name must be one."""
     slugs = {e.slug for e in explainers}
-    named = set(options.force or ()) | set(options.accept)
-    unknown = sorted(named - slugs)
+    unknown = sorted((options.force | options.accept) - slugs)
     if unknown:
-        hints = "; ".join(f"'{s}'{_did_you_mean(s, slugs)}" for s in unknown)
+        hints = "; ".join(f"'{s}'{did_you_mean(s, sorted(slugs))}" for s in unknown)
         raise ConfigError(f"no explainer named {hints}; the explainers are {sorted(slugs)}")
-
-
-def _did_you_mean(word: str, options) -> str:
-    close = difflib.get_close_matches(word, sorted(options), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""

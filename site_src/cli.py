@@ -19,6 +19,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -147,47 +148,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+def _bounded(kind: type, within: Callable[[float], bool], expected: str) -> Callable[[str], float]:
+    """An argparse ``type``: ``text`` as ``kind`` if ``within`` holds, else a message saying what was expected."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not within(value):
+            raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}")
+        return value
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a TCP port from 1 to 65535, got {text!r}")
-    return value
+_positive_int = _bounded(int, lambda v: v >= 1, "a positive integer")
+_positive_float = _bounded(float, lambda v: 0 < v < float("inf"), "a positive number of seconds")
+_port = _bounded(int, lambda v: 1 <= v <= 65535, "a TCP port from 1 to 65535")
 
 
 def _options(root: Path, args, progress: _Progress):
-    from site_src.build import BuildOptions, check_options
+    from site_src.build import BuildOptions, NumbersMode, check_options
 
     common = dict(root=root, jobs=args.jobs, on_run_start=progress.start, on_run_done=progress.done,
                   on_stage=progress.stage)
     if args.command == "check":
         return check_options(**common)
     if args.command == "accept":
-        return BuildOptions(**common, numbers="accept", accept=frozenset(args.slugs))
-    force = getattr(args, "force", None)
-    return BuildOptions(**common, force=frozenset(force) if force is not None else None)
+        return BuildOptions(**common, numbers=NumbersMode.ACCEPT, accept=frozenset(args.slugs))
+    named = args.force  # None: no --force; []: --force alone (every explainer); else the slugs named
+    return BuildOptions(**common, force_all=named == [], force=frozenset(named or ()))
 
 
 def _publish(root: Path, args) -> int:
@@ -238,7 +227,7 @@ def _serve(root: Path, args) -> int:
     """Build, then serve ``site/`` with live reload, rebuilding when any input changes."""
     from mkdocs.livereload import LiveReloadServer
 
-    from site_src.build import BuildOptions, build
+    from site_src.build import BuildOptions, NumbersMode, build
 
     problem = _port_problem(args.host, args.port)
     if problem:  # before a build that may take minutes
@@ -249,8 +238,9 @@ def _serve(root: Path, args) -> int:
         try:
             # Drifted numbers do not stop serving: the page says so in a banner at its top.
             with _Progress() as progress:
-                report = build(BuildOptions(root=root, jobs=args.jobs, numbers="serve", on_run_start=progress.start,
-                                            on_run_done=progress.done, on_stage=progress.stage))
+                report = build(BuildOptions(root=root, jobs=args.jobs, numbers=NumbersMode.SERVE,
+                                            on_run_start=progress.start, on_run_done=progress.done,
+                                            on_stage=progress.stage))
             _summary(report, explain=True, budget_s=args.budget)
         except SiteError as err:  # keep serving the previous site; say what broke
             console.print("[bold red]build failed; still serving the previous site:[/]")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from site_src.build import BuildOptions, build
+from site_src.build import BuildOptions, NumbersMode, build
 from site_src.sources.collect import collect
 from site_src.errors import BuildFailed, ConfigError
 
@@ -265,25 +265,58 @@ def test_a_hanging_explainer_is_killed_at_its_timeout(tmp_path):
         build(BuildOptions(root=root))
 
 
-def test_front_matter_problems_are_listed_together_with_did_you_mean(tmp_path):
+_BROKEN_META = """
+    ---
+    title: Broken
+    subtitel: Typo in a key
+    summary: ""
+    checks: []
+    related: [coin-flip]
+    ---
+    Prose without code.
+    """
+
+
+def _with_inputs(inputs: str) -> str:
+    return f"""
+    ---
+    title: Inputs
+    subtitle: A test?
+    summary: A test explainer.
+    inputs: {inputs}
+    checks:
+      - name: ran
+        assert: "True"
+    ---
+    x
+
+    ```python explainer
+    x = 1
+    ```
+    """
+
+
+@pytest.mark.parametrize("sources, listed, not_listed", [
+    ({"broken-meta": _BROKEN_META},
+     ["subtitel: unknown field (did you mean 'subtitle'?)", "subtitle: required field is missing",
+      "checks: List should have at least 1 item", "expected exactly one ```python explainer block"], []),
+    ({"bad-inputs": _with_inputs('["../outside.db", "/etc/passwd", "data/*.db", ""]'),
+      "missing-input": _with_inputs('["data/none.db", "data/*.none"]')},
+     ["inputs.0: must stay inside the repository (no '..')", "inputs.1: must be relative to the repository root",
+      "inputs.3: String should have at least 1 character",
+      "explainers/missing-input.md: front matter: inputs: 'data/none.db' does not exist "
+      "(paths are relative to the repository root)"],
+     ["inputs.2", "none'"]),  # a glob may match nothing yet
+], ids=["fields", "inputs"])
+def test_front_matter_problems_are_listed_together_each_with_its_field(tmp_path, sources, listed, not_listed):
     root = _copy_fixture(tmp_path)
-    _add(root, "broken-meta", """
-        ---
-        title: Broken
-        subtitel: Typo in a key
-        summary: ""
-        checks: []
-        related: [coin-flip]
-        ---
-        Prose without code.
-        """)
+    for slug, text in sources.items():
+        _add(root, slug, text)
     with pytest.raises(ConfigError) as info:
         collect(root / "explainers")
     msg = str(info.value)
-    assert "subtitel: unknown field (did you mean 'subtitle'?)" in msg
-    assert "subtitle: required field is missing" in msg
-    assert "checks: List should have at least 1 item" in msg
-    assert "expected exactly one ```python explainer block" in msg
+    assert [line for line in listed if line not in msg] == []
+    assert [text for text in not_listed if text in msg] == []
 
 
 def test_related_must_name_an_explainer(tmp_path):
@@ -302,47 +335,39 @@ def test_check_mode_reports_stale_generated_code(tmp_path):
         build(BuildOptions(root=root, use_cache=False, verify_generated=True))
 
 
-def test_template_mistakes_name_the_line_and_what_was_meant(tmp_path):
-    root = _copy_fixture(tmp_path)
-    page = root / "explainers" / "coin-flips.md"
-    source = page.read_text()
-    page.write_text(source.replace('metric="selection_rate").gap', 'metric="selection_rate").gapp'))
-    with pytest.raises(BuildFailed, match=r"coin-flips.md:16: result\(.*\)\.gapp: no such column \(did you mean 'gap'\?\)"):
-        build(BuildOptions(root=root))
-    page.write_text(source.replace('figure(1, alt="Histogram of the flips: about as many heads as tails.")', "figure(1)"))
-    with pytest.raises(BuildFailed, match=r"coin-flips.md:18: figure\(1\): alt text must say what the figure shows"):
-        build(BuildOptions(root=root))
+def test_the_numbers_rule_is_a_numbers_mode_not_a_string():
+    with pytest.raises(TypeError, match=r"BuildOptions.numbers must be a NumbersMode \(BUILD, SERVE, CHECK, ACCEPT\), "
+                                        r"got 'accept'"):
+        BuildOptions(numbers="accept")
 
 
 def test_unknown_explainer_names_are_refused(tmp_path):
     root = _copy_fixture(tmp_path)
     with pytest.raises(ConfigError, match=r"no explainer named 'coin-flip' \(did you mean 'coin-flips'\?\)"):
-        build(BuildOptions(root=root, numbers="accept", accept=frozenset({"coin-flip"})))
+        build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT, accept=frozenset({"coin-flip"})))
 
 
-def test_a_check_that_is_not_python_is_named(tmp_path):
-    root = _copy_fixture(tmp_path)
-    page = root / "explainers" / "coin-flips.md"
-    page.write_text(page.read_text().replace("assert: abs(share_by_hand - share_numpy)", "assert: abs(share_by_hand - share_numpy"))
-    with pytest.raises(BuildFailed, match=r"check 'hand-written share agrees with numpy': `assert:` is not a Python expression"):
-        build(BuildOptions(root=root))
+_ALT = "Histogram of the flips: about as many heads as tails."  # the fixture's figure's alt text
 
 
-def test_a_syntax_error_in_the_code_names_its_source_line(tmp_path):
-    root = _copy_fixture(tmp_path)
-    page = root / "explainers" / "coin-flips.md"
-    page.write_text(page.read_text().replace("n_flips = 2000", "n_flips = (2000"))
+@pytest.mark.parametrize("old, new, error", [
+    ("assert: abs(share_by_hand - share_numpy)", "assert: abs(share_by_hand - share_numpy",
+     r"check 'hand-written share agrees with numpy': `assert:` is not a Python expression"),
     # The code block opens on line 20; `n_flips = ...` is its fifth line.
-    with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:2\d: raised SyntaxError"):
-        build(BuildOptions(root=root))
-
-
-def test_a_nan_cited_in_prose_is_called_nan(tmp_path):
+    ("n_flips = 2000", "n_flips = (2000", r"explainers/coin-flips.md:2\d: raised SyntaxError"),
+    ("share_numpy = float(flips.mean())", "share_numpy = float(flips[:0].mean()) if False else float('nan')",
+     r"percent filter got NaN"),
+    ('metric="selection_rate").gap', 'metric="selection_rate").gapp',
+     r"coin-flips.md:16: result\(.*\)\.gapp: no such column \(did you mean 'gap'\?\)"),
+    (f'figure(1, alt="{_ALT}")', "figure(1)", r"coin-flips.md:18: figure\(1\): alt text must say what the figure shows"),
+    (f'alt="{_ALT}")', f'alt="{_ALT}", caption="{_ALT}")', r"figure\(1\): the caption repeats the alt text"),
+], ids=["check-not-python", "syntax-error", "nan-cited", "results-column-misspelt", "figure-without-alt",
+        "caption-repeats-alt"])
+def test_a_mistake_in_the_source_is_named(tmp_path, old, new, error):
     root = _copy_fixture(tmp_path)
     page = root / "explainers" / "coin-flips.md"
-    page.write_text(page.read_text().replace("share_numpy = float(flips.mean())",
-                                             "share_numpy = float(flips[:0].mean()) if False else float('nan')"))
-    with pytest.raises(BuildFailed, match=r"percent filter got NaN"):
+    page.write_text(page.read_text().replace(old, new))
+    with pytest.raises(BuildFailed, match=error):
         build(BuildOptions(root=root))
 
 
@@ -414,15 +439,6 @@ def test_cell_placement_mistakes_are_named(tmp_path):
         build(BuildOptions(root=root))
 
 
-def test_a_caption_that_repeats_the_alt_text_is_refused(tmp_path):
-    root = _copy_fixture(tmp_path)
-    page = root / "explainers" / "coin-flips.md"
-    alt = "Histogram of the flips: about as many heads as tails."
-    page.write_text(page.read_text().replace(f'alt="{alt}")', f'alt="{alt}", caption="{alt}")'))
-    with pytest.raises(BuildFailed, match=r"figure\(1\): the caption repeats the alt text"):
-        build(BuildOptions(root=root))
-
-
 @pytest.mark.parametrize("mistake, expected", [
     ("{% if n_flips %}", "template: .*(end of template|endif)"),  # a tag left open
     ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'"),  # an unknown filter
@@ -431,7 +447,7 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_
     """With accepted numbers to compare against, the prose is read by the number comparison too:
     a template that does not parse is reported once, by the render stage, with the file."""
     root = _copy_fixture(tmp_path)
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text() + f"\nA sentence with a mistake: {mistake}\n")
     with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:\d+: " + expected):
@@ -441,7 +457,7 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_
 @pytest.mark.parametrize("values", [[], {"n_flips": 5}, {"n_flips": {"value": 2000}}, {"n_flips": {"value": 1, "shown": "1"}}])
 def test_a_malformed_accepted_numbers_file_is_named(tmp_path, values):
     root = _copy_fixture(tmp_path)
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps({"values": values}))
     with pytest.raises(BuildFailed, match=r"coin-flips.numbers.json is not an accepted-numbers file"):
         build(BuildOptions(root=root))

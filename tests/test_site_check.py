@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from site_src.checking.check import _bare_tokens
+from site_src.checking.lint import _bare_tokens
 from site_src.rendering.filters import gap, interval, number, percent
 
 
@@ -57,7 +57,7 @@ def _explainer(tmp_path, prose: str):
 
 
 def test_numbers_typed_inside_template_expressions_are_bare(tmp_path):
-    from site_src.checking.check import bare_numbers
+    from site_src.checking.lint import bare_numbers
 
     e = _explainer(tmp_path, 'We ran {{ 2000 }} shuffles at {{ 0.05 | percent }}.\n'
                              '{{ figure(1, alt="the 95% interval") }}\n'

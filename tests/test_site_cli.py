@@ -78,3 +78,23 @@ def test_serve_refuses_a_port_outside_the_tcp_range_naming_the_flag(tmp_path, ca
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "--port" in err and "from 1 to 65535" in err and "Traceback" not in err
+
+
+def _how_each_ran(err: str, slugs: list[str]) -> dict[str, str]:
+    """The summary table's "run" column for each explainer (``--explain``)."""
+    rows = [[cell.strip() for cell in line.split("│")] for line in err.splitlines() if line.count("│") >= 4]
+    return {row[1]: row[2] for row in rows if len(row) > 2 and row[1] in slugs}
+
+
+def test_force_reruns_the_explainers_named_or_all_when_none_are(tmp_path, capsys):
+    root = _copy_fixture(tmp_path)
+    _add(root, "quick", _SLEEPY.replace("time.sleep(3)", "time.sleep(0)"))
+    slugs = ["coin-flips", "quick"]
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    capsys.readouterr()
+    assert cli.main(["--root", str(root), "build", "--jobs", "1", "--explain", "--force", "quick"]) == 0
+    assert _how_each_ran(capsys.readouterr().err, slugs) == {"coin-flips": "cache hit", "quick": "ran: forced"}
+    assert cli.main(["--root", str(root), "build", "--jobs", "1", "--explain", "--force"]) == 0
+    assert _how_each_ran(capsys.readouterr().err, slugs) == {"coin-flips": "ran: forced", "quick": "ran: forced"}
+    assert cli.main(["--root", str(root), "build", "--jobs", "1", "--explain"]) == 0
+    assert _how_each_ran(capsys.readouterr().err, slugs) == {"coin-flips": "cache hit", "quick": "cache hit"}

@@ -6,6 +6,7 @@ import html
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from site_src.build import BuildOptions, build
+from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main as fairsite
 from site_src.errors import BuildFailed
 
@@ -39,7 +40,7 @@ def _digest(folder: Path) -> dict:
 
 
 def test_accept_records_cited_values_as_displayed(root):
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     data = json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())["values"]
     assert set(data) == {"n_flips", "share_numpy"}  # what the prose cites, not every value of the run
     assert data["n_flips"] == {"value": 2000, "shown": ["2,000"]}
@@ -47,12 +48,12 @@ def test_accept_records_cited_values_as_displayed(root):
 
 
 def test_check_fails_on_a_drifted_number_with_a_table(root):
-    build(BuildOptions(root=root, numbers="accept"))
-    build(BuildOptions(root=root, use_cache=False, numbers="fail"))  # unchanged: passes
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    build(BuildOptions(root=root, use_cache=False, numbers=NumbersMode.CHECK))  # unchanged: passes
     source = (root / "explainers" / "coin-flips.md").read_text()
     (root / "explainers" / "coin-flips.md").write_text(source.replace("default_rng(7)", "default_rng(8)"))
     with pytest.raises(BuildFailed) as info:
-        build(BuildOptions(root=root, use_cache=False, numbers="fail"))
+        build(BuildOptions(root=root, use_cache=False, numbers=NumbersMode.CHECK))
     msg = str(info.value)
     assert "cited numbers changed" in msg and "share_numpy" in msg and "accepted:" in msg and "now:" in msg
     assert "n_flips" not in msg.split("cited numbers changed")[1]  # unchanged values are not listed
@@ -60,34 +61,54 @@ def test_check_fails_on_a_drifted_number_with_a_table(root):
 
 def test_check_fails_when_nothing_was_accepted(root):
     with pytest.raises(BuildFailed, match="no accepted numbers yet"):
-        build(BuildOptions(root=root, use_cache=False, numbers="fail"))
+        build(BuildOptions(root=root, use_cache=False, numbers=NumbersMode.CHECK))
 
 
-def test_a_change_below_display_precision_is_not_drift(root):
-    build(BuildOptions(root=root, numbers="accept"))
-    path = root / "explainers" / "coin-flips.numbers.json"
-    data = json.loads(path.read_text())
-    data["values"]["share_numpy"]["value"] += 1e-6  # as if another BLAS moved the last digits
-    path.write_text(json.dumps(data))
-    build(BuildOptions(root=root, numbers="fail"))
+def _share_moved_by(root: Path, delta: float):
+    """Build by `check`'s rule with the run's ``share_numpy`` moved by ``delta``."""
+    source = SOURCE.read_text().replace("share_numpy = float(flips.mean())",
+                                        f"share_numpy = float(flips.mean()) + {delta!r}")
+    (root / "explainers" / "coin-flips.md").write_text(source)
+    return build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
+
+
+def test_a_change_below_display_precision_is_not_drift_and_one_above_is(root):
+    """A number that moved by more than the fitted-model tolerance, but too little to change what
+    the page shows, is the same number to a reader: no drift. A move the page shows is drift."""
+    from faircode.tolerances import FITTED_ATOL
+
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    accepted = _accepted(root, "share_numpy")
+    value, shown = accepted["value"], accepted["shown"]
+    assert shown == [f"{100 * value:.1f}%"]  # the page shows it as a percentage with one decimal
+    # Three times the tolerance, in whichever direction keeps the display: only the display can pass it.
+    below = next(d for d in (3 * FITTED_ATOL, -3 * FITTED_ATOL) if f"{100 * (value + d):.1f}%" == shown[0])
+    report = _share_moved_by(root, below)
+    assert report.runs[0].values["share_numpy"] == pytest.approx(value + below, abs=1e-12)  # it did move
+    assert report.notes == []
+    above = 0.01  # one percentage point: another number on the page
+    with pytest.raises(BuildFailed) as info:
+        _share_moved_by(root, above)
+    now = f"{100 * (value + above):.1f}%"
+    assert re.search(rf"share_numpy\s+accepted: {re.escape(shown[0])}\s+now: {re.escape(now)}\n", str(info.value) + "\n")
 
 
 def test_monte_carlo_values_move_within_their_error(root):
     source = SOURCE.read_text().replace(
         "checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
     (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     path = root / "explainers" / "coin-flips.numbers.json"
     data = json.loads(path.read_text())
     # One standard error of a proportion near 0.5 from 2,000 draws is about 0.011: a 0.01 move
     # is within four; a 0.2 move is not.
     data["values"]["share_numpy"]["value"] += 0.01
     path.write_text(json.dumps(data))
-    build(BuildOptions(root=root, numbers="fail"))
+    build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
     data["values"]["share_numpy"]["value"] += 0.2
     path.write_text(json.dumps(data))
     with pytest.raises(BuildFailed, match="share_numpy"):
-        build(BuildOptions(root=root, numbers="fail"))
+        build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
 def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
@@ -129,7 +150,7 @@ def test_new_writes_any_title_as_given(tmp_path_factory, title):
 @pytest.mark.parametrize("title, bare", [("Top 10 Mistakes", []), ("1,000 Shuffles", ["1,000"]),
                                          ("A 37% Gap", ["37%"]), ("p Below 0.05", ["0.05"])])
 def test_whole_numbers_in_a_title_are_its_name_not_results(tmp_path, title, bare):
-    from site_src.checking.check import bare_numbers
+    from site_src.checking.lint import bare_numbers
     from site_src.sources.collect import parse_explainer
     from site_src.sources.scaffold import new_explainer
 
@@ -153,10 +174,10 @@ def _docs_without_timings(folder: Path) -> dict:
 def test_output_does_not_depend_on_job_count(root):
     (root / "explainers" / "second.md").write_text(SOURCE.read_text().replace("Coin Flips", "Second")
                                                    .replace("default_rng(7)", "default_rng(9)"))
-    build(BuildOptions(root=root, jobs=1, force=frozenset()))
+    build(BuildOptions(root=root, jobs=1, force_all=True))
     one = _docs_without_timings(root / "docs")
     assert any(b"| Run |" in v for v in (p.read_bytes() for p in (root / "docs").rglob("*.md")))
-    build(BuildOptions(root=root, jobs=2, force=frozenset()))
+    build(BuildOptions(root=root, jobs=2, force_all=True))
     assert _docs_without_timings(root / "docs") == one
 
 
@@ -265,11 +286,20 @@ def _accepted(root, name):
     return json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())["values"][name]
 
 
+def _check_numbers(root, *, drifted: str | None) -> None:
+    """Build by `check`'s rule: it fails naming the value that ``drifted``, or (None) passes."""
+    if drifted is None:
+        build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
+        return
+    with pytest.raises(BuildFailed, match=drifted):
+        build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
+
+
 def test_a_cited_count_is_exact_even_when_its_display_matches(root):
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     _accepted_with(root, "n_flips", value=2001)  # shown stays "2,000"
     with pytest.raises(BuildFailed, match="n_flips"):
-        build(BuildOptions(root=root, numbers="fail"))
+        build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
@@ -278,29 +308,21 @@ def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(r
     not drift within the fitted-model tolerance, and is beyond it."""
     from faircode.tolerances import FITTED_ATOL
 
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     now = _accepted(root, "share_numpy")["value"]
     _accepted_with(root, "share_numpy", value=now + factor * FITTED_ATOL, shown=["(another display)"])
-    if fails:
-        with pytest.raises(BuildFailed, match="share_numpy"):
-            build(BuildOptions(root=root, numbers="fail"))
-    else:
-        build(BuildOptions(root=root, numbers="fail"))
+    _check_numbers(root, drifted="share_numpy" if fails else None)
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
 def test_a_monte_carlo_value_just_inside_and_outside_four_standard_errors(root, factor, fails):
     source = SOURCE.read_text().replace("checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
     (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     now = _accepted(root, "share_numpy")["value"]
     band = 4 * math.sqrt(2) * math.sqrt(now * (1 - now) / 2000)  # binomial SE of a difference, by hand
     _accepted_with(root, "share_numpy", value=now - factor * band)
-    if fails:
-        with pytest.raises(BuildFailed, match="share_numpy"):
-            build(BuildOptions(root=root, numbers="fail"))
-    else:
-        build(BuildOptions(root=root, numbers="fail"))
+    _check_numbers(root, drifted="share_numpy" if fails else None)
 
 
 @pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
@@ -310,11 +332,7 @@ def test_a_cited_p_value_is_compared_on_the_log_scale(root, log10_move, fails):
         'print(f"heads:', "from scipy.stats import binomtest\np_heads = float(binomtest(int(flips.sum()), n_flips).pvalue)\n"
                          'print(f"heads:', 1)
     (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers="accept"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     now = _accepted(root, "p_heads")["value"]
     _accepted_with(root, "p_heads", value=now * 10**log10_move, shown=["(another display)"])
-    if fails:
-        with pytest.raises(BuildFailed, match="p_heads"):
-            build(BuildOptions(root=root, numbers="fail"))
-    else:
-        build(BuildOptions(root=root, numbers="fail"))
+    _check_numbers(root, drifted="p_heads" if fails else None)

@@ -106,7 +106,7 @@ def test_slowest_explainers_start_first(tmp_path):
         (cache_dir / slug).mkdir(parents=True)
         (cache_dir / slug / "entry.json").write_text(json.dumps({"wall_s": seconds}))
     started = []
-    runs, errors = execute(code_files, root=root, cache_dir=cache_dir, timeouts={}, jobs=1, force=set(),
+    runs, errors = execute(code_files, root=root, cache_dir=cache_dir, timeouts={}, jobs=1, force_all=True,
                            on_start=started.append)
     assert not errors
     # Never run before (no recorded time) first, then the slowest by its last run.
@@ -201,10 +201,10 @@ def test_a_page_edited_in_the_page_cache_is_not_published(site, command):
 
 def _checked(monkeypatch) -> list[str]:
     """The explainers whose checks the next build runs (not remembered as passed)."""
-    from site_src.checking import check
+    from site_src.checking import lint
 
-    checked, real = [], check.bare_numbers
-    monkeypatch.setattr(check, "bare_numbers", lambda e: (checked.append(e.slug), real(e))[1])
+    checked, real = [], lint.bare_numbers
+    monkeypatch.setattr(lint, "bare_numbers", lambda e: (checked.append(e.slug), real(e))[1])
     return checked
 
 

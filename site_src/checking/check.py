@@ -1,23 +1,20 @@
-"""Stage 4, check: the run's values against the explainer's ``checks:``, and the prose for numbers
-typed by hand.
+"""Stage 4, check: the run's values against the explainer's ``checks:``.
 
 A check is a Python expression over the values the run defined, e.g.
 ``abs(p_by_hand - p_library) <= 4 * mc_error(p_library, n_shuffles)``: a hand-written computation
 agreeing with ``faircode.significance`` within the Monte Carlo error of its resample count.
+The prose is checked too, for numbers typed by hand (``site_src.checking.lint``), and the cited
+numbers against the accepted ones (``site_src.checking.snapshot``).
 """
 
 from __future__ import annotations
 
 import ast
-import difflib
 import math
-import re
 
-import jinja2
-from jinja2 import nodes
-
+from faircode.formatting import did_you_mean
 from faircode.tolerances import mc_error  # the checks' Monte Carlo band; its one home
-from site_src.sources.collect import CODE_PLACEHOLDER, Explainer, prose_syntax_tree
+from site_src.sources.collect import Explainer
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
 
@@ -41,7 +38,7 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         missing = sorted(names - set(run.values) - set(_CHECK_BUILTINS))
         if missing:
-            hints = "; ".join(f"'{m}'{_hint(m, run.values)}" for m in missing)
+            hints = "; ".join(f"'{m}'{did_you_mean(m, run.values)}" for m in missing)
             errors.append(CheckError(f"check '{check.name}': not a value the run defined: {hints}",
                                      explainer=explainer.display_path))
             continue
@@ -60,110 +57,3 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
             errors.append(CheckError(f"check '{check.name}' failed: {check.expr}  [{shown}]",
                                      explainer=explainer.display_path))
     return errors
-
-
-# A number typed into prose: digits with optional thousands separators, decimals (".05" too),
-# an exponent, a percent sign.
-_NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?(?!\w)")
-_YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
-_SKIP = [
-    re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S),  # Jinja: values come from the run
-    re.compile(r"`[^`\n]*`"),  # inline code
-    re.compile(r"\]\([^)]*\)"),  # link targets
-    re.compile(r"<[^>\n]+>"),  # HTML tags and their attributes
-    re.compile(r"^\s*\d+\.\s", re.M),  # ordered-list markers
-]
-# "In 2016 ProPublica reported", "data from 1994": a year in prose is a fact, not a result. "We
-# ran 2000 shuffles" is not a year.
-_YEAR_CONTEXT = re.compile(r"\b(in|from|since|until|during|before|after|around|circa|year)\s+$", re.I)
-_CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", re.I)
-
-
-def bare_numbers(explainer: Explainer) -> list[CheckError]:
-    """Numbers typed into the prose (or the title, subtitle, summary) where a run value belongs.
-
-    Allowed: single digits ("two steps", "step 3"), whole numbers in the title ("Top 10 Mistakes":
-    the page's name, not a result; decimals and percentages are still refused there), ordered-list markers, inline code, link
-    targets, Jinja expressions, and years: in parentheses, after a word such as "in" or "from", or
-    anywhere under a "Further reading" or "References" heading. Any other number must come from
-    the run.
-    """
-    errors = []
-    for field in ("title", "subtitle", "summary"):
-        for token in _bare_tokens(getattr(explainer.meta, field), years_ok=False):
-            if field == "title" and token.isdigit():
-                continue  # a count in the page's name ("Top 10 Mistakes") is not a result
-            errors.append(CheckError(f"bare number '{token}' in the front matter's {field}; it cannot cite the "
-                                     "run, so say it without the number", explainer=explainer.display_path))
-    errors += _numbers_in_template_literals(explainer)
-    lines = explainer.prose.split("\n")
-    masked = explainer.prose
-    for pattern in _SKIP:
-        masked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked)
-    in_citations = False
-    for i, line in enumerate(masked.split("\n"), start=1):
-        if lines[i - 1].strip() == CODE_PLACEHOLDER:
-            continue
-        if line.lstrip().startswith("#"):
-            in_citations = bool(_CITATION_SECTION.match(line.strip()))
-        for token in _bare_tokens(line, years_ok=in_citations):
-            errors.append(CheckError(
-                f"bare number '{token}' in the prose; cite the run's value instead, e.g. "
-                f"{{{{ name | percent }}}} (numbers in prose must come from the run or the results file)",
-                explainer=explainer.display_path, line=i))
-    return errors
-
-
-def _numbers_in_template_literals(explainer: Explainer) -> list[CheckError]:
-    """Numbers typed inside Jinja: ``{{ 2000 }}``, ``{{ 0.05 | percent }}``, or in a string such
-    as a figure's alt text. Arguments of filters and calls (``number(1)``, ``figure(2, ...)``),
-    unit conversions (``100 * gap``) and positions (``rows[0]``) are not results, and are allowed."""
-    try:
-        tree = prose_syntax_tree(explainer.prose)
-    except jinja2.TemplateSyntaxError:
-        return []  # the render stage reports it, with its line
-    allowed: set[int] = set()
-    for node in tree.find_all((nodes.Filter, nodes.Call)):
-        allowed.update(id(a) for a in node.args)
-    for node in tree.find_all((nodes.Mul, nodes.Div)):  # unit conversions: `100 * gap`
-        allowed.update(id(side) for side in (node.left, node.right))
-    for node in tree.find_all(nodes.Getitem):  # positions: `rows[0]`
-        allowed.add(id(node.arg))
-    errors = []
-    for const in tree.find_all(nodes.Const):
-        value = const.value
-        if isinstance(value, str):
-            tokens = _bare_tokens(value, years_ok=False)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and id(const) not in allowed:
-            tokens = [] if (isinstance(value, int) and abs(value) <= 9) else [repr(value)]
-        else:
-            tokens = []
-        for token in tokens:
-            errors.append(CheckError(f"bare number '{token}' typed into a template expression; "
-                                     "cite the run's value instead", explainer=explainer.display_path, line=const.lineno))
-    return errors
-
-
-def _bare_tokens(text: str, *, years_ok: bool) -> list[str]:
-    found = []
-    for m in _NUMBER.finditer(text):
-        token = m.group(0)
-        digits = token.lstrip("-−").rstrip("%").replace(",", "")
-        if re.fullmatch(r"\d", digits):
-            continue
-        if _YEAR.match(digits) and (years_ok or _in_parentheses(text, m.start(), m.end())
-                                    or _YEAR_CONTEXT.search(text[:m.start()])):
-            continue
-        found.append(token)
-    return found
-
-
-def _in_parentheses(text: str, start: int, end: int) -> bool:
-    """"(2010)", "(Fisher, 1935)", "(1935, chapter 2)": the year sits inside a parenthesis."""
-    opened = text.rfind("(", 0, start)
-    return opened != -1 and text.rfind(")", opened, start) == -1 and text.find(")", end) != -1
-
-
-def _hint(name: str, values: dict) -> str:
-    close = difflib.get_close_matches(name, list(values), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -46,7 +46,21 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     _limit_memory(spec["memory_bytes"])
     _record_hard_exits(code_path, out_dir, spec)
     recorder = _InputRecorder(root, out_dir)
+    figures = _FigureCapture(_pyplot(), out_dir)
+    _seed_global_rngs()
+    namespace = {"__name__": "__main__", "__file__": str(code_path)}
+    result = _run_code(spec, code_path, root, namespace, recorder=recorder, figures=figures)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    result["leftover"] = _kill_descendants()
+    figures.finish()  # the figures still open at the end, then each figure's narrow variant
+    result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells")))
+    (out_dir / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True))
+    return 0
 
+
+def _pyplot():
+    """``matplotlib.pyplot`` on the Agg backend, in the site's style, writing reproducible SVG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -55,7 +69,10 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     # Deterministic SVG ids, no dates in files: two builds of the same inputs are byte-identical.
     matplotlib.rcParams["svg.hashsalt"] = "fairsite"
     apply_site_style(matplotlib.rcParams)
-    figures = _FigureCapture(plt, out_dir)
+    return plt
+
+
+def _seed_global_rngs() -> None:
     random.seed(SEED)
     try:
         import numpy as np
@@ -64,6 +81,11 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     except ImportError:  # pragma: no cover - numpy is a dependency
         pass
 
+
+def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recorder: _InputRecorder,
+              figures: _FigureCapture) -> dict:
+    """Run the explainer's code cell by cell in ``namespace``, recording what it reads; the start of
+    ``result.json``: ``status``, ``cells`` (or what it raised) and ``duration_s``."""
     # The run stops itself at its timeout, printing where it was, even if the build that started
     # it has died; the build kills it a little later as a backstop.
     faulthandler.dump_traceback_later(spec["timeout"], exit=True)
@@ -73,7 +95,6 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     # the code runs and reports exactly as the file the reader gets.
     code = spec["code_text"] if "code_text" in spec else code_path.read_text(encoding="utf-8")
     linecache.cache[str(code_path)] = (len(code), None, code.splitlines(True), str(code_path))
-    namespace = {"__name__": "__main__", "__file__": str(code_path)}
     sys.argv = [str(code_path)]
     sys.path.insert(0, str(root))
     sys.addaudithook(recorder)
@@ -87,25 +108,26 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     faulthandler.cancel_dump_traceback_later()
     recorder.active = False  # what the runner does next (figures, the package scan) is not the run's
     result["duration_s"] = time.perf_counter() - started
-    sys.stdout.flush()
-    sys.stderr.flush()
-    result["leftover"] = _kill_descendants()
+    return result
 
-    figures.finish()  # the figures still open at the end, then each figure's narrow variant
-    result["figures"] = figures.files
-    result["figures_s"] = figures.seconds
-    if "cells" in result:
-        for k, cell in enumerate(result["cells"]):
-            cell["figures"] = [i for i, f in enumerate(figures.files, start=1) if f["cell"] == k]
-    result["values"] = _values(namespace)
-    result["modules"] = _project_modules(root)
-    result["packages"] = _packages()
-    result["data_files"] = sorted(recorder.opened)
-    result["untracked"] = list(recorder.untracked)
-    result["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    result["python"] = sys.version.split()[0]
-    (out_dir / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True))
-    return 0
+
+def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figures: _FigureCapture,
+                  cells: list[dict] | None) -> dict:
+    """The rest of ``result.json``: figures (each cell's too), values, what the run read and imported,
+    its peak memory and Python version."""
+    for k, cell in enumerate(cells or ()):
+        cell["figures"] = [i for i, f in enumerate(figures.files, start=1) if f["cell"] == k]
+    return {
+        "figures": figures.files,
+        "figures_s": figures.seconds,
+        "values": _values(namespace),
+        "modules": _project_modules(root),
+        "packages": _packages(),
+        "data_files": sorted(recorder.opened),
+        "untracked": list(recorder.untracked),
+        "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "python": sys.version.split()[0],
+    }
 
 
 def _environment_dirs() -> tuple[Path, ...]:
@@ -719,7 +741,6 @@ def serve(listen_fd: int, build_pid: int, preload: list) -> int:
     connection; the reply is ``{"pid": ...}`` at once and ``{"returncode": ...}`` (negative:
     killed by that signal, as ``subprocess`` reports it) when the child has ended.
     """
-    import importlib
     import selectors
     import socket
 
@@ -730,20 +751,12 @@ def serve(listen_fd: int, build_pid: int, preload: list) -> int:
         return 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
     listener = socket.socket(fileno=listen_fd)
-    for module, names in preload:  # ``[module, [names imported from it]]``
-        # A failure is left for the run itself to meet and report.
-        with contextlib.suppress(Exception):
-            imported = importlib.import_module(module)
-            for name in names:  # a package's lazily imported names, or submodules
-                with contextlib.suppress(Exception):
-                    if not hasattr(imported, name):
-                        importlib.import_module(f"{module}.{name}")
-    _package_index(every_version=True)  # read once here, inherited by every child
+    _import_ahead(preload)
     server_pid = os.getpid()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(0, selectors.EVENT_READ)  # the build closes our stdin when it is done
-    children: dict[int, socket.socket] = {}
+    children: dict[int, socket.socket] = {}  # pid -> the connection its request came on
     try:
         while True:
             for key, _ in selector.select(timeout=0.005 if children else None):
@@ -759,26 +772,47 @@ def serve(listen_fd: int, build_pid: int, preload: list) -> int:
                     _forked_run(request, server_pid, [listener, conn, *children.values()])
                 conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
                 children[pid] = conn
-            while children:
-                try:
-                    pid, status = os.waitpid(-1, os.WNOHANG)
-                except ChildProcessError:
-                    break
-                if pid == 0:
-                    break
-                conn = children.pop(pid, None)
-                if conn is not None:
-                    try:
-                        conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
-                    except OSError:
-                        pass
-                    conn.close()
+            _reap(children)
     finally:
         for pid in children:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def _import_ahead(preload: list) -> None:
+    """Import what the explainers import (``[module, [names imported from it]]``) and read the
+    installed packages' versions, once, for every forked child to inherit."""
+    import importlib
+
+    for module, names in preload:
+        # A failure is left for the run itself to meet and report.
+        with contextlib.suppress(Exception):
+            imported = importlib.import_module(module)
+            for name in names:  # a package's lazily imported names, or submodules
+                with contextlib.suppress(Exception):
+                    if not hasattr(imported, name):
+                        importlib.import_module(f"{module}.{name}")
+    _package_index(every_version=True)
+
+
+def _reap(children: dict) -> None:
+    """Tell the build the return code of each child that has ended, on its request's connection."""
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        conn = children.pop(pid, None)
+        if conn is not None:
+            try:
+                conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+            except OSError:
+                pass
+            conn.close()
 
 
 def _read_line(conn) -> bytes:

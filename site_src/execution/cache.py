@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import glob as globlib
-import hashlib
 import json
 import os
 import shutil
@@ -89,22 +88,15 @@ class CacheEntry(BaseModel):
         A run with untracked reads and no declared ``inputs:`` has inputs no digest covers: its
         id covers what it produced too, so different numbers never share an id.
         """
-        h = hashlib.sha256(self.static_key.encode())
-        h.update(json.dumps([self.deps, self.inputs, self.packages], sort_keys=True).encode())
-        if self.untracked and not self.inputs:
-            h.update(json.dumps([self.values, self.stdout], sort_keys=True).encode())
-        return h.hexdigest()
+        produced = [json.dumps([self.values, self.stdout], sort_keys=True)] if self.untracked and not self.inputs else []
+        return filestate.digest_parts([self.static_key, json.dumps([self.deps, self.inputs, self.packages], sort_keys=True),
+                                       *produced])
 
 
 def static_key(code_text: str, declared: list[str] | None) -> str:
     """The part of the key known before the run."""
-    h = hashlib.sha256()
-    parts = (code_text, sys.version, Path(_runner.__file__).read_text(), str(_runner.SEED), str(FORMAT),
-             json.dumps(declared))
-    for part in parts:
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
+    return filestate.digest_parts([code_text, sys.version, Path(_runner.__file__).read_text(), str(_runner.SEED),
+                                   str(FORMAT), json.dumps(declared)])
 
 
 def declared_inputs(root: Path, patterns: list[str] | None) -> dict[str, dict[str, str | None]]:
@@ -223,7 +215,7 @@ def store(work: Path, final: Path, entry: CacheEntry) -> None:
 
 def artefact_digests(folder: Path, names: list[str]) -> dict[str, str]:
     """sha256 of each named file in ``folder``, to check the cached copies on every later use."""
-    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in names}
+    return {name: hash_file(folder / name) for name in names}
 
 
 def prune(cache_dir: Path, slugs: set[str]) -> None:
@@ -249,14 +241,10 @@ def site_code_digest() -> str:
     and runs every check again."""
     import importlib.util
 
-    h = hashlib.sha256()
     here = Path(__file__).parent.parent  # site_src/
     files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
     files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.significance", "faircode.tolerances")})
-    for name, path in files.items():
-        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
+    return filestate.digest_parts(part for name, path in files.items() for part in (name, path.read_bytes()))
 
 
 class PassedChecks:
@@ -285,8 +273,7 @@ class PassedChecks:
     @staticmethod
     def key(source: Path, entry: Path, accepted: Path) -> str:
         """The digest of an explainer's source, its run's cache entry, its accepted numbers and the site's code."""
-        return hashlib.sha256(json.dumps([str(hash_file(source)), str(hash_file(entry)), str(hash_file(accepted)),
-                                          site_code_digest()]).encode()).hexdigest()
+        return filestate.digest_parts([hash_file(source), hash_file(entry), hash_file(accepted), site_code_digest()])
 
     def holds(self, slug: str, key: str) -> bool:
         return self._enabled and self._passed.get(slug) == key

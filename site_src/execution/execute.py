@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -38,14 +39,14 @@ class RunResult:
     slug: str
     stdout: str
     stderr: str
-    values: dict
+    values: dict  # the top-level names the code defined (numbers, strings, small lists or dicts)
     figures: list[Path]  # SVG paths (a phone's variant, `-narrow.svg`, next to some)
     duration_s: float
     peak_memory_mb: float
     modules: list[str]
     data_files: list[str]
     untracked: list[str]  # reads the cache cannot track (see site_src.execution.cache)
-    packages: dict
+    packages: dict[str, str]  # distribution -> version, of those the run imported
     python: str
     run_at: str  # ISO date of the run (UTC)
     cached: bool
@@ -54,8 +55,13 @@ class RunResult:
     out_dir: Path = field(repr=False)
     warnings: tuple[str, ...] = ()  # output that was not UTF-8, processes left running (killed)
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
-    # line in the generated file, what it printed and the (1-based) figures it opened.
-    cells: list = field(default_factory=list, repr=False)
+    # line in the generated file, what it printed and the (1-based) figures it opened, as
+    # `cache.CellRecord.model_dump()` (the render stage reads them as dicts).
+    cells: list[dict] = field(default_factory=list, repr=False)
+
+
+OnRunStart = Callable[[str], None]  # given the slug of a run as it starts (not for a cache hit)
+OnRunDone = Callable[[RunResult | ExecutionError], None]  # given each outcome as it finishes
 
 
 def execute(
@@ -68,9 +74,10 @@ def execute(
     memory: dict[str, int] | None = None,
     jobs: int = 1,
     use_cache: bool = True,
-    force: set[str] | None = None,
-    on_done=None,
-    on_start=None,
+    force_all: bool = False,
+    force: Collection[str] = frozenset(),
+    on_done: OnRunDone | None = None,
+    on_start: OnRunStart | None = None,
     fork: bool = True,
 ) -> tuple[list[RunResult], list[ExecutionError]]:
     """Run (or reuse) every code file; return the results and the failures.
@@ -93,8 +100,10 @@ def execute(
         How many runs at once (each in its own process).
     use_cache : bool
         False for ``check``: everything runs fresh and nothing is read from the cache.
-    force : set of str, optional
-        Slugs to re-run even if cached (an empty set means all).
+    force_all : bool
+        Re-run every explainer even if cached (``fairsite build --force``).
+    force : collection of str
+        Slugs to re-run even if cached (``fairsite build --force SLUG ...``).
     on_done : callable, optional
         Called with each RunResult or ExecutionError as it finishes (progress display).
     on_start : callable, optional
@@ -103,6 +112,12 @@ def execute(
         Fork each run from a server that has imported what the explainers import (Linux; the
         default), instead of starting a fresh interpreter per run. Both give every run a clean
         process of its own with the same limits (see ``site_src.execution._runner``).
+
+    Returns
+    -------
+    tuple of (list of RunResult, list of ExecutionError)
+        The runs that succeeded (fresh or from the cache) and the ones that failed, each in the
+        order of ``code_files``.
     """
     root, cache_dir = Path(root).resolve(), Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -110,19 +125,7 @@ def execute(
     cache.load_digests(cache_dir)
     inputs = inputs or {}
 
-    def lookup(code: CodeFile):
-        """A cache hit as a RunResult, or the reason to run."""
-        if not use_cache:
-            return None, "cache disabled (check)"
-        if force is not None and (not force or code.slug in force):
-            return None, "forced"
-        entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text,
-                                     declared=inputs.get(code.slug), root=root)
-        if entry is None:
-            return None, reason
-        return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason), reason
-
-    def run(code: CodeFile, reason: str):
+    def run(code: CodeFile, reason: str, server: _ForkServer | None) -> RunResult | ExecutionError:
         try:
             outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600),
                            memory=(memory or {}).get(code.slug, DEFAULT_MEMORY), reason=reason,
@@ -137,7 +140,8 @@ def execute(
     todo: list[tuple[CodeFile, str]] = []
     for code in code_files:
         try:
-            hit, reason = lookup(code)
+            hit, reason = _lookup(code, root=root, cache_dir=cache_dir, declared=inputs.get(code.slug),
+                                  use_cache=use_cache, forced=force_all or code.slug in force)
         except ExecutionError as err:
             hit, reason = err, ""
         if hit is None:
@@ -149,12 +153,38 @@ def execute(
     # Longest first (by the last recorded run; never run: first), so that the slowest run
     # does not start last and leave the other workers idle at the end.
     todo.sort(key=lambda item: -cache.last_run_seconds(cache_dir / item[0].slug))
+    outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork))
+    cache.save_digests(cache_dir)
+    in_order = [outcomes[c.slug] for c in code_files]
+    return ([o for o in in_order if isinstance(o, RunResult)],
+            [o for o in in_order if isinstance(o, ExecutionError)])
+
+
+def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] | None, use_cache: bool,
+            forced: bool) -> tuple[RunResult | None, str]:
+    """A cache hit as a RunResult, or None and the reason to run."""
+    if not use_cache:
+        return None, "cache disabled (check)"
+    if forced:
+        return None, "forced"
+    entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text, declared=declared, root=root)
+    if entry is None:
+        return None, reason
+    return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason), reason
+
+
+def _run_all(todo: list[tuple[CodeFile, str]],
+             run: Callable[[CodeFile, str, _ForkServer | None], RunResult | ExecutionError], *,
+             root: Path, jobs: int, fork: bool) -> dict[str, RunResult | ExecutionError]:
+    """Each ``run(code, reason, server)`` of ``todo`` on a pool of ``jobs`` threads, each waiting on
+    its own process; on Ctrl-C, every process is killed before the interrupt goes on."""
     _INTERRUPTED.clear()
     # Started here, in the thread that lives for the whole build: the server dies with it.
     server = _ForkServer(root, _preload([c for c, _ in todo])) if todo and fork and _ForkServer.available() else None
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)))
+    outcomes = {}
     try:
-        for (code, _), outcome in zip(todo, pool.map(lambda item: run(*item), todo)):
+        for (code, _), outcome in zip(todo, pool.map(lambda item: run(*item, server), todo)):
             outcomes[code.slug] = outcome
     except BaseException:
         # Ctrl-C lands in this thread while workers wait on their children: kill the children so
@@ -170,18 +200,37 @@ def execute(
         if server is not None:
             server.close()
     pool.shutdown()
-    cache.save_digests(cache_dir)
-    outcomes = [outcomes[c.slug] for c in code_files]
-    results = [o for o in outcomes if isinstance(o, RunResult)]
-    errors = [o for o in outcomes if isinstance(o, ExecutionError)]
-    return results, errors
+    return outcomes
 
 
 def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
-         declared: list[str] | None, on_start=None, server: _ForkServer | None = None) -> RunResult:
+         declared: list[str] | None, on_start: OnRunStart | None = None,
+         server: _ForkServer | None = None) -> RunResult:
+    """Run one explainer in a clean process of its own and cache what it produced: spawn the
+    process and wait for it, collect what it reported, store the entry. A run that fails (or is
+    interrupted) raises and leaves nothing in the cache folder."""
     source = _rel(code.source, root)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
-    token = work.name  # unique to this run: marks every process it starts (see _kill_leftovers)
+    try:
+        spec = _write_spec(code, work, root=root, source=source, timeout=timeout, memory=memory)
+        declared_before = cache.declared_inputs(root, declared)  # as the run found them
+        if on_start:
+            on_start(code.slug)
+        started = time.perf_counter()
+        returncode, leftover = _spawn(code, spec, root=root, source=source, timeout=timeout, server=server)
+        reported = _collect(code, work, returncode, leftover, source=source, timeout=timeout, memory=memory)
+        wall = time.perf_counter() - started
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    entry = _entry(code, work, reported, root=root, declared=declared, declared_before=declared_before, wall=wall)
+    final = cache_dir / code.slug
+    cache.store(work, final, entry)
+    return _result(code.slug, final, entry, cached=False, reason=reason)
+
+
+def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout: int, memory: int) -> Path:
+    """What ``_runner.main`` is to run, and how, as ``work/spec.json``."""
     spec = {
         "root": str(root),
         "code_path": str(Path(code.path).resolve()),
@@ -195,20 +244,27 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         "memory_bytes": memory,
         "parent_pid": os.getpid(),
     }
-    (work / "spec.json").write_text(json.dumps(spec))
-    declared_before = cache.declared_inputs(root, declared)  # as the run found them
-    if on_start:
-        on_start(code.slug)
-    started = time.perf_counter()
+    path = work / "spec.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def _spawn(code: CodeFile, spec: Path, *, root: Path, source: str, timeout: int,
+           server: _ForkServer | None) -> tuple[int, list[str]]:
+    """Start the run's process (forked by ``server``, or a fresh interpreter), wait for it to end
+    and kill whatever it left running; its return code and the command lines of those killed.
+    Past its timeout it is killed and a timeout error raised."""
+    work = spec.parent
+    token = work.name  # unique to this run: marks every process it starts (see _kill_leftovers)
     # Output goes to files, not pipes: the run ends when its process ends, even if a child it
     # left behind still holds the other end of a pipe.
     if server is not None:
-        proc = server.start(work / "spec.json", stdout=work / "stdout.bin", stderr=work / "stderr.bin",
+        proc = server.start(spec, stdout=work / "stdout.bin", stderr=work / "stderr.bin",
                             cwd=root, env={_TOKEN: token})
     else:
         with open(work / "stdout.bin", "wb") as out, open(work / "stderr.bin", "wb") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "site_src.execution._runner", str(work / "spec.json")],
+                [sys.executable, "-m", "site_src.execution._runner", str(spec)],
                 cwd=root, env={**_run_environment(), _TOKEN: token}, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=err, start_new_session=True,  # its own process group, so its children die with it
             )
@@ -222,29 +278,40 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         proc.wait()
         _kill_leftovers(proc.pid, token)
         stderr, _ = _read_output(work / "stderr.bin")
-        shutil.rmtree(work, ignore_errors=True)
         raise _timed_out(code, source, timeout, stderr) from None
     except BaseException:
-        # Ctrl-C: take the child down with us and leave nothing half-written behind.
+        # Ctrl-C: take the child down with us (the caller removes what it half-wrote).
         _kill(proc)
         _kill_leftovers(proc.pid, token)
-        shutil.rmtree(work, ignore_errors=True)
         raise
     finally:
         _RUNNING.discard(proc)
-    leftover = _kill_leftovers(proc.pid, token)
+    return proc.returncode, _kill_leftovers(proc.pid, token)
+
+
+@dataclass(frozen=True)
+class _Reported:
+    """What a run that ended without error printed and reported."""
+
+    stdout: str
+    stderr: str
+    result: dict  # its result.json, as ``_runner.main`` writes it
+    warnings: list[str]  # output that was not UTF-8, processes left running (killed)
+
+
+def _collect(code: CodeFile, work: Path, returncode: int, leftover: list[str], *, source: str, timeout: int,
+             memory: int) -> _Reported:
+    """Read what the ended run printed and reported; an ExecutionError if it timed out, died or
+    raised, naming the explainer's line where it can."""
     stdout, out_bad = _read_output(work / "stdout.bin")
     stderr, err_bad = _read_output(work / "stderr.bin")
     warnings = [f"{source}: printed bytes that are not UTF-8 on {name}; they are shown as \ufffd"
                 for name, bad in (("stdout", out_bad), ("stderr", err_bad)) if bad]
     result_file = work / "result.json"
     if not result_file.exists() and stderr.lstrip().startswith("Timeout ("):  # faulthandler's own stop
-        shutil.rmtree(work, ignore_errors=True)
         raise _timed_out(code, source, timeout, stderr)
     if not result_file.exists():
-        error = _died(code, source, proc.returncode, work, stdout, stderr, memory)
-        shutil.rmtree(work, ignore_errors=True)
-        raise error
+        raise _died(code, source, returncode, work, stdout, stderr, memory)
     data = json.loads(result_file.read_text())
     leftover = data["leftover"] + leftover
     if leftover:
@@ -252,18 +319,23 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         warnings.append(f"{source}: the code left {len(leftover)} process(es) running after it ended; "
                         f"they were killed: {shown}")
     if data["status"] == "error":
-        shutil.rmtree(work, ignore_errors=True)
         out = f"\n--- what it printed ---\n{stdout.strip()[-2000:]}" if stdout.strip() else ""
         if data.get("memory_exceeded"):
             raise ExecutionError(f"exceeded its memory limit of {format_bytes(memory)} (MemoryError); raise "
                                  "`memory:` in the front matter if it needs more" + out,
                                  explainer=source, line=data["source_line"])
         raise ExecutionError(f"raised {data['error']}\n{data['traceback']}{out}", explainer=source, line=data["source_line"])
-    wall = time.perf_counter() - started
+    return _Reported(stdout=stdout, stderr=stderr, result=data, warnings=warnings)
+
+
+def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, declared: list[str] | None,
+           declared_before: dict[str, dict[str, str | None]], wall: float) -> cache.CacheEntry:
+    """The cache entry of a finished run: its key (the code, what it read, the packages it
+    imported), what it produced and the digests of its figures; the run's own files removed."""
     for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin"):
         (work / name).unlink()
-    figures = [f["svg"] for f in data["figures"]]
-    entry = cache.CacheEntry(
+    data = reported.result
+    return cache.CacheEntry(
         format=cache.FORMAT,
         static_key=cache.static_key(code.text, declared),
         deps={p: cache.hash_file(root / p) for p in data["modules"] + data["data_files"]},
@@ -272,10 +344,10 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         packages=data["packages"],
         artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "narrow")
                                                 if kind in f]),
-        stdout=stdout,
-        stderr=stderr,
+        stdout=reported.stdout,
+        stderr=reported.stderr,
         values=data["values"],
-        figures=figures,
+        figures=[f["svg"] for f in data["figures"]],
         narrow={f["svg"]: f["narrow"] for f in data["figures"] if "narrow" in f},
         cells=[cache.CellRecord(line=c["line"], stdout=c["stdout"], figures=c["figures"]) for c in data.get("cells", [])],
         duration_s=round(data["duration_s"], 3),
@@ -286,11 +358,8 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         data_files=data["data_files"],
         python=data["python"],
         run_at=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        warnings=warnings,
+        warnings=reported.warnings,
     )
-    final = cache_dir / code.slug
-    cache.store(work, final, entry)
-    return _result(code.slug, final, entry, cached=False, reason=reason)
 
 
 _GRACE_S = 10  # the run stops itself at its timeout; the build kills it this much later
@@ -397,6 +466,8 @@ class _Forked:
             self.returncode = json.loads(line)["returncode"]
             self._conn.close()
         return self.returncode
+
+
 _TOKEN = "FAIRSITE_RUN"  # environment variable naming the run, inherited by all it starts
 
 
