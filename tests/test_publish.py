@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from site_src.build import BuildOptions, build
+from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main
 from site_src.errors import BuildFailed, SiteError
 from site_src.publishing.linkcheck import broken_links
@@ -54,7 +54,7 @@ def committed(tmp_path_factory) -> Path:
     _git("init", "-q", "-b", "main", cwd=root)
     _git("config", "user.name", "Test Maintainer", cwd=root)
     _git("config", "user.email", "maintainer@example.org", cwd=root)
-    build(BuildOptions(root=root, numbers="accept"))  # writes explainers/coin-flips.numbers.json
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))  # writes explainers/coin-flips.numbers.json
     _commit_all(root, "tiny site")
     return root
 
