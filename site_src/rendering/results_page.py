@@ -4,7 +4,7 @@ Everything on the page is generated from ``results/`` (``results_fairness.csv``,
 ``results/README.md`` describes, ``results_by_group.csv`` and ``results_performance.csv``), so the
 page stays right when the results change. Each table is plain HTML that reads well without
 JavaScript (``templates/results-table.html.j2``, ``templates/results-groups.html.j2``, escaped);
-``templates/assets/results-table.js`` and ``results-groups.js`` add the filters and the sorting.
+``templates/assets/results.js`` adds the filters and the sorting.
 The figures are ``figures.draw_audit_figures``'s.
 
 The page is made once per version of the results files and of the code and templates that make
@@ -222,7 +222,7 @@ def table_html(df: pd.DataFrame, *, small_sample: int | None = None) -> Markup:
     if small_sample is None:
         from faircode.significance import SMALL_SAMPLE_THRESHOLD as small_sample
     cols = [c for c in _COLUMNS if c[0] == "ci" or c[0] in df.columns]
-    # Help is in `data-help`, which results-table.js turns into a toggletip that click, tap and
+    # Help is in `data-help`, which results.js turns into a toggletip that click, tap and
     # the keyboard open; `title` stays as the no-JavaScript fallback (the script removes it).
     head = [{"attrs": [("data-type", kind), ("data-col", key), ("scope", "col"), *_help(_HEADER_TITLES.get(key))],
              "title": title, "sortable": kind != "none"} for key, title, kind in cols]
@@ -318,7 +318,7 @@ def group_filter_options(df: pd.DataFrame) -> dict[str, list[str]]:
 def groups_table_html(df: pd.DataFrame, *, alpha: float) -> Markup:
     """``results_by_group.csv`` as one HTML table: a row per group, rate, interval and tests.
 
-    Rows carry ``data-<column>`` attributes for ``assets/results-groups.js``; a group below the
+    Rows carry ``data-<column>`` attributes for ``assets/results.js``; a group below the
     manifest's minimum size is marked (``fc-small``) and its comparison cells say why they are
     empty. The largest gap and its max-gap p-value repeat on each row of a comparison; p-values
     below ``alpha`` are bold. Raises ValueError naming the columns ``df`` lacks.
