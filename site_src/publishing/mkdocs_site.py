@@ -1,7 +1,11 @@
-"""Stage 6, site: MkDocs builds the staged ``docs/`` into a staged ``site/``, the build's manifest
-(``fairsite-manifest.json``: commit, date, lock and numbers digests, page digests) is written at its
-root, and both are swapped in only when everything succeeded, so a failed or interrupted build
-leaves the previous ones whole.
+"""Stage 6, site: MkDocs builds the staged ``docs/`` into a staged ``site/`` (``build_site``; the
+stage ``build.build`` reports as "mkdocs"), the build's manifest (``fairsite-manifest.json``: commit,
+date, lock and numbers digests, page digests) is written at its root, and both are swapped in only
+when everything succeeded (``staging``, ``swap_in``), so a failed or interrupted build leaves the
+previous ones whole. ``build_lock`` keeps two builds of one tree apart, and ``record_outputs`` /
+``outputs_current`` let a build with nothing changed skip this stage.
+
+(Named for what it runs: ``site.py`` was the name of a standard-library module.)
 """
 
 from __future__ import annotations
