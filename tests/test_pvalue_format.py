@@ -76,6 +76,7 @@ def test_floor_text_is_one_over_m_plus_one_for_m_permutations(m):
     a, b = np.arange(100.0, 140.0), np.arange(0.0, 40.0)
     res = permutation_test_result(a, b, n_permutations=m, random_state=0)
     assert res.is_monte_carlo_minimum
+    assert res.p_value == pytest.approx(1 / (m + 1), rel=1e-12)  # (0 + 1) / (m + 1): the true floor
     expected = f"p ≤ 1/{m + 1:,}"
     assert res.format_p_value() == expected
     assert pvalue(res.p_value, m) == expected

@@ -119,7 +119,10 @@ def _cached_page(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> 
     key = digest_parts([
         *(hash_file(results.path.with_name(n)) for n in (results.path.name, PERFORMANCE_FILE, BY_GROUP_FILE)),
         *(p.read_bytes() for p in sorted(TEMPLATES.glob("results*.j2"))),
-        *(Path(__file__).with_name(m).read_bytes() for m in ("results_page.py", "figures.py", "results.py")),
+        # The code that writes the page's text: this module, its figures, cells, filters and p-values.
+        *(Path(__file__).with_name(m).read_bytes()
+          for m in ("results_page.py", "figures.py", "results.py", "filters.py", "environment.py")),
+        Path(format_p_value.__code__.co_filename).read_bytes(),
         " ".join(sorted(slugs)), metadata.version("matplotlib"),
     ])
     cache = root / ".cache" / "fairsite-results" / key[:20]
