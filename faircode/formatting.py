@@ -103,6 +103,21 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     ValueError
         ``p`` or ``floor`` outside [0, 1]; ``digits < 1``.
 
+    Notes
+    -----
+    A Monte Carlo p-value from ``m`` relabellings, ``b`` of them at least as extreme as the data,
+    is ``(b + 1) / (m + 1)`` (``faircode.significance.permutation_test_result``); its smallest
+    value, reached when ``b = 0``, is ``1 / (m + 1)``, so 9,999 relabellings give "p ≤ 1/10,000"
+    (not "1/9,999", and not "<": the estimate equals the floor). Two significant digits
+    everywhere, trailing zeros kept ("0.50"), so every p-value on a page carries the same
+    precision.
+
+    Powers of ten are written with Unicode superscripts ("10⁻⁷"), not "1e-07", in the console too:
+    one text for the page, the notebook and the printed output, which the pages show side by
+    side. The project runs on Python 3.11 on Linux, where standard output is UTF-8 (a C or POSIX
+    locale is coerced to UTF-8, PEP 538 and PEP 540), and the text already needs Unicode for
+    "≤" and "×"; an ASCII fallback would be a second convention.
+
     References
     ----------
     Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero: calculating

@@ -6,35 +6,66 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from faircode.significance import format_p_value, permutation_test_result
 from site_src.rendering.filters import mc_percent, pvalue
-from site_src.rendering.results_page import _cell
+from site_src.rendering.results_page import table_html
 
 HYPOTHESIS = settings(max_examples=200, deadline=None, database=None, derandomize=True)
 
 
-@pytest.mark.parametrize(
-    ("p", "floor", "expected"),
-    [
-        (1 / 10_000, 1 / 10_000, "p ≤ 1/10,000"),  # 9,999 relabellings, none as extreme
-        (1 / 2001, 1 / 2001, "p ≤ 1/2,001"),  # 2,000 relabellings
-        (0.0321, None, "p = 0.032"),  # two significant digits
-        (0.5, 1 / 10_000, "p = 0.50"),  # the trailing zero is a significant digit
-        (0.2, None, "p = 0.20"),
-        (0.0012, None, "p = 0.0012"),  # fixed notation down to 0.001
-        (1.0, None, "p = 1.0"),
-        (3.2e-7, 0.0, "p = 3.2 × 10⁻⁷"),  # below 0.001: superscript exponent, true minus sign
-        (9.085e-26, None, "p = 9.1 × 10⁻²⁶"),
-        (0.0, 0.0, "p < 10⁻³⁰⁰"),  # an exact p that underflowed
-        (float("nan"), None, "p = n/a"),
-    ],
-)
-def test_format_p_value_convention(p, floor, expected):
-    assert format_p_value(p, floor=floor) == expected
+def _convention(p: float) -> str:
+    """The project's p-value text, built independently of ``format_p_value``: exact decimal
+    rounding (``decimal``, half-even on the exact binary value) to two significant digits, fixed
+    notation from 0.001 up, ``m.m × 10ᵉ`` below with the exponent in Unicode superscripts (looked
+    up by their Unicode names)."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+    from unicodedata import lookup
+
+    d = Decimal(p)  # the double's exact value
+    if p >= 0.001:
+        exp = d.adjusted()
+        q = d.quantize(Decimal(1).scaleb(exp - 1), rounding=ROUND_HALF_EVEN)
+        if q.adjusted() > exp:  # 0.0996 -> 0.10: two digits of the next decade
+            q = d.quantize(Decimal(1).scaleb(exp), rounding=ROUND_HALF_EVEN)
+        return f"p = {q:f}"
+    exp = d.adjusted()
+    mantissa = d.scaleb(-exp).quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
+    if mantissa == 10:
+        mantissa, exp = Decimal("1.0"), exp + 1
+    names = {"-": "MINUS", **{str(i): n for i, n in enumerate(
+        ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"])}}
+    power = "".join(lookup(f"SUPERSCRIPT {names[c]}") for c in str(exp))
+    return f"p = {mantissa} {lookup('MULTIPLICATION SIGN')} 10{power}"
+
+
+def _oracle_p_values() -> list[float]:
+    """p-values computed by SciPy, not by faircode: exact tests on small tables, and normal tails."""
+    from scipy import stats
+
+    ps = [stats.fisher_exact([[a, 20 - a], [b, 20 - b]]).pvalue for a, b in ((3, 9), (5, 8), (2, 14), (10, 10))]
+    ps += [stats.binomtest(k, 40, 0.5).pvalue for k in (8, 13, 17, 20)]
+    ps += [2 * stats.norm.sf(z) for z in (1.0, 1.96, 3.3, 5.0, 10.0, 20.0)]
+    return ps + [0.0996, 0.000999, 0.5, 1.0, 0.0012]  # the decade edges and the trailing zero
+
+
+def test_the_p_value_convention_against_independent_values():
+    """One convention, pinned: every p-value SciPy computes reads as the independent oracle
+    writes it, the site's filter prints the same, and the Monte Carlo floor of ``m`` relabellings
+    is the true smallest value of ``(b + 1) / (m + 1)``: ``1/(m + 1)``, never ``1/m``."""
+    for p in _oracle_p_values():
+        assert format_p_value(p) == _convention(p), p
+        assert pvalue(p) == _convention(p)
+    assert format_p_value(0.0) == "p < 10" + "\u207b\u00b3\u2070\u2070"  # an exact p that underflowed
+    assert format_p_value(float("nan")) == "p = n/a"
+    for m in (99, 2000, 9999):
+        floor = 1 / (m + 1)  # no relabelling as extreme: (0 + 1) / (m + 1)
+        assert format_p_value(floor, floor=floor) == f"p \u2264 1/{m + 1:,}" == pvalue(floor, m)
+        assert format_p_value(0.5, floor=floor) == _convention(0.5)  # above the floor: the usual text
 
 
 @pytest.mark.parametrize("m", [99, 999, 2000, 9999])
@@ -45,6 +76,7 @@ def test_floor_text_is_one_over_m_plus_one_for_m_permutations(m):
     a, b = np.arange(100.0, 140.0), np.arange(0.0, 40.0)
     res = permutation_test_result(a, b, n_permutations=m, random_state=0)
     assert res.is_monte_carlo_minimum
+    assert res.p_value == pytest.approx(1 / (m + 1), rel=1e-12)  # (0 + 1) / (m + 1): the true floor
     expected = f"p ≤ 1/{m + 1:,}"
     assert res.format_p_value() == expected
     assert pvalue(res.p_value, m) == expected
@@ -81,9 +113,12 @@ def test_never_prints_zero_and_keeps_two_significant_digits(p, m):
 
 
 def test_results_page_prints_the_same_p_value():
+    row = {"audit": "a", "strategy": "S0", "model": "m", "attribute": "sex", "metric": "demographic_parity_difference",
+           "value_disadvantaged": 0.2, "value_advantaged": 0.3, "gap": -0.1, "ci_low": -0.2, "ci_high": 0.0,
+           "significant": True, "small_sample_warning": False}
     for p, shown in ((0.0321, "0.032"), (3.2e-7, "3.2 × 10⁻⁷"), (0.0, "&lt; 10⁻³⁰⁰")):
-        row = {"metric": "demographic_parity_difference", "p_value": p}
-        assert _cell("p_value", row).endswith(f">{shown}</td>")
+        html = str(table_html(pd.DataFrame([{**row, "p_value": p}]), small_sample=30))
+        assert f'data-col="p_value" data-label="p" data-value="{p!r}">{shown}</td>' in html
 
 
 def test_filter_rejects_what_is_not_a_p_value():

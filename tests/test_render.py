@@ -16,7 +16,8 @@ import pytest
 
 from site_src.publishing.linkcheck import broken_links, external_loads
 from site_src.rendering.notebook import page_notebook_json, split_cells
-from site_src.rendering.results_page import draw_audit_figures, filter_options, table_html
+from site_src.rendering.figures import draw_audit_figures
+from site_src.rendering.results_page import filter_options, table_html
 
 CODE = textwrap.dedent('''
     """Doc."""
@@ -147,7 +148,7 @@ def test_link_checker_finds_missing_files_anchors_and_outside_loads(tmp_path):
 
 def test_results_page_lists_rows_dropped_per_audit(tmp_path):
     """Issue 12: the dropped counts come from results_performance.csv's n_dropped column."""
-    from site_src.rendering.render import _dropped_per_audit
+    from site_src.rendering.results_page import _dropped_per_audit
 
     perf = tmp_path / "results_performance.csv"
     perf.write_text("audit,audit_name,strategy,model,n_dropped\n"

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from faircode import benchmark as bm
-from site_src.rendering import render
+from site_src.rendering import results_page
 from site_src.rendering.results_page import group_filter_options, groups_table_html
 
 
@@ -25,7 +25,7 @@ def _rows():
 
 
 def test_the_by_group_file_name_is_the_benchmarks():
-    assert render.BY_GROUP_FILE == bm.BY_GROUP_FILE
+    assert results_page.BY_GROUP_FILE == bm.BY_GROUP_FILE
 
 
 def test_groups_table_marks_reference_small_cells_and_significance():

@@ -135,10 +135,10 @@ def test_budget_must_be_positive(capsys):
 
 def _rendered_pages(monkeypatch) -> list[str]:
     """The explainers whose pages the next build renders (not copied from the page cache)."""
-    from site_src.rendering import render
+    from site_src.rendering import pages
 
-    rendered, real = [], render._render_explainer
-    monkeypatch.setattr(render, "_render_explainer", lambda env, e, *a, **k: (rendered.append(e.slug), real(env, e, *a, **k))[1])
+    rendered, real = [], pages._render_explainer
+    monkeypatch.setattr(pages, "_render_explainer", lambda env, e, *a, **k: (rendered.append(e.slug), real(env, e, *a, **k))[1])
     return rendered
 
 

@@ -12,15 +12,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from mkdocs.structure.nav import Section
 
+from site_src.errors import ConfigError
 from site_src.publishing import provenance
+from site_src.sources.collect import split_front_matter
 
 
 def on_config(config):
-    # `fairsite build` puts in the facts it also writes to fairsite-manifest.json; a plain
-    # `mkdocs build` or `serve` reads them from the tree.
+    """Give the theme the build's facts (``extra.build``: commit and date, shown in every footer).
+
+    ``fairsite build`` puts in the facts it also writes to ``fairsite-manifest.json``; a plain
+    ``mkdocs build`` or ``mkdocs serve`` reads them from the tree (``provenance.tree_facts``).
+    """
     if "build" not in config.extra:
         config.extra["build"] = provenance.tree_facts(Path(config.config_file_path).parent)
     return config
@@ -39,15 +43,33 @@ def on_page_content(html, page, config, files):
     return m.group(1) if m else html
 
 
-def _front_matter(path: str) -> dict:
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    if not text.startswith("---\n"):
-        return {}
-    return yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
-
-
 def on_nav(nav, config, files):
+    """The navigation a reader sees: each explainer under its title in the "Explainers" section,
+    the one-page folders as pages, everything in the ``order`` its front matter gives.
+
+    MkDocs makes a folder a section named after the folder: ``explainers/<slug>/index.md`` would
+    be a one-page section called "<Slug>", and ``glossary/index.md`` a section "Glossary". This
+    lifts each such page into its parent, sorts by the pages' ``order`` (then title), and links
+    previous and next pages in the new order.
+
+    Why a hook rather than a ``nav:`` the build writes into the config: the order lives in one
+    place, each page's front matter (the explainer's ``order:``, the reader pages' templates),
+    and the hook reads it where MkDocs reads the pages, so a plain ``mkdocs serve`` or
+    ``mkdocs build`` on ``docs/`` shows the same navigation as ``fairsite build``; a written
+    ``nav:`` would be a second list of every page to keep in step with the templates.
+
+    Parameters
+    ----------
+    nav : mkdocs.structure.nav.Navigation
+        MkDocs' navigation, from the folder layout of ``docs/``.
+    config, files
+        MkDocs' config and files (unused; the hook's signature).
+
+    Returns
+    -------
+    mkdocs.structure.nav.Navigation
+        ``nav``, changed in place: its items, pages and previous/next links.
+    """
     for section in [item for item in nav.items if isinstance(item, Section)]:
         flat = []
         for child in section.children:
@@ -77,10 +99,17 @@ def on_nav(nav, config, files):
 
 
 def _order(item) -> int:
+    """A page's ``order`` from its front matter; 100 (after the ordered ones) without one."""
     file = getattr(item, "file", None)
     if file is None or not file.abs_src_path:
         return 100
-    return int(_front_matter(file.abs_src_path).get("order", 100))
+    with open(file.abs_src_path, encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    try:
+        meta, _ = split_front_matter(lines, shown=file.src_uri)
+    except ConfigError:
+        return 100  # no front matter (or a broken one, which MkDocs reports itself)
+    return int(meta.get("order", 100)) if isinstance(meta, dict) else 100
 
 
 def _walk(items):

@@ -1,14 +1,17 @@
-"""Stage 6, site: MkDocs builds the staged ``docs/`` into a staged ``site/``, the build's manifest
-(``fairsite-manifest.json``: commit, date, lock and numbers digests, page digests) is written at its
-root, and both are swapped in only when everything succeeded, so a failed or interrupted build
-leaves the previous ones whole.
+"""Stage 6, site: MkDocs builds the staged ``docs/`` into a staged ``site/`` (``build_site``; the
+stage ``build.build`` reports as "mkdocs"), the build's manifest (``fairsite-manifest.json``: commit,
+date, lock and numbers digests, page digests) is written at its root, and both are swapped in only
+when everything succeeded (``staging``, ``swap_in``), so a failed or interrupted build leaves the
+previous ones whole. ``build_lock`` keeps two builds of one tree apart, and ``record_outputs`` /
+``outputs_current`` let a build with nothing changed skip this stage.
+
+(Named for what it runs: ``site.py`` was the name of a standard-library module.)
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -20,6 +23,7 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
+from site_src.filestate import digest_parts
 from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts, digest
 
 STAGE = ".fairsite-stage"
@@ -99,12 +103,8 @@ def swap_in(stage: Path, root: Path, names=("docs", "site")) -> None:
 
 def _tree_state(folder: Path) -> str:
     """A cheap digest of a folder as it stands: every file's path, size and modification time."""
-    h = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file():
-            st = path.stat()
-            h.update(f"{path.relative_to(folder)} {st.st_size} {st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+    return digest_parts(f"{p.relative_to(folder)} {st.st_size} {st.st_mtime_ns}"
+                        for p in sorted(folder.rglob("*")) if p.is_file() for st in [p.stat()])
 
 
 def record_outputs(root: Path, fingerprint: str) -> None:

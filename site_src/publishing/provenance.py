@@ -192,3 +192,67 @@ def digest(path: Path) -> str | None:
     """The sha256 (hex) of a file's bytes; None if there is no such file (remembered by the file's
     metadata across builds: ``site_src.filestate.hash_file``)."""
     return hash_file(path)
+
+
+# ----------------------------------------------------------------- what a page says it was made from
+
+# The packages whose versions a page prints beside its numbers (the ones that compute them).
+KEY_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "fairlearn", "matplotlib")
+
+
+def run_facts(run, root: Path) -> dict:
+    """The reproducibility facts an explainer page prints about its run (``run`` is a
+    ``RunResult``): when it ran, how long, its peak memory, Python and the key packages, and
+    the data files it read with their sha256."""
+    data = []
+    for rel in run.data_files:
+        p = root / rel
+        if p.exists():
+            data.append((rel, hash_file(p)))  # remembered by metadata: not re-read on every page
+    return {
+        "run_at": run.run_at,
+        "duration": f"{run.duration_s:.1f} s",
+        "memory": f"{run.peak_memory_mb:.0f} MB",
+        "python": run.python,
+        "packages": [(k, run.packages[k]) for k in KEY_PACKAGES if k in run.packages],
+        "data": data,
+        "run_id": run.run_id[:16],
+    }
+
+
+def results_facts(results_file: Path, root: Path) -> dict:
+    """What the results page prints about where its table came from: the file's name and
+    sha256, the installed versions of the key packages, and every audit's data files with the
+    sha256 its manifest declares (and the benchmark checks)."""
+    from importlib import metadata
+
+    packages = []
+    for dist in KEY_PACKAGES:
+        try:
+            packages.append((dist, metadata.version(dist)))
+        except metadata.PackageNotFoundError:
+            pass
+    return {"csv_name": results_file.name, "csv_sha256": hash_file(results_file), "packages": packages,
+            "data": _audit_data(root)}
+
+
+def _audit_data(root: Path) -> list[tuple[str, str]]:
+    """Each audit's data files with their sha256, as the manifests declare them."""
+    out = []
+    for manifest in sorted((root / "audits").glob("*/audit.yaml")):
+        # libyaml's loader when it is there: the same result, several times faster (every build reads these).
+        spec = yaml.load(manifest.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        out += [(entry["file"], entry["sha256"]) for entry in _file_entries(spec)]
+    return sorted(set(out))
+
+
+def _file_entries(node):
+    """Every ``{file, sha256}`` mapping anywhere in a manifest."""
+    if isinstance(node, dict):
+        if isinstance(node.get("file"), str) and isinstance(node.get("sha256"), str):
+            yield node
+        for v in node.values():
+            yield from _file_entries(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _file_entries(v)

@@ -17,7 +17,9 @@ from faircode.formatting import format_p_value  # NumPy-free: every page render 
 MINUS = "\u2212"
 
 
-def _num(value, name: str) -> float:
+def _real_arg(value, name: str) -> float:
+    """The value a filter was given, as a float: an undefined name, a non-number or NaN is an
+    error naming the filter ``name``."""
     if isinstance(value, Undefined):
         value._fail_with_undefined_error()  # a name the run never defined: say which
     if isinstance(value, bool) or not isinstance(value, Real):
@@ -36,25 +38,25 @@ def _signed(x: float, digits: int) -> str:
 
 def number(value, digits: int = 0) -> str:
     """``6513`` -> ``6,513``; ``0.1234, 2`` -> ``0.12``. Negative numbers get a true minus sign."""
-    x = _num(value, "number")
+    x = _real_arg(value, "number")
     return f"{x:,.{digits}f}".replace("-", MINUS)
 
 
 def percent(value, digits: int = 1) -> str:
     """A rate in [0, 1] as a percentage: ``0.243`` -> ``24.3%``."""
-    x = _num(value, "percent")
+    x = _real_arg(value, "percent")
     return f"{100 * x:.{digits}f}%".replace("-", MINUS)
 
 
 def gap(value, digits: int = 1) -> str:
     """A gap between two rates in percentage points, signed: ``-0.196`` -> ``−19.6 percentage points``."""
-    x = _num(value, "gap")
+    x = _real_arg(value, "gap")
     return f"{_signed(100 * x, digits)} percentage points"
 
 
 def signed(value, digits: int = 2) -> str:
     """A signed number: ``0.031`` -> ``+0.03``."""
-    return _signed(_num(value, "signed"), digits)
+    return _signed(_real_arg(value, "signed"), digits)
 
 
 def interval(value, digits: int = 1, unit: str = "pp") -> str:
@@ -64,7 +66,7 @@ def interval(value, digits: int = 1, unit: str = "pp") -> str:
         low, high = value
     except (TypeError, ValueError):
         raise TypeError(f"interval filter expects a (low, high) pair, got {value!r}") from None
-    low, high = _num(low, "interval"), _num(high, "interval")
+    low, high = _real_arg(low, "interval"), _real_arg(high, "interval")
     if unit == "pp":
         return f"[{_signed(100 * low, digits)}, {_signed(100 * high, digits)}] percentage points"
     if unit == "percent":
@@ -75,14 +77,14 @@ def interval(value, digits: int = 1, unit: str = "pp") -> str:
 
 
 def pvalue(value, n_resamples: int | None = None) -> str:
-    """A p-value as :func:`faircode.significance.format_p_value` prints it; never ``p = 0``.
+    """A p-value as :func:`faircode.formatting.format_p_value` decides; never ``p = 0``.
 
     ``n_resamples`` is the number ``m`` of Monte Carlo relabellings behind the p-value, whose
     smallest value under the ``(b + 1) / (m + 1)`` convention is ``1 / (m + 1)``: a p at that
     floor (no relabelling as extreme) reads ``p ≤ 1/(m + 1)``, e.g. ``p ≤ 1/2,001`` for 2,000
     shuffles. Without it the p-value is exact: ``p = 0.034``, ``p = 0.0012``, ``p = 2.1 × 10⁻⁹``.
     """
-    p = _num(value, "pvalue")
+    p = _real_arg(value, "pvalue")
     if not 0 <= p <= 1:
         raise ValueError(f"pvalue filter expects a p-value in [0, 1], got {p!r}")
     floor = None
@@ -108,7 +110,7 @@ def mc_percent(value, n: int, digits: int | None = None) -> str:
     95% confidence)``, by the rule of three (the one-sided 95% bound of a count of zero out of
     ``n`` is about ``3 / n``; Hanley and Lippman-Hand 1983), rounded outwards.
     """
-    x = _num(value, "mc_percent")
+    x = _real_arg(value, "mc_percent")
     if not 0 <= x <= 1:
         raise ValueError(f"mc_percent filter expects a share in [0, 1], got {x!r}")
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
@@ -135,7 +137,7 @@ def per_100(value, who: str, than: str, outcome: str) -> str:
     ineligible", "are approved"). The direction word comes from the sign; the count is rounded to
     a whole person, or to a tenth below one person in 100.
     """
-    x = _num(value, "per_100")
+    x = _real_arg(value, "per_100")
     if not -1 <= x <= 1:
         raise ValueError(f"per_100 filter expects a gap of rates in [-1, 1], got {x!r}")
     for name, text in (("who", who), ("than", than), ("outcome", outcome)):

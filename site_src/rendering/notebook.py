@@ -13,8 +13,14 @@ from __future__ import annotations
 import json
 import re
 
+from site_src.sources.collect import CODE_PLACEHOLDER
 
-__all__ = ["page_notebook_json", "split_cells"]
+__all__ = ["CELL_MARK", "cell_outputs", "page_notebook", "page_notebook_json", "split_cells"]
+
+# Where the page places code cell N (``cell(N)`` in the prose), until the cell's Markdown replaces it.
+CELL_MARK = "<!-- fairsite:cell {} -->"
+_CELL_MARK_RE = re.compile(r"<!-- fairsite:cell (\d+) -->")
+_FIGURE_HTML = re.compile(r'<figure class="fc-figure"[^>]*>.*?<figcaption>(.*?)</figcaption>\s*</figure>', re.S)
 
 # A new cell starts at a blank line followed by a top-level comment: the code's own step headings.
 _STEP = re.compile(r"^#(?!!)")
@@ -128,3 +134,48 @@ def _cell(kind: str, source: str, *, outputs: list | None = None) -> dict:
 def _lines(text: str) -> list[str]:
     """Text as the list of lines (each with its newline) that notebooks store, as Jupyter writes it."""
     return text.splitlines(keepends=True)
+
+
+def cell_outputs(code_cells: list[tuple[int, str]], run, *, header_lines: int) -> list[dict]:
+    """Each cell's code (without its ``# %%`` line), title, lines in the generated file, printed
+    output and figures (SVG paths), from the run's per-cell record (``run`` is a ``RunResult``)."""
+    recorded = run.cells if len(run.cells) == len(code_cells) else None
+    if recorded is not None and "".join(c["stdout"] for c in recorded) != run.stdout:
+        # Output written past sys.stdout (C code, the raw buffer, bytes that are not UTF-8) has
+        # no cell: show the run's whole output under the last cell rather than lose some of it.
+        recorded = None
+    out = []
+    for k, (line, source) in enumerate(code_cells):
+        lines = source.split("\n")
+        title = ""
+        if lines and lines[0].startswith("# %%"):
+            title = lines[0][4:].strip()
+            lines = lines[1:]
+        code = "\n".join(lines).strip("\n")
+        if recorded is not None:
+            stdout, figs = recorded[k]["stdout"], recorded[k]["figures"]
+        else:  # a run recorded before cells were (one cell: the whole code)
+            stdout, figs = (run.stdout, list(range(1, len(run.figures) + 1))) if k == len(code_cells) - 1 else ("", [])
+        out.append({"title": title, "code": code, "stdout": stdout, "figures": [run.figures[i - 1] for i in figs],
+                    "first": header_lines + line, "last": header_lines + line + source.count("\n")})
+    return out
+
+
+def page_notebook(prose: str, cells: list[dict], unplaced: list[int], *, title: str, subtitle: str,
+                  code_rel: str) -> str:
+    """The page as a notebook: ``prose`` (rendered, with its cell marks and the code placeholder)
+    as Markdown, each code cell of ``cells`` (:func:`cell_outputs`) with its outputs where the page
+    shows it, the ``unplaced`` ones where the page's code section is."""
+    parts: list[tuple] = []
+    for piece in re.split(r"(<!-- fairsite:cell \d+ -->|" + re.escape(CODE_PLACEHOLDER) + ")", prose):
+        m = _CELL_MARK_RE.fullmatch(piece)
+        numbers = [int(m.group(1))] if m else unplaced if piece == CODE_PLACEHOLDER else None
+        if numbers is None:
+            # A figure is the image output of the cell that draws it; the Markdown keeps its caption.
+            text = _FIGURE_HTML.sub(lambda f: "*" + re.sub(r"<[^>]+>", "", f.group(1)).strip() + "*", piece)
+            parts.append(("markdown", text))
+            continue
+        for n in numbers:
+            c = cells[n - 1]
+            parts.append(("code", c["code"], c["stdout"], c["figures"]))
+    return page_notebook_json(parts, title=title, subtitle=subtitle, code_rel=code_rel)

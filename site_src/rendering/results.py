@@ -1,13 +1,15 @@
-"""The benchmark's results table as the build sees it: one-row lookups for explainer prose."""
+"""The benchmark's results table as the build sees it: one-row lookups for explainer prose, and
+how the results page reads a cell (a code value as words, an empty cell, a true flag).
+"""
 
 from __future__ import annotations
 
 import csv
-import difflib
 import functools
 import math
 from pathlib import Path
 
+from faircode.formatting import did_you_mean  # NumPy-free
 from site_src.errors import CheckError
 
 
@@ -44,7 +46,7 @@ class ResultsTable:
         columns = list(self.rows[0]) if self.rows else []
         unknown = [k for k in key if k not in columns]
         if unknown:
-            hints = "; ".join(f"'{k}'{_hint(k, columns)}" for k in unknown)
+            hints = "; ".join(f"'{k}'{did_you_mean(k, columns)}" for k in unknown)
             raise CheckError(f"result({_fmt(key)}): no such column in {self.path.name}: {hints}")
         rows = self.rows
         for col, want in key.items():
@@ -52,7 +54,7 @@ class ResultsTable:
             if not narrowed:
                 held = sorted({_text(r[col]) for r in rows})
                 raise CheckError(
-                    f"result({_fmt(key)}): no row with {col} = {want!r}{_hint(_text(want), held)}; "
+                    f"result({_fmt(key)}): no row with {col} = {want!r}{did_you_mean(_text(want), held)}; "
                     f"among the rows matching so far, {col} is one of {held[:12]}"
                 )
             rows = narrowed
@@ -88,7 +90,7 @@ class ResultRow(dict):
         self.key = key
 
     def __missing__(self, column):
-        raise CheckError(f"result({_fmt(self.key)}).{column}: no such column{_hint(str(column), self)}; "
+        raise CheckError(f"result({_fmt(self.key)}).{column}: no such column{did_you_mean(column, self)}; "
                          f"the columns are {list(self)}")
 
 
@@ -96,6 +98,26 @@ def _fmt(key: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in key.items())
 
 
-def _hint(word: str, options) -> str:
-    close = difflib.get_close_matches(word, [str(o) for o in options], n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+
+# --------------------------------------------------------------- reading a cell of the results files
+
+def label(value) -> str:
+    """A code value as a reader reads it: ``logistic_regression`` -> ``logistic regression``."""
+    return str(value).replace("_", " ")
+
+
+def is_missing(value) -> bool:
+    """An empty cell as pandas reads it: None, NaN or ``pd.NA``."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType"
+
+
+def is_true(value) -> bool:
+    """A boolean cell (``True``, ``"True"``, ``"true"``); anything else, empty included, is false."""
+    return str(value).strip().lower() == "true"
+
+
+def require_columns(df, columns) -> None:
+    """Raise ValueError naming the columns of ``columns`` that ``df`` lacks."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"results table: missing column(s) {missing}; see results/README.md for the columns")

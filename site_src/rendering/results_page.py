@@ -1,68 +1,69 @@
-"""The results explorer: the benchmark's fairness table as a filterable, sortable page with figures.
+"""The results page: the benchmark's tables as filterable, sortable HTML with figures, and its cache.
 
-Everything on the page is generated from ``results/results_fairness.csv`` (its columns are
-described in ``results/README.md``), so the page stays right when the results change. The table
-is plain HTML that reads well without JavaScript; ``templates/assets/results-table.js`` adds
-the filters and the sorting. Figures are drawn here with matplotlib into SVG, with a
-fixed SVG hash salt and no date in the metadata, so the same table gives the same bytes.
+Everything on the page is generated from ``results/`` (``results_fairness.csv``, whose columns
+``results/README.md`` describes, ``results_by_group.csv`` and ``results_performance.csv``), so the
+page stays right when the results change. Each table is plain HTML that reads well without
+JavaScript (``templates/results-table.html.j2``, ``templates/results-groups.html.j2``, escaped);
+``templates/assets/results.js`` adds the filters and the sorting.
+The figures are ``figures.draw_audit_figures``'s.
+
+The page is made once per version of the results files and of the code and templates that make
+it, then copied from ``.cache/fairsite-results``: drawing the figures and tabulating every row is
+most of a re-render's time, and a prose edit should not pay for it.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import csv
+import functools
+import shutil
+import tempfile
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import jinja2
 from markupsafe import Markup
-from markupsafe import escape as _escape
+
+from faircode.formatting import format_p_value  # NumPy-free
+from site_src.filestate import digest_parts, hash_file
+from site_src.publishing.provenance import results_facts
+from site_src.rendering.environment import TEMPLATES, make_environment
+from site_src.rendering.filters import gap as gap_pp
+from site_src.rendering.results import ResultsTable, is_missing, is_true, label, require_columns
 
 if TYPE_CHECKING:  # the build imports this module on every run; pandas only when the page is made
     import pandas as pd
 
-from site_src.rendering.filters import gap as gap_pp
-from site_src.rendering.filters import pvalue as pvalue_text
+    from site_src.sources.collect import Explainer
 
-__all__ = ["FILTER_COLUMNS", "AuditFigure", "draw_audit_figures", "filter_options", "group_filter_options",
-           "groups_table_html", "table_html"]
+__all__ = ["BY_GROUP_FILE", "FILTER_COLUMNS", "GROUP_DEFAULTS", "filter_options", "group_filter_options",
+           "groups_table_html", "label", "render_results_page", "table_html", "warm_results_page"]
+
+# faircode.benchmark.BY_GROUP_FILE, spelt out: importing the benchmark (scikit-learn) on every build
+# would cost more than the page (tests pin that the two agree).
+BY_GROUP_FILE = "results_by_group.csv"
+PERFORMANCE_FILE = "results_performance.csv"
 
 # The columns a reader filters on, in the order the filters appear.
 FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
-# The gaps the per-audit figures show, when the table holds them (panel title for each).
-FIGURE_METRICS = {
-    "demographic_parity_difference": "Selection rate gap\n(demographic parity difference)",
-    "equal_opportunity_difference": "Favourable outcome among the deserving\n(equal opportunity difference)",
-}
-# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
-_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00")
-_MARKERS = ("o", "s", "D", "^", "v")
-_STRATEGY_ORDER = ("S0", "S1", "S2", "S3")
-_MODEL_ORDER = ("logistic_regression", "random_forest", "gradient_boosting")
-
+# The by-group table's filters, and the view it opens with (one comparison).
+GROUP_FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
+GROUP_DEFAULTS = {"strategy": "S2", "model": "logistic_regression", "metric": "selection_rate"}
 
 _HEADER_TITLES = {
     "value_disadvantaged": "the disadvantaged group's rate", "value_advantaged": "the advantaged group's rate",
     "gap": "disadvantaged minus advantaged (pp), or their ratio", "p_value": "permutation test p-value",
     "q_value": "Benjamini-Hochberg q-value within the audit",
 }
-
-
-@dataclass(frozen=True)
-class AuditFigure:
-    """One audit's figure, saved as ``<name>.svg`` in the output folder."""
-
-    audit: str
-    title: str
-    name: str
-    alt: str  # the full description, for screen readers
-    caption: str  # what to notice, under the figure
-
-
-def escape(value) -> str:
-    """HTML-escaped text as a plain ``str`` (a ``Markup`` would escape what it is joined with)."""
-    return str(_escape(value))
-
-
+# The table's columns: (key, heading, kind); "ci" is made of ci_low and ci_high.
+_COLUMNS = (
+    ("audit", "Audit", "text"), ("strategy", "Strategy", "text"), ("model", "Model", "text"),
+    ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),
+    ("value_disadvantaged", "Disadv.", "number"), ("value_advantaged", "Adv.", "number"),
+    ("gap", "Gap", "number"), ("ci", "95% interval", "none"), ("p_value", "p", "number"),
+    ("q_value", "q (FDR)", "number"), ("significant", "Significant", "text"),
+)
 # Short names for the metrics, so the table fits a screen; the filter and README give the full ones.
 _METRIC_LABELS = {
     "demographic_parity_difference": "selection rate (DP)", "equal_opportunity_difference": "equal opportunity (EO)",
@@ -70,12 +71,122 @@ _METRIC_LABELS = {
     "false_positive_rate_difference": "false positive rate", "precision_difference": "precision",
     "accuracy_difference": "accuracy", "disparate_impact_ratio": "disparate impact ratio (not flagged)",
 }
+_GROUP_METRIC_LABELS = {
+    "selection_rate": "selection rate", "true_positive_rate": "true positive rate",
+    "false_positive_rate": "false positive rate", "true_negative_rate": "true negative rate",
+    "precision": "precision", "accuracy": "accuracy",
+    "true_favourable_rate": "favourable outcome among the deserving (equal opportunity)",
+}
 
 
-def label(value) -> str:
-    """A code value as a reader reads it: ``logistic_regression`` -> ``logistic regression``."""
-    return str(value).replace("_", " ")
+# ----------------------------------------------------------------------------- the page and its cache
 
+def render_results_page(env: jinja2.Environment, results: ResultsTable, docs_dir: Path, root: Path, *,
+                        slugs: set[str]) -> None:
+    """Write ``docs_dir/results/``: the page (``results.md.j2``), its figures and the CSV files.
+
+    The cached part is copied from ``.cache/fairsite-results`` (made first if missing); the
+    provenance (the results file's digest, package versions, the audits' data files) changes
+    with every commit, so it is added after the cached part, not cached. Nothing is written when
+    the results file does not exist. Raises ValueError when a results file lacks a column the
+    page shows.
+    """
+    if not results.exists:
+        return
+    shutil.copytree(_cached_page(env, results, root, slugs=slugs), docs_dir / "results", dirs_exist_ok=True)
+    provenance = env.get_template("results-provenance.md.j2").render(**results_facts(results.path, root))
+    with open(docs_dir / "results" / "index.md", "a", encoding="utf-8") as fh:
+        fh.write("\n" + provenance)
+
+
+def warm_results_page(explainers: list[Explainer], results: ResultsTable, root: Path) -> None:
+    """Make the results page's cached part now, if it is not made yet (``render`` then copies it).
+
+    The page depends on ``results/`` alone, not on any explainer's run, so the build draws it
+    while the explainers run. Problems are left for ``render`` to report: this returns quietly.
+    """
+    if not results.exists:
+        return
+    try:
+        _cached_page(make_environment(explainers), results, root, slugs={e.slug for e in explainers})
+    except Exception:  # noqa: BLE001 - render meets the same problem and reports it
+        pass
+
+
+def _cached_page(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> Path:
+    """The folder in ``.cache/fairsite-results`` holding the page for this version of the results
+    files and of the code and templates that make it; drawn first if it is not there."""
+    key = digest_parts([
+        *(hash_file(results.path.with_name(n)) for n in (results.path.name, PERFORMANCE_FILE, BY_GROUP_FILE)),
+        *(p.read_bytes() for p in sorted(TEMPLATES.glob("results*.j2"))),
+        # The code that writes the page's text: this module, its figures, cells, filters and p-values.
+        *(Path(__file__).with_name(m).read_bytes()
+          for m in ("results_page.py", "figures.py", "results.py", "filters.py", "environment.py")),
+        Path(format_p_value.__code__.co_filename).read_bytes(),
+        " ".join(sorted(slugs)), metadata.version("matplotlib"),
+    ])
+    cache = root / ".cache" / "fairsite-results" / key[:20]
+    if not cache.is_dir():
+        shutil.rmtree(cache.parent, ignore_errors=True)  # older versions are never used again
+        cache.parent.mkdir(parents=True)
+        tmp = Path(tempfile.mkdtemp(dir=cache.parent))
+        _write_page(env, results, tmp, slugs)
+        tmp.rename(cache)
+    return cache
+
+
+def _write_page(env, results: ResultsTable, out: Path, slugs: set[str]) -> None:
+    # Imported only on a miss: the level `significant` uses, and the small-group limit of the warning.
+    from faircode.benchmark import ALPHA
+    from faircode.significance import SMALL_SAMPLE_THRESHOLD
+    from site_src.rendering.figures import draw_audit_figures
+
+    shutil.copyfile(results.path, out / results.path.name)
+    df = results.df
+    page = env.get_template("results.md.j2").render(
+        csv_name=results.path.name, n_rows=len(df), options=filter_options(df),
+        table=table_html(df, small_sample=SMALL_SAMPLE_THRESHOLD), figures=draw_audit_figures(df, out, alpha=ALPHA),
+        groups=_by_group_view(results.path.with_name(BY_GROUP_FILE), out, alpha=ALPHA), label=label,
+        has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
+        small_sample=SMALL_SAMPLE_THRESHOLD, dropped=_dropped_per_audit(results.path.with_name(PERFORMANCE_FILE)),
+    )
+    (out / "index.md").write_text(page, encoding="utf-8")
+
+
+def _dropped_per_audit(performance: Path) -> dict[str, int]:
+    """Rows each audit dropped for a missing target or protected value, by audit display name
+    (empty when the performance file or its ``n_dropped`` column is absent)."""
+    if not performance.exists():
+        return {}
+    with open(performance, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return {r["audit_name"]: int(r["n_dropped"]) for r in rows if r.get("n_dropped", "") != ""}
+
+
+def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
+    """The by-group table for the results page (None without ``results_by_group.csv``)."""
+    if not path.exists():
+        return None
+    import pandas as pd
+
+    shutil.copyfile(path, out / path.name)
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return {"csv_name": path.name, "n_rows": len(df), "options": group_filter_options(df),
+            "defaults": GROUP_DEFAULTS, "table": groups_table_html(df, alpha=alpha),
+            "min_sizes": sorted(df["min_size"].dropna().astype(int).unique().tolist())}
+
+
+@functools.cache
+def _html_templates() -> jinja2.Environment:
+    return make_environment([])  # *.html.j2 are autoescaped
+
+
+def _html(template: str, **context) -> Markup:
+    # The templates end with a newline (as files do); the table is placed inside other lines.
+    return Markup(_html_templates().get_template(template).render(**context).removesuffix("\n"))
+
+
+# -------------------------------------------------------------------------------- the fairness table
 
 def filter_options(df: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
     """``(value, name)`` for each distinct value of each filter column in ``df``, sorted by value.
@@ -89,197 +200,106 @@ def filter_options(df: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
             continue
         names = {}
         if c == "audit" and "audit_name" in df.columns:
-            names = {str(a): str(n) for a, n in zip(df["audit"], df["audit_name"]) if not _missing(n)}
+            names = {str(a): str(n) for a, n in zip(df["audit"], df["audit_name"]) if not is_missing(n)}
         elif c == "metric":
             names = _METRIC_LABELS
         out[c] = [(v, names.get(v, label(v))) for v in sorted(df[c].dropna().astype(str).unique())]
     return out
 
 
-def table_html(df: pd.DataFrame) -> Markup:
+def table_html(df: pd.DataFrame, *, small_sample: int | None = None) -> Markup:
     """The results as one HTML table: a row per CSV row, every cell escaped.
 
     Each row carries ``data-<column>`` attributes for the filters and ``data-significant``; each
     number cell carries its raw value in ``data-value`` for sorting (empty when undefined), while
     its text is formatted for reading (gaps of rates in percentage points, ratios as ratios).
+    A row with ``small_sample_warning`` is marked ⚠, whose help names ``small_sample`` (the
+    group size below which faircode warns; by default ``faircode.significance.SMALL_SAMPLE_THRESHOLD``).
+    Raises ValueError naming the columns the table shows and ``df`` lacks.
     """
     # Every column the table shows or marks: a results file without one is an error, not a
     # page that quietly drops its significance or small-sample markers.
-    _require(df, ("audit", "strategy", "model", "attribute", "metric", "value_disadvantaged", "value_advantaged",
-                  "gap", "ci_low", "ci_high", "p_value", "significant", "small_sample_warning"))
-    cols = [
-        ("audit", "Audit", "text"), ("strategy", "Strategy", "text"), ("model", "Model", "text"),
-        ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),
-        ("value_disadvantaged", "Disadv.", "number"), ("value_advantaged", "Adv.", "number"),
-        ("gap", "Gap", "number"), ("ci", "95% interval", "none"), ("p_value", "p", "number"),
-        ("q_value", "q (FDR)", "number"), ("significant", "Significant", "text"),
-    ]
-    cols = [c for c in cols if c[0] == "ci" or c[0] in df.columns]
-    # Help is in `data-help`, which results-table.js turns into a toggletip that click, tap and
+    require_columns(df, ("audit", "strategy", "model", "attribute", "metric", "value_disadvantaged",
+                         "value_advantaged", "gap", "ci_low", "ci_high", "p_value", "significant",
+                         "small_sample_warning"))
+    if small_sample is None:
+        from faircode.significance import SMALL_SAMPLE_THRESHOLD as small_sample
+    cols = [c for c in _COLUMNS if c[0] == "ci" or c[0] in df.columns]
+    # Help is in `data-help`, which results.js turns into a toggletip that click, tap and
     # the keyboard open; `title` stays as the no-JavaScript fallback (the script removes it).
-    head = "".join(
-        f'<th data-type="{kind}" data-col="{key}" scope="col"'
-        + (f' data-help="{_HEADER_TITLES[key]}" title="{_HEADER_TITLES[key]}"' if key in _HEADER_TITLES else "") + ">"
-        + (f'<button type="button" class="fc-sort">{escape(title)}</button>' if kind != "none" else escape(title))
-        + "</th>" for key, title, kind in cols
-    )
-    body = []
+    head = [{"attrs": [("data-type", kind), ("data-col", key), ("scope", "col"), *_help(_HEADER_TITLES.get(key))],
+             "title": title, "sortable": kind != "none"} for key, title, kind in cols]
+    rows = []
     for row in df.to_dict("records"):
-        sig = _flag(row.get("significant"))
-        attrs = "".join(f' data-{c}="{escape(row[c])}"' for c in FILTER_COLUMNS if c in row)
-        attrs += f' data-significant="{"true" if sig else "false"}"'
+        sig = is_true(row.get("significant"))
+        attrs = [(f"data-{c}", row[c]) for c in FILTER_COLUMNS if c in row]
+        attrs += [("data-significant", "true" if sig else "false")] + ([("class", "fc-significant")] if sig else [])
         # data-col and data-label let a narrow screen show each row as a card (extra.css).
-        cells = "".join(_cell(key, row).replace("<td", f'<td data-col="{key}" data-label="{escape(title)}"', 1)
-                        for key, title, _ in cols)
-        cls = ' class="fc-significant"' if sig else ""
-        body.append(f"<tr{attrs}{cls}>{cells}</tr>")
-    return Markup(
-        f'<table data-fc-results>\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(body)
-        + "\n</tbody>\n</table>"
-    )
+        cells = []
+        for key, title, _ in cols:
+            cell = _cell(key, row, small_sample=small_sample)
+            cells.append({"warn": None, **cell, "attrs": [("data-col", key), ("data-label", title), *cell.get("attrs", [])]})
+        rows.append({"attrs": attrs, "cells": cells})
+    return _html("results-table.html.j2", head=head, rows=rows)
 
 
-def draw_audit_figures(df: pd.DataFrame, out_dir: Path) -> list[AuditFigure]:
-    """Draw, for each audit, its gaps with their 95% intervals; save each as SVG in ``out_dir``.
-
-    One panel per gap in ``FIGURE_METRICS`` that the table holds; one row per strategy and model;
-    one colour and marker per protected attribute. A filled marker is significant after FDR
-    correction (``significant``), a hollow one is not. Undefined gaps are left out (the alt text
-    counts them). Returns nothing to draw (an empty list) when the table holds none of the
-    metrics.
-    """
-    metrics = [m for m in FIGURE_METRICS if "metric" in df.columns and (df["metric"] == m).any()]
-    if not metrics:
-        return []
-    _require(df, ("audit", "strategy", "model", "attribute", "gap", "ci_low", "ci_high"))
-    # Imported here: the figures are cached (see render._audit_figures), so most builds never draw.
-    import matplotlib
-    import matplotlib.lines
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    figures = []
-    for audit in sorted(df["audit"].astype(str).unique()):
-        rows = df[(df["audit"].astype(str) == audit) & df["metric"].isin(metrics)]
-        if rows.empty:
-            continue
-        title = _audit_name(rows, audit)
-        combos = _combos(rows)
-        attributes = sorted(rows["attribute"].astype(str).unique())
-        with matplotlib.rc_context({"svg.hashsalt": "fairsite", "font.size": 10}):
-            fig = Figure(figsize=(3.9 * len(metrics) + 1.6, 0.32 * len(combos) + 2.0), facecolor="white")
-            FigureCanvasAgg(fig)
-            axes = fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]
-            for ax, metric in zip(axes, metrics):
-                _panel(ax, rows[rows["metric"] == metric], combos, attributes)
-                ax.set_title(FIGURE_METRICS[metric], fontsize=10)
-            axes[0].set_yticks(range(len(combos)), [f"{s} · {label(m)}" for s, m in combos])
-            axes[0].invert_yaxis()  # S0 at the top, as in the table
-            handles = [matplotlib.lines.Line2D([], [], color=_COLOURS[i % len(_COLOURS)],
-                                               marker=_MARKERS[i % len(_MARKERS)], linestyle="",
-                                               label=_attribute_label(rows, a))
-                       for i, a in enumerate(attributes)]
-            handles += [matplotlib.lines.Line2D([], [], color="0.3", marker="o", linestyle="", label="significant (q < 0.05)"),
-                        matplotlib.lines.Line2D([], [], color="0.3", marker="o", markerfacecolor="white", linestyle="",
-                                                label="not significant")]
-            fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), frameon=False, fontsize=9)
-            fig.suptitle(f"{title}: gaps (disadvantaged minus advantaged) with 95% intervals", fontsize=11)
-            fig.tight_layout(rect=(0, 0.1 if len(handles) <= 4 else 0.15, 1, 1))
-            name = f"gaps-{audit}"
-            fig.savefig(out_dir / f"{name}.svg", metadata={"Date": None})
-        alt, caption = _alt(rows, title, metrics, combos)
-        figures.append(AuditFigure(audit=audit, title=title, name=name, alt=alt, caption=caption))
-    return figures
-
-
-def _panel(ax, rows: pd.DataFrame, combos, attributes) -> None:
-    step = 0.6 / max(1, len(attributes))
-    for i, attr in enumerate(attributes):
-        colour, marker = _COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)]
-        offset = (i - (len(attributes) - 1) / 2) * step
-        for y, (s, m) in enumerate(combos):
-            hit = rows[(rows["attribute"].astype(str) == attr) & (rows["strategy"].astype(str) == s)
-                       & (rows["model"].astype(str) == m)]
-            if hit.empty or _missing(hit["gap"].iloc[0]):
-                continue
-            r = hit.iloc[0]
-            g = 100 * float(r["gap"])
-            if not (_missing(r["ci_low"]) or _missing(r["ci_high"])):
-                ax.plot([100 * float(r["ci_low"]), 100 * float(r["ci_high"])], [y + offset] * 2, color=colour, lw=1.4)
-            filled = _flag(r.get("significant"))
-            ax.plot([g], [y + offset], marker=marker, color=colour, markersize=5.5,
-                    markerfacecolor=colour if filled else "white", markeredgewidth=1.3, linestyle="")
-    ax.axvline(0, color="0.35", lw=0.8)
-    ax.set_xlabel("percentage points")
-    ax.grid(axis="x", color="0.9", lw=0.6)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-
-
-def _alt(rows: pd.DataFrame, title: str, metrics, combos) -> tuple[str, str]:
-    """The alt text (what the chart shows, then its largest gaps) and the caption (the largest gaps)."""
-    attrs = "; ".join(_attribute_label(rows, a) for a in sorted(rows["attribute"].astype(str).unique()))
-    parts = [f"Dot-and-interval chart for the {title} audit: for each of {len(combos)} strategy and model "
-             f"combinations, the gap (disadvantaged minus advantaged, in percentage points) and its 95% "
-             f"score interval (Newcombe's; MOVER-R for a ratio), for {attrs}. Filled markers are significant after FDR correction."]
-    for m in metrics:
-        sub = rows[(rows["metric"] == m) & rows["gap"].notna()]
-        if sub.empty:
-            continue
-        top = sub.loc[sub["gap"].astype(float).abs().idxmax()]
-        parts.append(f"Largest {label(m)}: {gap_pp(float(top['gap']))} ({top['attribute']}, {top['strategy']}, "
-                     f"{label(top['model'])}).")
-    undefined = int(rows["gap"].isna().sum())
-    if undefined:
-        parts.append(f"{undefined} undefined gap(s) are not drawn.")
-    return " ".join(parts), " ".join(parts[1:])
-
-
-def _cell(key: str, row: dict) -> str:
+def _cell(key: str, row: dict, *, small_sample: int) -> dict:
+    """The cell of column ``key`` in ``row``: ``text``, its ``attrs`` and an optional ``warn``
+    (the help of a ⚠ after the text)."""
     ratio = str(row.get("kind", "")) == "ratio" or str(row.get("metric", "")).endswith("ratio")
+    value = row.get(key)
     if key == "ci":
         low, high = row.get("ci_low"), row.get("ci_high")
-        if _missing(low) or _missing(high):
-            return "<td></td>"
-        return f"<td>[{_num(low, ratio)}, {_num(high, ratio)}]</td>"
-    value = row.get(key)
-    if key in ("audit", "strategy", "model", "attribute", "metric"):
-        title, text = "", label(value)
-        if key == "attribute" and "disadvantaged_group" in row:
-            title = _help(f'{row["disadvantaged_group"]} vs {row.get("advantaged_group", "")}')
-        elif key == "audit" and not _missing(row.get("audit_name")):
-            text = row["audit_name"]
-        elif key == "metric" and value in _METRIC_LABELS:
-            title, text = _help(label(value)), _METRIC_LABELS[value]
-        return f"<td{title}>{escape(text)}</td>"
+        if is_missing(low) or is_missing(high):
+            return {"text": ""}
+        return {"text": f"[{_gap_text(low, ratio)}, {_gap_text(high, ratio)}]"}
+    if key in FILTER_COLUMNS:
+        return _word_cell(key, row)
     if key == "significant":
-        if _missing(value) or str(value) == "":
-            return "<td></td>"
-        warn = _flag(row.get("small_sample_warning"))
-        mark = f'<span class="fc-warn"{_help("fewer than 30 rows in a group: fragile")}>⚠</span>' if warn else ""
-        return f'<td>{"● yes" if _flag(value) else "no"}{mark}</td>'
-    if _missing(value):
+        if is_missing(value) or str(value) == "":
+            return {"text": ""}
+        warn = is_true(row.get("small_sample_warning"))
+        return {"text": "● yes" if is_true(value) else "no",
+                "warn": _help(f"fewer than {small_sample} rows in a group: fragile") if warn else None}
+    if is_missing(value):
         reason = row.get("reason")
-        tip = _help(reason) if not _missing(reason) and str(reason) else ""
-        return f'<td data-value=""{tip}>—</td>'
+        return {"text": "—", "attrs": [("data-value", ""), *_help(reason if not is_missing(reason) else None)]}
     raw = float(value)
     if key in ("p_value", "q_value"):
-        text = pvalue_text(raw).removeprefix("p = ").removeprefix("p ")
+        text = p_value_text(raw)
     elif key == "gap":
-        text = _num(raw, ratio)
+        text = _gap_text(raw, ratio)
     else:
         text = f"{100 * raw:.1f}%"
-    return f'<td data-value="{raw!r}">{escape(text)}</td>'
+    return {"text": text, "attrs": [("data-value", repr(raw))]}
 
 
-def _help(text) -> str:
-    """Attributes for a piece of help (see table_html): data-help for the toggletip, title without JS."""
-    return f' data-help="{escape(text)}" title="{escape(text)}"'
+def _word_cell(key: str, row: dict) -> dict:
+    """An audit, strategy, model, attribute or metric: as words, with help where a code needs it."""
+    value = row.get(key)
+    help_text, text = None, label(value)
+    if key == "attribute" and "disadvantaged_group" in row:
+        help_text = f'{row["disadvantaged_group"]} vs {row.get("advantaged_group", "")}'
+    elif key == "audit" and not is_missing(row.get("audit_name")):
+        text = row["audit_name"]
+    elif key == "metric" and value in _METRIC_LABELS:
+        help_text, text = label(value), _METRIC_LABELS[value]
+    return {"text": text, "attrs": _help(help_text)}
 
 
-def _num(value, ratio: bool) -> str:
+def _help(text) -> list[tuple[str, str]]:
+    """Attributes for a piece of help (see table_html): data-help for the toggletip, title without
+    JS; none for no help (None or empty)."""
+    return [("data-help", text), ("title", text)] if text is not None and str(text) else []
+
+
+def p_value_text(p: float) -> str:
+    """A p- or q-value as a table cell shows it: :func:`faircode.formatting.format_p_value`'s text
+    without the ``p =`` a column heading already says (``0.032``, ``< 10⁻³⁰⁰``)."""
+    return format_p_value(p).removeprefix("p = ").removeprefix("p ")
+
+
+def _gap_text(value, ratio: bool) -> str:
     """A gap or interval end: a ratio as a ratio, a difference of rates in percentage points."""
     x = float(value)
     if ratio:
@@ -287,54 +307,7 @@ def _num(value, ratio: bool) -> str:
     return gap_pp(x).replace(" percentage points", " pp")
 
 
-def _combos(rows: pd.DataFrame) -> list[tuple[str, str]]:
-    def order(seq, v):
-        return (seq.index(v), v) if v in seq else (len(seq), v)
-    strategies = sorted(rows["strategy"].astype(str).unique(), key=lambda v: order(_STRATEGY_ORDER, v))
-    models = sorted(rows["model"].astype(str).unique(), key=lambda v: order(_MODEL_ORDER, v))
-    present = set(zip(rows["strategy"].astype(str), rows["model"].astype(str)))
-    return [(s, m) for s in strategies for m in models if (s, m) in present]
-
-
-def _audit_name(rows: pd.DataFrame, audit: str) -> str:
-    if "audit_name" in rows.columns and rows["audit_name"].notna().any():
-        return str(rows["audit_name"].dropna().iloc[0])
-    return audit.replace("-", " ").title()
-
-
-def _attribute_label(rows: pd.DataFrame, attr: str) -> str:
-    sub = rows[rows["attribute"].astype(str) == attr]
-    if {"disadvantaged_group", "advantaged_group"} <= set(sub.columns) and not sub.empty:
-        return f"{attr} ({sub['disadvantaged_group'].iloc[0]} vs {sub['advantaged_group'].iloc[0]})"
-    return attr
-
-
-def _flag(value) -> bool:
-    return str(value).strip().lower() == "true"
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType"
-
-
-def _require(df: pd.DataFrame, columns) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"results table: missing column(s) {missing}; see results/README.md for the columns")
-
-
-# --------------------------------------------------------------------------- the by-group view
-
-# The columns a reader filters the by-group table on, and the view it opens with (one comparison).
-GROUP_FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
-GROUP_DEFAULTS = {"strategy": "S2", "model": "logistic_regression", "metric": "selection_rate"}
-_GROUP_METRIC_LABELS = {
-    "selection_rate": "selection rate", "true_positive_rate": "true positive rate",
-    "false_positive_rate": "false positive rate", "true_negative_rate": "true negative rate",
-    "precision": "precision", "accuracy": "accuracy",
-    "true_favourable_rate": "favourable outcome among the deserving (equal opportunity)",
-}
-
+# ----------------------------------------------------------------------------- the by-group table
 
 def group_filter_options(df: pd.DataFrame) -> dict[str, list[str]]:
     """The distinct values of each by-group filter column, sorted (metrics in the file's order)."""
@@ -348,51 +321,37 @@ def group_filter_options(df: pd.DataFrame) -> dict[str, list[str]]:
 def groups_table_html(df: pd.DataFrame, *, alpha: float) -> Markup:
     """``results_by_group.csv`` as one HTML table: a row per group, rate, interval and tests.
 
-    Rows carry ``data-<column>`` attributes for ``assets/results-groups.js``; a group below the
+    Rows carry ``data-<column>`` attributes for ``assets/results.js``; a group below the
     manifest's minimum size is marked (``fc-small``) and its comparison cells say why they are
-    empty. The largest gap and its max-gap p-value repeat on each row of a comparison.
+    empty. The largest gap and its max-gap p-value repeat on each row of a comparison; p-values
+    below ``alpha`` are bold. Raises ValueError naming the columns ``df`` lacks.
     """
-    _require(df, ("audit", "strategy", "model", "attribute", "group", "metric", "value", "ci_low", "ci_high",
-                  "n_group", "small_cell", "diff_vs_reference", "p_value_vs_reference_holm", "max_gap",
-                  "p_value_max_gap", "reference_group", "min_size"))
-    head = ("<th scope='col'>Audit</th><th scope='col'>Strategy</th><th scope='col'>Model</th>"
-            "<th scope='col'>Attribute</th><th scope='col'>Rate</th><th scope='col'>Group</th>"
-            "<th scope='col' title='rows the rate is a mean over'>n</th><th scope='col'>Rate</th>"
-            "<th scope='col' title='95% Wilson score interval'>95% interval</th>"
-            "<th scope='col' title='group minus the reference group'>vs reference</th>"
-            "<th scope='col' title='permutation test against the reference group, Holm-adjusted'>p (Holm)</th>"
-            "<th scope='col' title='largest minus smallest rate among groups of at least the minimum size'>Largest gap</th>"
-            "<th scope='col' title='max-gap permutation test: accounts for picking the largest gap'>p (max gap)</th>")
-    body = []
+    require_columns(df, ("audit", "strategy", "model", "attribute", "group", "metric", "value", "ci_low", "ci_high",
+                         "n_group", "small_cell", "diff_vs_reference", "p_value_vs_reference_holm", "max_gap",
+                         "p_value_max_gap", "reference_group", "min_size"))
+    rows = []
     for row in df.to_dict("records"):
-        attrs = "".join(f' data-{c}="{escape(row[c])}"' for c in GROUP_FILTER_COLUMNS)
-        small = _flag(row["small_cell"])
-        group = escape(row["group"])
-        if str(row["group"]) == str(row["reference_group"]):
-            group += ' <span class="fc-ref" title="the reference group">(ref.)</span>'
-        if small:
-            group += (f' <span class="fc-warn" title="fewer than {escape(row["min_size"])} rows: reported, left out of the '
-                      'largest gap and the tests">⚠</span>')
-        rate = "—" if _missing(row["value"]) else f"{100 * float(row['value']):.1f}%"
-        ci = ("" if _missing(row["ci_low"]) else
-              f"[{100 * float(row['ci_low']):.1f}%, {100 * float(row['ci_high']):.1f}%]")
-        diff = "" if _missing(row["diff_vs_reference"]) else _num(row["diff_vs_reference"], False)
-        p_ref = _p_text(row["p_value_vs_reference_holm"], alpha)
-        largest = "" if _missing(row["max_gap"]) else _num(row["max_gap"], False).lstrip("+")
-        p_max = _p_text(row["p_value_max_gap"], alpha)
-        cells = [label(row["audit_name"] if "audit_name" in row else row["audit"]), row["strategy"], label(row["model"]),
-                 label(row["attribute"]), _GROUP_METRIC_LABELS.get(row["metric"], label(row["metric"]))]
-        tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
-        tds += (f"<td>{group}</td><td>{int(row['n_group']):,}</td><td>{rate}</td><td>{ci}</td><td>{escape(diff)}</td>"
-                f"<td>{p_ref}</td><td>{escape(largest)}</td><td>{p_max}</td>")
-        cls = ' class="fc-small"' if small else ""
-        body.append(f"<tr{attrs}{cls}>{tds}</tr>")
-    return Markup(f"<table data-fc-groups>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body)
-                  + "\n</tbody>\n</table>")
+        small = is_true(row["small_cell"])
+        rows.append({
+            "attrs": [(f"data-{c}", row[c]) for c in GROUP_FILTER_COLUMNS] + ([("class", "fc-small")] if small else []),
+            "words": [label(row["audit_name"] if "audit_name" in row else row["audit"]), row["strategy"],
+                      label(row["model"]), label(row["attribute"]),
+                      _GROUP_METRIC_LABELS.get(row["metric"], label(row["metric"]))],
+            "group": row["group"], "reference": str(row["group"]) == str(row["reference_group"]),
+            "small": small, "min_size": row["min_size"], "n": f"{int(row['n_group']):,}",
+            "rate": "—" if is_missing(row["value"]) else f"{100 * float(row['value']):.1f}%",
+            "ci": "" if is_missing(row["ci_low"]) else
+                  f"[{100 * float(row['ci_low']):.1f}%, {100 * float(row['ci_high']):.1f}%]",
+            "diff": "" if is_missing(row["diff_vs_reference"]) else _gap_text(row["diff_vs_reference"], False),
+            "p_ref": _group_p(row["p_value_vs_reference_holm"], alpha),
+            "largest": "" if is_missing(row["max_gap"]) else _gap_text(row["max_gap"], False).lstrip("+"),
+            "p_max": _group_p(row["p_value_max_gap"], alpha),
+        })
+    return _html("results-groups.html.j2", rows=rows)
 
 
-def _p_text(value, alpha: float) -> str:
-    if _missing(value):
-        return ""
-    text = escape(pvalue_text(float(value)).removeprefix("p = ").replace("p < ", "< "))
-    return f"<strong>{text}</strong>" if float(value) < alpha else text
+def _group_p(value, alpha: float) -> dict:
+    """A by-group p-value cell: its text, and whether it is below ``alpha`` (shown bold)."""
+    if is_missing(value):
+        return {"text": "", "bold": False}
+    return {"text": p_value_text(float(value)), "bold": float(value) < alpha}

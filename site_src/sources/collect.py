@@ -7,7 +7,6 @@ prose that is also a Jinja template, with exactly one fenced block whose info st
 
 from __future__ import annotations
 
-import difflib
 import functools
 import glob
 import re
@@ -20,6 +19,7 @@ import jinja2.nodes
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from faircode.formatting import did_you_mean  # NumPy-free
 from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
@@ -174,7 +174,7 @@ def collect(explainers_dir: Path) -> list[Explainer]:
             if rel == e.slug:
                 problems.append(f"{e.display_path}: related: an explainer cannot list itself ('{rel}')")
             elif rel not in slugs:
-                problems.append(f"{e.display_path}: related: no explainer '{rel}'{_did_you_mean(rel, slugs)}")
+                problems.append(f"{e.display_path}: related: no explainer '{rel}'{did_you_mean(rel, slugs)}")
     if problems:
         raise ConfigError("\n".join(problems))
     return sorted(explainers, key=lambda e: (e.meta.order, e.slug))
@@ -187,21 +187,9 @@ def parse_explainer(path: Path) -> Explainer:
     problems = []
     if not _SLUG.match(slug):
         problems.append(f"{shown}: file name must be a slug (lowercase words joined by '-'), got '{slug}'")
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        raise ConfigError(f"{shown}:1: expected front matter starting with '---'")
-    try:
-        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    except StopIteration:
-        raise ConfigError(f"{shown}:1: front matter opened with '---' is never closed") from None
+    lines = path.read_text(encoding="utf-8").split("\n")
+    raw, end = split_front_matter(lines, shown=shown)
     meta = None
-    try:
-        raw = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 2}" if mark else ""
-        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
     if not isinstance(raw, dict):
         problems.append(f"{shown}: front matter must be a mapping of fields, got {type(raw).__name__}")
     else:
@@ -235,6 +223,34 @@ def parse_explainer(path: Path) -> Explainer:
     return Explainer(slug=slug, path=path, meta=meta, prose="\n".join(prose_lines), code=code, code_line=open_i + 2)
 
 
+def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
+    """The YAML front matter of a Markdown file's ``lines``: its value and the index of its
+    closing ``---`` line.
+
+    The one reading of front matter in the build: explainer sources here, and the pages MkDocs
+    orders (``publishing.mkdocs_hooks``). The front matter is the YAML between a first line
+    ``---`` and the next line ``---``; empty front matter is ``{}``.
+
+    Raises
+    ------
+    ConfigError
+        No opening or closing ``---``, or YAML that does not parse; the message starts with
+        ``shown`` (the file as the user knows it) and the line.
+    """
+    if not lines or lines[0].strip() != "---":
+        raise ConfigError(f"{shown}:1: expected front matter starting with '---'")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise ConfigError(f"{shown}:1: front matter opened with '---' is never closed") from None
+    try:
+        return yaml.safe_load("\n".join(lines[1:end])) or {}, end
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 2}" if mark else ""
+        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
+
+
 def _missing_inputs(meta: FrontMatter, *, root: Path, shown: str) -> list[str]:
     """A declared input that names no file is a typo; a glob may match nothing (yet)."""
     return [f"{shown}: front matter: inputs: {p!r} does not exist (paths are relative to the repository root)"
@@ -263,7 +279,7 @@ def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
 def _field_problem(err: dict, model: type[BaseModel]) -> str:
     loc = ".".join(str(p) for p in err["loc"]) or "(top)"
     if err["type"] == "extra_forbidden":
-        return f"{loc}: unknown field{_did_you_mean(str(err['loc'][-1]), _field_names(model))}"
+        return f"{loc}: unknown field{did_you_mean(str(err['loc'][-1]), _field_names(model))}"
     if err["type"] == "missing":
         return f"{loc}: required field is missing"
     if err["type"] == "value_error":  # our own validators' messages already say what they got
@@ -277,11 +293,6 @@ def _field_names(model: type[BaseModel]) -> list[str]:
         names.append(field.alias or name)
     names += [f.alias or n for n, f in Check.model_fields.items()]
     return names
-
-
-def _did_you_mean(word: str, candidates) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _display(path: Path) -> str:

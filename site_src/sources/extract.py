@@ -33,6 +33,7 @@ class CodeFile:
 
 
 def header(explainer: Explainer) -> str:
+    """The lines the generated file starts with: where it comes from and how to run it."""
     src = explainer.display_path
     return (
         f"# Generated from {src} by `fairsite build`; edit the explainer, not this file.\n"
@@ -41,6 +42,7 @@ def header(explainer: Explainer) -> str:
 
 
 def generated_text(explainer: Explainer) -> str:
+    """The whole generated file: :func:`header`, then the explainer's code block."""
     return header(explainer) + explainer.code
 
 

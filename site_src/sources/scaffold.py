@@ -81,6 +81,10 @@ fig.tight_layout()
 
 
 def slugify(title: str) -> str:
+    """The file name (without ``.md``) for ``title``: lowercase ASCII words joined by ``-``.
+
+    Raises ConfigError when no letter or digit is left to name the file after.
+    """
     # "Über Straße" -> "uber-strasse": letters keep their base form instead of vanishing.
     ascii_title = unicodedata.normalize("NFKD", title.replace("ß", "ss")).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
@@ -90,7 +94,11 @@ def slugify(title: str) -> str:
 
 
 def new_explainer(root: Path, title: str) -> Path:
-    """Write ``explainers/<slug>.md`` from the house template; refuse to overwrite."""
+    """Write ``explainers/<slug>.md`` from the house template; refuse to overwrite.
+
+    Returns the path written. Raises ConfigError for an empty title, one with no letter or digit
+    to name the file after, or a file that already exists.
+    """
     title = " ".join(title.split())
     if not title:
         raise ConfigError(f"new: the title must not be empty, got {title!r}")

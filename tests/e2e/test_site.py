@@ -173,11 +173,31 @@ def test_code_and_notebook_downloads_match_the_generated_code(site_root, open_pa
 SCREENS = {"1366x900": {"width": 1366, "height": 900}, "390x844": {"width": 390, "height": 844}}
 
 
+# What each page exists to show; its screenshot must hold a rendered picture of it.
+KEY_REGIONS = {"index": ".fc-cards img.fc-thumb", "explainer": "#figure-1 img", "results": "table[data-fc-results]"}
+
+
+def _image_stats(png: bytes) -> tuple[float, float]:
+    """(median, standard deviation) of a screenshot's grey levels, 0 to 255 (Pillow)."""
+    from io import BytesIO
+
+    from PIL import Image, ImageStat
+
+    stat = ImageStat.Stat(Image.open(BytesIO(png)).convert("L"))
+    return stat.median[0], stat.stddev[0]
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("screen", sorted(SCREENS))
 def test_screenshots_of_index_explainer_and_results(browser, base_url, scheme, screen):
-    """What a reader first sees (the viewport) and the whole page, for a person to look at: in
-    tests/e2e/artifacts/, or the folder FAIRSITE_SCREENSHOTS names. Nothing may scroll sideways."""
+    """What a reader first sees (the viewport) and the whole page, kept for a person to look at: in
+    tests/e2e/artifacts/, or the folder FAIRSITE_SCREENSHOTS names. Nothing may scroll sideways.
+
+    And looked at here: each screenshot is a page, not a blank (its grey levels spread), in the
+    colour scheme asked for (a light page's background, its median grey, is light and a dark
+    page's is dark), and the part the page exists for (the cards' figures, the explainer's first
+    figure, the results table) is drawn on screen, not an empty box.
+    """
     out = Path(os.environ.get("FAIRSITE_SCREENSHOTS") or ARTIFACTS)
     out.mkdir(parents=True, exist_ok=True)
     viewport = SCREENS[screen]
@@ -190,6 +210,16 @@ def test_screenshots_of_index_explainer_and_results(browser, base_url, scheme, s
         page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')")
         page.wait_for_function("() => [...document.images].every(i => i.complete)")
         assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"], (name, screen)
-        page.screenshot(path=out / f"{name}-{screen}-{scheme}.png")
+        shot = page.screenshot(path=out / f"{name}-{screen}-{scheme}.png")
         page.screenshot(path=out / f"{name}-{screen}-{scheme}-full.png", full_page=True)
+        median, spread = _image_stats(shot)
+        assert spread > 20, (name, screen, scheme, "the viewport is nearly one colour", spread)
+        if scheme == "light":
+            assert median > 200, (name, screen, "a light page's background is light", median)
+        else:
+            assert median < 80, (name, screen, "a dark page's background is dark", median)
+        key = page.locator(KEY_REGIONS[name]).first
+        assert key.evaluate("el => el.tagName !== 'IMG' || el.naturalWidth > 0"), (name, "the image did not load")
+        _, key_spread = _image_stats(key.screenshot())
+        assert key_spread > 10, (name, screen, scheme, "the key region is drawn as an empty box", key_spread)
         context.close()

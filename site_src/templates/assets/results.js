@@ -1,13 +1,35 @@
-// Filters and sorting for the results explorer (results/index.md, built by site_src/results_page.py).
-// The table is complete HTML without this script; the script only hides rows and reorders them.
+// The results explorer (results/index.md, made by site_src/rendering/results_page.py): filters and
+// sorting for the fairness table, filters for the by-group table, toggletips for the help.
+// Each table is complete HTML without this script; the script only hides rows and reorders them.
 // Material's instant navigation swaps pages without a reload, so setup runs on each `document$`.
 (function () {
   "use strict";
 
-  function setup() {
-    var table = document.querySelector("table[data-fc-results]");
-    if (!table || table.dataset.fcReady) return;
+  // The table `selector` finds on this page, marked as set up; null if absent or set up already.
+  function claim(selector) {
+    var table = document.querySelector(selector);
+    if (!table || table.dataset.fcReady) return null;
     table.dataset.fcReady = "true";
+    return table;
+  }
+
+  // Show the rows that every select keeps (its value, or "all") and `extra` keeps, if given;
+  // `key` names the select's data attribute that says which row attribute it filters.
+  function filterRows(rows, selects, key, count, extra) {
+    var shown = 0;
+    rows.forEach(function (row) {
+      var keep = selects.every(function (s) {
+        return !s.value || row.dataset[s.dataset[key]] === s.value;
+      }) && (!extra || extra(row));
+      row.hidden = !keep;
+      if (keep) shown += 1;
+    });
+    count.textContent = shown + " of " + rows.length + " rows";
+  }
+
+  function setupResults() {
+    var table = claim("table[data-fc-results]");
+    if (!table) return;
     var explorer = table.closest(".fc-explorer");
     var panel = explorer.querySelector(".fc-filters");
     var selects = Array.prototype.slice.call(panel.querySelectorAll("select[data-filter]"));
@@ -18,16 +40,9 @@
     panel.hidden = false;
 
     function applyFilters() {
-      var shown = 0;
-      rows.forEach(function (row) {
-        var keep = selects.every(function (s) {
-          return !s.value || row.dataset[s.dataset.filter] === s.value;
-        });
-        if (sigOnly.checked && row.dataset.significant !== "true") keep = false;
-        row.hidden = !keep;
-        if (keep) shown += 1;
+      filterRows(rows, selects, "filter", count, function (row) {
+        return !sigOnly.checked || row.dataset.significant === "true";
       });
-      count.textContent = shown + " of " + rows.length + " rows";
     }
 
     // Numbers sort by their raw value (data-value); undefined cells always go last.
@@ -71,6 +86,35 @@
     });
     applyFilters();
     setupHelp(explorer);
+  }
+
+  // The by-group table: its own data-group-filter attributes keep it apart from the main table's
+  // filters. It shows one comparison at a time (the selects start on their data-default values),
+  // so a reader sees every group of one attribute and rate.
+  function setupGroups() {
+    var table = claim("table[data-fc-groups]");
+    if (!table) return;
+    var panel = table.closest(".fc-groups").querySelector(".fc-filters");
+    var selects = Array.prototype.slice.call(panel.querySelectorAll("select[data-group-filter]"));
+    var count = panel.querySelector(".fc-group-count");
+    var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+    panel.hidden = false;
+
+    function apply() { filterRows(rows, selects, "groupFilter", count); }
+
+    function reset() {
+      selects.forEach(function (s) {
+        var wanted = s.dataset.default || "";
+        var has = Array.prototype.some.call(s.options, function (o) { return o.value === wanted; });
+        // No default (or one this table lacks): the first real option, so one comparison shows.
+        s.value = wanted && has ? wanted : (s.options.length > 1 ? s.options[1].value : "");
+      });
+      apply();
+    }
+
+    selects.forEach(function (s) { s.addEventListener("change", apply); });
+    panel.querySelector("[data-group-filter-reset]").addEventListener("click", reset);
+    reset();
   }
 
   // Help that `title` gave only on hover: a toggletip that a click, a tap, Enter or Space opens
@@ -140,6 +184,11 @@
     });
     document.addEventListener("click", function (ev) { if (!tip.contains(ev.target)) close(); });
     document.addEventListener("keydown", function (ev) { if (ev.key === "Escape") close(); });
+  }
+
+  function setup() {
+    setupResults();
+    setupGroups();
   }
 
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) {

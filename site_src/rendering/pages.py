@@ -1,0 +1,270 @@
+"""Explainer pages: each explainer's prose and run rendered into ``docs/explainers/<slug>/``, and
+the page cache that copies an unchanged page instead of rendering it again.
+
+A page folder holds ``index.md`` (the page), the figures it places, ``<slug>.py`` (the generated
+code, for download) and ``<slug>.ipynb`` (the page as a notebook). The prose places figures with
+``figure(N, alt=...)`` and code cells with ``cell(N)``, cites the benchmark with ``result(...)``
+and formats the run's values with the filters of ``site_src.rendering.filters``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup, escape
+
+from site_src.checking.snapshot import snapshot_path
+from site_src.errors import CheckError, ConfigError, SiteError
+from site_src.execution._runner import split_code_cells
+from site_src.execution.cache import ENTRY, site_code_digest
+from site_src.execution.execute import RunResult
+from site_src.filestate import digest_parts, hash_file
+from site_src.publishing.provenance import BuildFacts, run_facts
+from site_src.rendering.glossary import terms_used
+from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
+from site_src.rendering.results import ResultsTable
+from site_src.rendering.terminal import terminal_html
+from site_src.sources.collect import CODE_PLACEHOLDER, Explainer
+from site_src.sources.extract import generated_text, header
+
+# The series' entrance: the page every explainer links back to.
+ENTRANCE = "permutation-test-fairness-gaps"
+
+
+# ------------------------------------------------------------------------------------ the page cache
+
+def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, results: ResultsTable, out: Path,
+                   root: Path, *, facts: BuildFacts, banner=None, reuse: bool = True) -> bool:
+    """Write explainer ``e``'s page folder ``out``, or copy it from the last build that had the
+    same inputs; True when it was rendered.
+
+    A prose edit changes one page; the other pages' inputs are the same, so they are copied
+    from ``.cache/fairsite-pages`` rather than rendered again (not with ``reuse=False``). The
+    key holds everything a page is made of: its source, its run's cache entry (numbers, output,
+    figure digests, times), the serve ``banner``, the build facts the page prints, the other
+    pages' titles, and the code and templates of ``site_src``. Raises ``SiteError`` (naming the
+    explainer and the line) for a problem in the prose.
+    """
+    key = _page_key(e, run, facts=facts, source=env.globals["source"], titles=env.globals["titles"], banner=banner)
+    cached = root / ".cache" / "fairsite-pages" / e.slug
+    if reuse and _cached_page_holds(cached, key):
+        shutil.copytree(cached / "page", out, dirs_exist_ok=True)
+        return False
+    _render_explainer(env, e, run, results, out, root, banner=banner)
+    _store_page(out, cached, key)
+    return True
+
+
+def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: dict, banner) -> str:
+    shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
+    return digest_parts([e.display_path, e.path.read_bytes(), (run.out_dir / ENTRY).read_bytes(),
+                         json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
+                         site_code_digest(), jinja2.__version__])
+
+
+def _cached_page_holds(cached: Path, key: str) -> bool:
+    """True when the cached page was made from these inputs and its files are the ones it wrote
+    (as the run cache checks its figures: a file edited in the cache is not published)."""
+    try:
+        record = json.loads((cached / "record.json").read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("files"), dict):
+        return False
+    page = cached / "page"
+    found = {p.relative_to(page).as_posix() for p in page.rglob("*") if p.is_file()}
+    return found == set(record["files"]) and all(hash_file(page / n) == d for n, d in record["files"].items())
+
+
+def _store_page(out: Path, cached: Path, key: str) -> None:
+    """Keep the page folder ``out`` as the cached page for ``key``, with its files' digests."""
+    shutil.rmtree(cached, ignore_errors=True)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=cached.parent))  # renamed into place whole: never half a page
+    shutil.copytree(out, tmp / "page")
+    files = {p.relative_to(out).as_posix(): hash_file(p) for p in sorted(out.rglob("*")) if p.is_file()}
+    (tmp / "record.json").write_text(json.dumps({"key": key, "files": files}, indent=1))
+    tmp.rename(cached)
+
+
+# -------------------------------------------------------------------------------- rendering a page
+
+def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, out: Path, root: Path,
+                      *, banner=None) -> None:
+    """Render ``e``'s page into ``out``: the prose, then the code, the notebook and the page."""
+    out.mkdir(parents=True, exist_ok=True)
+    code_cells = split_code_cells(e.code, 0)
+    placed = _Placement(e, run, out, n_cells=len(code_cells))
+    prose = _render_prose(env, e, run, results, placed)
+    placed.check_every_figure_placed()
+    code_rel = f"explainers/code/{e.slug}.py"
+    # The generated text, not the file: explainers/code/ is written only once the build succeeds.
+    (out / f"{e.slug}.py").write_text(generated_text(e), encoding="utf-8")
+    cells = cell_outputs(code_cells, run, header_lines=header(e).count("\n"))
+    unplaced = [n for n in range(1, len(cells) + 1) if n not in placed.cells]
+    # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
+    prose = re.sub(r"\n{3,}", "\n\n", prose)
+    notebook = page_notebook(prose, cells, unplaced, title=e.meta.title, subtitle=e.meta.subtitle, code_rel=code_rel)
+    (out / f"{e.slug}.ipynb").write_text(notebook, encoding="utf-8")
+    prose = _place_cells(env, prose, cells, placed, unplaced, code_rel=code_rel)
+    (out / "index.md").write_text(_page(env, e, run, prose, root, code_rel=code_rel, banner=banner), encoding="utf-8")
+
+
+class _Placement:
+    """The ``figure(N, alt=...)`` and ``cell(N)`` the prose calls, and what they placed."""
+
+    def __init__(self, e: Explainer, run: RunResult, out: Path, *, n_cells: int):
+        self.e, self.run, self.out, self.n_cells = e, run, out, n_cells
+        self.figures: dict[int, str] = {}  # figure number -> alt text
+        self.cells: list[int] = []  # in the order placed
+        self.folded: set[int] = set()
+
+    def _error(self, message: str) -> CheckError:
+        return CheckError(message, explainer=self.e.display_path)
+
+    def figure(self, n: int, alt: str | None = None, caption: str | None = None) -> Markup:
+        """Place figure ``n`` of the run here, with its alt text and an optional caption."""
+        drawn = len(self.run.figures)
+        if not 1 <= n <= drawn:
+            raise self._error(f"figure({n}): the run drew {drawn} figure(s)")
+        if alt is None or not str(alt).strip():
+            raise self._error(f"figure({n}): alt text must say what the figure shows")
+        if caption is not None and str(caption).strip() == str(alt).strip():
+            # A screen reader reads both: the alt text describes the image, the caption says what to notice.
+            raise self._error(f"figure({n}): the caption repeats the alt text; say what to notice instead")
+        if n in self.figures:
+            raise self._error(f"figure({n}) is placed twice; place each figure once")
+        self.figures[n] = alt
+        return _figure_html(n, self.run.figures[n - 1], self.out, alt=str(alt), caption=caption)
+
+    def cell(self, n: int, *, folded: bool = False) -> Markup:
+        """Place code cell ``n`` and its output here. Every cell's code starts closed; with
+        ``folded=True`` (the technical layer: plotting, agreement checks) its output is inside the
+        fold too, so the reading flow shows only the outputs that teach."""
+        if not 1 <= n <= self.n_cells:
+            raise self._error(f"cell({n}): the code has {self.n_cells} cell(s); split it with `# %%` lines")
+        if n in self.cells:
+            raise self._error(f"cell({n}) is placed twice; place each cell once")
+        if self.cells and n < self.cells[-1]:
+            # The notebook follows the page, so the page must follow the order the code runs in.
+            raise self._error(f"cell({n}) is placed after cell({self.cells[-1]}); place cells in the order "
+                              "the code runs")
+        self.cells.append(n)
+        if folded:
+            self.folded.add(n)
+        return Markup(f"\n\n{CELL_MARK.format(n)}\n\n")
+
+    def check_every_figure_placed(self) -> None:
+        missing = [n for n in range(1, len(self.run.figures) + 1) if n not in self.figures]
+        if missing:
+            raise self._error(f"figure(s) {missing} drawn but not placed; add {{{{ figure(N, alt=\"...\") }}}} "
+                              "to the prose where each belongs")
+
+
+def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, placed: _Placement) -> str:
+    """The explainer's prose rendered with the run's values; any failure names the explainer and line."""
+    try:
+        # Inside the try: a syntax error (an unclosed tag, an unknown filter) is reported with its line too.
+        template = env.get_template(e.display_path)
+        return template.render(**run.values, figure=placed.figure, cell=placed.cell,
+                               result=lambda **key: results.lookup(**key))
+    except SiteError as err:
+        # Raised from inside the template (a citation, a figure): add the explainer and its line.
+        raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
+    except jinja2.UndefinedError as err:
+        raise ConfigError(f"template: {err.message} (not a value the run defined)", explainer=e.display_path,
+                          line=_template_line(e.display_path)) from None
+    except Exception as err:  # noqa: BLE001 - any template failure is reported with its line
+        raise ConfigError(f"template: {type(err).__name__}: {err}", explainer=e.display_path,
+                          line=getattr(err, "lineno", None) or _template_line(e.display_path)) from None
+
+
+def _place_cells(env, prose: str, cells: list[dict], placed: _Placement, unplaced: list[int], *,
+                 code_rel: str) -> str:
+    """Put each placed cell's code and output where the prose placed it, and the others in the
+    page's code section."""
+    def cell_markdown(n: int) -> str:
+        c = cells[n - 1]
+        where = f"{code_rel}, lines {c['first']}–{c['last']}"
+        title = (f"Code, cell {n}: {c['title']}" if c["title"] else f"Code, cell {n}") if len(cells) > 1 else "The code"
+        return env.get_template("cell.md.j2").render(
+            title=f"{title} ({where})", code=f"{_fence(c['code'])}python\n{c['code']}\n{_fence(c['code'])}",
+            stdout=c["stdout"], stdout_html=terminal_html(c["stdout"].rstrip("\n")), folded=n in placed.folded,
+        )
+
+    for n in placed.cells:
+        prose = prose.replace(CELL_MARK.format(n), cell_markdown(n), 1)
+    code_section = "\n\n".join(cell_markdown(n) for n in unplaced) or (
+        "Every cell of the code is shown above, beside the prose it supports, with what it prints.")
+    return prose.replace(CODE_PLACEHOLDER, code_section, 1)
+
+
+def _page(env, e: Explainer, run: RunResult, prose: str, root: Path, *, code_rel: str, banner) -> str:
+    """The whole page (``explainer.md.j2``): title, prose, reproducibility facts, related pages."""
+    related = [s for s in e.meta.related if s != e.slug]
+    if e.slug != ENTRANCE and ENTRANCE in env.globals["titles"] and ENTRANCE not in related:
+        related.insert(0, ENTRANCE)  # every page leads back to the entrance of the series
+    numbers_rel = f"{e.display_path.rsplit('/', 1)[0]}/{snapshot_path(e).name}"
+    return env.get_template("explainer.md.j2").render(
+        e=e, meta=e.meta, prose=prose, run=run, facts=run_facts(run, root), code_rel=code_rel, banner=banner,
+        related=related, terms=terms_used(prose), numbers_rel=numbers_rel)
+
+
+def _figure_html(n: int, svg: Path, out: Path, *, alt: str, caption: str | None) -> Markup:
+    """Figure ``n``: numbered, opening full size in the lightbox, with a narrow variant for phones.
+
+    The runner saves, for a figure whose panels sit side by side, the same panels stacked
+    (``figure-N-narrow.svg``); a narrow screen gets that one through ``<picture>``.
+    """
+    names = [svg.name]
+    narrow = svg.with_name(svg.stem + "-narrow.svg")
+    if narrow.exists():
+        names.append(narrow.name)
+    for name in names:
+        shutil.copyfile(svg.with_name(name), out / name)
+    source = (f'<source media="(max-width: 44.984375em)" srcset="{narrow.name}" type="image/svg+xml">'
+              if narrow.exists() else "")
+    text = f'<span class="fc-fignum">Figure {n}.</span>' + (f" {escape(caption)}" if caption else "")
+    size = _svg_size(svg)  # the box is reserved before the (lazy) image loads: no layout shift
+    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+    # The link is the lightbox's (class glightbox, initialised by the plugin); the image itself is
+    # skipped by the plugin (class off-glb) so it is not wrapped a second time.
+    return Markup(
+        f'<figure class="fc-figure" id="figure-{n}">\n'
+        f'<a class="glightbox" href="{svg.name}" data-type="image" aria-label="Figure {n}, full size">'
+        f'<picture>{source}<img class="off-glb" src="{svg.name}" alt="{escape(alt)}"{dims} loading="lazy"></picture></a>\n'
+        f"<figcaption>{text}</figcaption>\n</figure>"
+    )
+
+
+def _svg_size(svg: Path) -> tuple[int, int] | None:
+    """The CSS pixel size of a matplotlib SVG (its ``width``/``height`` are in points)."""
+    head = svg.read_text(encoding="utf-8")[:2000]
+    m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', head)
+    return (round(float(m.group(1)) * 4 / 3), round(float(m.group(2)) * 4 / 3)) if m else None
+
+
+def _fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks inside ``text``."""
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def _template_line(name: str) -> int | None:
+    """The line of the template frame in the exception being handled (Jinja rewrites tracebacks)."""
+    tb = sys.exc_info()[2]
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == name:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

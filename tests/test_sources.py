@@ -1,0 +1,135 @@
+"""The sources stage: front matter (``collect.split_front_matter``), ``fairsite new``
+(``scaffold``) and the generated code files (``extract``). That a scaffolded explainer builds is
+``test_site_numbers.test_new_scaffolds_an_explainer_that_builds_at_once``."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from site_src.errors import ConfigError
+from site_src.sources.collect import parse_explainer, split_front_matter
+from site_src.sources.extract import extract, publish, stale_code_files
+from site_src.sources.scaffold import new_explainer, slugify
+
+_SOURCE = textwrap.dedent('''\
+    ---
+    title: Two Lines
+    subtitle: A question?
+    summary: One line.
+    checks:
+      - name: x is one
+        assert: x == 1
+    ---
+
+    Prose {{ x | number }}.
+
+    ```python explainer
+    x = 1
+    print(x)
+    ```
+    ''')
+
+
+def _explainer(root, slug="two-lines", text=_SOURCE):
+    path = root / "explainers" / f"{slug}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return parse_explainer(path)
+
+
+# ------------------------------------------------------------------------------- front matter
+
+def test_front_matter_is_the_yaml_between_the_first_two_rule_lines():
+    value, end = split_front_matter(["---", "title: 'A: B'", "order: 3", "---", "body", "---"], shown="x.md")
+    assert value == {"title": "A: B", "order": 3} and end == 3
+    assert split_front_matter(["---", "---", "body"], shown="x.md") == ({}, 1)  # empty: no fields
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    (["title: x", "---"], r"x\.md:1: expected front matter starting with '---'"),
+    (["---", "title: x"], r"x\.md:1: front matter opened with '---' is never closed"),
+    (["---", "title: x", "tags: [a", "---"], r"x\.md:3: front matter is not valid YAML"),  # the broken line, counted in the file
+])
+def test_front_matter_problems_name_the_file_and_line(lines, message):
+    with pytest.raises(ConfigError, match=message):
+        split_front_matter(lines, shown="x.md")
+
+
+# ---------------------------------------------------------------------------------- fairsite new
+
+@pytest.mark.parametrize(("title", "slug"), [("Bias: A Primer", "bias-a-primer"), ("Über Straße", "uber-strasse"),
+                                             ("  Top 10   Mistakes ", "top-10-mistakes")])
+def test_new_names_the_file_after_the_title(tmp_path, title, slug):
+    path = new_explainer(tmp_path, title)
+    assert path == tmp_path / "explainers" / f"{slug}.md"
+    assert parse_explainer(path).meta.title == " ".join(title.split())
+
+
+@pytest.mark.parametrize(("title", "message"), [
+    ("", "the title must not be empty"),
+    ("   \n\t", "the title must not be empty"),
+    ("!!! ???", r"cannot make a file name from the title '!!! \?\?\?'; use letters or digits"),
+    ("日本語", "cannot make a file name from the title"),  # no letter with an ASCII base form
+])
+def test_new_refuses_a_title_it_cannot_name_a_file_after(tmp_path, title, message):
+    with pytest.raises(ConfigError, match=message):
+        new_explainer(tmp_path, title)
+    assert not (tmp_path / "explainers").exists() or not any((tmp_path / "explainers").iterdir())
+
+
+def test_new_never_overwrites_an_explainer(tmp_path):
+    path = new_explainer(tmp_path, "Bias: A Primer")
+    path.write_text("the author's work", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bias-a-primer\.md already exists; choose another title"):
+        new_explainer(tmp_path, "Bias A Primer")  # another title, the same file name
+    assert path.read_text(encoding="utf-8") == "the author's work"
+    assert slugify("Bias A Primer") == "bias-a-primer"
+
+
+# ---------------------------------------------------------------------------------- extract
+
+def test_the_generated_file_says_where_it_comes_from_and_maps_lines_back(tmp_path):
+    e = _explainer(tmp_path)
+    [code] = extract([e], tmp_path / "explainers" / "code")
+    assert code.path == tmp_path / "explainers" / "code" / "two-lines.py"
+    assert code.text == ("# Generated from explainers/two-lines.md by `fairsite build`; edit the explainer, not this file.\n"
+                         "# Run it from the repository root:  python explainers/code/two-lines.py\n"
+                         "x = 1\nprint(x)\n")
+    source_lines = _SOURCE.split("\n")
+    assert code.source_line(1) is None and code.source_line(2) is None  # the header is not code
+    assert source_lines[code.source_line(3) - 1] == "x = 1"
+    assert source_lines[code.source_line(4) - 1] == "print(x)"
+    assert not code.path.exists()  # extract describes; publish writes, once the build succeeded
+
+
+def test_publish_writes_changed_files_and_removes_orphans(tmp_path):
+    code_dir = tmp_path / "explainers" / "code"
+    e = _explainer(tmp_path)
+    code_files = extract([e], code_dir)
+    code_dir.mkdir(parents=True)
+    (code_dir / "deleted-explainer.py").write_text("# its explainer is gone\n")
+    (code_dir / "notes.txt").write_text("not a generated file")
+    publish(code_files, code_dir)
+    assert sorted(p.name for p in code_dir.iterdir()) == ["notes.txt", "two-lines.py"]
+    assert (code_dir / "two-lines.py").read_text() == code_files[0].text
+    # Unchanged: not rewritten (serve's watchers and mtimes stay quiet).
+    os.utime(code_dir / "two-lines.py", ns=(1, 1))
+    publish(code_files, code_dir)
+    assert (code_dir / "two-lines.py").stat().st_mtime_ns == 1
+    assert stale_code_files([e], code_dir) == []
+
+
+def test_stale_code_files_name_what_differs_is_missing_or_has_no_source(tmp_path):
+    code_dir = tmp_path / "explainers" / "code"
+    e, other = _explainer(tmp_path), _explainer(tmp_path, "other")
+    publish(extract([e], code_dir), code_dir)
+    (code_dir / "two-lines.py").write_text("edited by hand\n")
+    (code_dir / "gone.py").write_text("")
+    assert stale_code_files([e, other], code_dir) == [
+        "explainers/code/two-lines.py: differs from its explainer source; run `fairsite build`",
+        "explainers/code/other.py: missing; run `fairsite build` to generate it",
+        "explainers/code/gone.py: no explainer source generates it; delete it",
+    ]
