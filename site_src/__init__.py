@@ -7,10 +7,12 @@ collect -> extract -> execute -> check -> render -> site. Each stage has a folde
   ``extract`` (stage 2: ``explainers/code/<slug>.py``), ``scaffold`` (``fairsite new``).
 - ``execution/``: stage 3: ``execute`` (the pool of clean processes), ``_runner`` (what runs in
   each one), ``cache`` (when a run may be reused, and its typed entry).
-- ``checking/``: stage 4: ``check`` (``checks:`` and the bare-number lint), ``snapshot`` (the
-  accepted numbers in ``explainers/<slug>.numbers.json``).
-- ``rendering/``: stage 5: ``render`` (Jinja pages) and what pages are made of: ``filters``,
-  ``glossary``, ``notebook``, ``terminal``, ``results`` and ``results_page``.
+- ``checking/``: stage 4: ``check`` (the ``checks:``), ``lint`` (numbers typed by hand in the
+  prose), ``snapshot`` (the accepted numbers in ``explainers/<slug>.numbers.json``).
+- ``rendering/``: stage 5: ``render`` (the stage: every page under ``docs/``), ``environment``
+  (the Jinja environment), ``pages`` (explainer pages and their cache), ``results_page`` (the
+  results explorer and its cache), ``figures`` (its matplotlib figures), ``results`` (lookups in
+  the results file), ``notebook``, ``filters``, ``glossary``, ``terminal``.
 - ``publishing/``: stage 6: ``mkdocs_site`` (MkDocs makes ``site/``), ``mkdocs_hooks``,
   ``linkcheck``, ``provenance`` (where a build came from), ``publish``.
 

@@ -55,9 +55,8 @@ class RunResult:
     out_dir: Path = field(repr=False)
     warnings: tuple[str, ...] = ()  # output that was not UTF-8, processes left running (killed)
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
-    # line in the generated file, what it printed and the (1-based) figures it opened, as
-    # `cache.CellRecord.model_dump()` (the render stage reads them as dicts).
-    cells: list[dict] = field(default_factory=list, repr=False)
+    # line in the generated file, what it printed and the (1-based) figures it opened.
+    cells: list[cache.CellRecord] = field(default_factory=list, repr=False)
 
 
 OnRunStart = Callable[[str], None]  # given the slug of a run as it starts (not for a cache hit)
@@ -584,7 +583,7 @@ def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, 
         peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
-        warnings=tuple(entry.warnings), cells=[c.model_dump() for c in entry.cells],
+        warnings=tuple(entry.warnings), cells=list(entry.cells),
     )
 
 

@@ -140,7 +140,7 @@ def cell_outputs(code_cells: list[tuple[int, str]], run, *, header_lines: int) -
     """Each cell's code (without its ``# %%`` line), title, lines in the generated file, printed
     output and figures (SVG paths), from the run's per-cell record (``run`` is a ``RunResult``)."""
     recorded = run.cells if len(run.cells) == len(code_cells) else None
-    if recorded is not None and "".join(c["stdout"] for c in recorded) != run.stdout:
+    if recorded is not None and "".join(c.stdout for c in recorded) != run.stdout:
         # Output written past sys.stdout (C code, the raw buffer, bytes that are not UTF-8) has
         # no cell: show the run's whole output under the last cell rather than lose some of it.
         recorded = None
@@ -153,7 +153,7 @@ def cell_outputs(code_cells: list[tuple[int, str]], run, *, header_lines: int) -
             lines = lines[1:]
         code = "\n".join(lines).strip("\n")
         if recorded is not None:
-            stdout, figs = recorded[k]["stdout"], recorded[k]["figures"]
+            stdout, figs = recorded[k].stdout, recorded[k].figures
         else:  # a run recorded before cells were (one cell: the whole code)
             stdout, figs = (run.stdout, list(range(1, len(run.figures) + 1))) if k == len(code_cells) - 1 else ("", [])
         out.append({"title": title, "code": code, "stdout": stdout, "figures": [run.figures[i - 1] for i in figs],
