@@ -10,7 +10,7 @@ from fairlearn.metrics import (MetricFrame, false_positive_rate, selection_rate,
 
 from faircode import fit_predict, load_audit
 from faircode.metrics import accuracy, gap
-from faircode.significance import permutation_test, significance_report
+from faircode.significance import format_p_value, permutation_test, significance_report
 
 audit = load_audit("benefits-denial")
 # S2: one threshold for everyone. S3: the same model, then fairlearn's
@@ -77,7 +77,7 @@ p_after = report_after.p_value
 ci_after = (report_after.ci_low, report_after.ci_high)
 p_before = permutation_test(before.y_pred[women], before.y_pred[men])
 print(f"after mitigation: gap {100 * report_after.gap:+.1f} pp, 95% interval "
-      f"{100 * report_after.ci_low:+.1f} to {100 * report_after.ci_high:+.1f} pp, p = {p_after:.2g}")
+      f"{100 * report_after.ci_low:+.1f} to {100 * report_after.ci_high:+.1f} pp, {format_p_value(p_after)}")
 
 # %% Build checks: by hand, fairlearn, the benchmark
 # The same test by hand: shuffle who is a woman and who is a man, and count
@@ -91,8 +91,8 @@ shuffled = np.array([rng.permutation(pooled)[:n_women].mean()
 shuffled_gaps = shuffled - (pooled.sum() - shuffled * n_women) / n_men
 n_extreme = int(np.sum(np.abs(shuffled_gaps) >= abs(dp_after) - 1e-12))
 p_by_hand = (n_extreme + 1) / (n_shuffles + 1)
-print(f"hand-written shuffle test: p = {p_by_hand:.4f} "
-      f"(faircode exact: {p_after:.4f})")
+print(f"hand-written shuffle test: {format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))} "
+      f"(faircode exact: {format_p_value(p_after)})")
 
 # An independent oracle for the gaps: fairlearn's MetricFrame, group by group.
 sex_label = np.where(women, "Women", np.where(men, "Men", "other"))

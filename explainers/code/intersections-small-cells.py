@@ -9,6 +9,7 @@ from scipy.stats import norm
 
 from faircode import fit_predict, load_audit
 from faircode.groups import compare_groups, group_labels
+from faircode.significance import format_p_value
 
 # "Fairness gerrymandering" (Kearns et al. 2018), with exact rates.
 toy_n = 400
@@ -96,9 +97,9 @@ vs_reference = [{"group": g, "gap": float(c.by_group.at[g, "diff_vs_reference"])
                  "p_holm": float(c.by_group.at[g, "p_value_vs_reference_holm"])}
                 for g in c.compared if g != cross.reference]
 print(f"{n_compared} cells compared: {pair_high} - {pair_low} {100 * pair_gap:+.1f} pp, "
-      f"max-gap p = {p_library:.3g}")
+      f"max-gap {format_p_value(p_library, floor=1 / (n_permutations + 1))}")
 for row in vs_reference:
-    print(f"  {row['group']} - {cross.reference}: {100 * row['gap']:+.1f} pp, Holm p = {row['p_holm']:.3g}")
+    print(f"  {row['group']} - {cross.reference}: {100 * row['gap']:+.1f} pp, Holm-adjusted {format_p_value(row['p_holm'])}")
 
 # %% Build check, by hand: relabel the compared cells, record the largest gap
 rng = np.random.default_rng(20261130)
@@ -113,7 +114,7 @@ for i in range(n_shuffles):
     shuffled = np.bincount(rng.permutation(codes), weights=flagged[compared]) / sizes
     null[i] = shuffled.max() - shuffled.min()
 p_by_hand = (np.sum(null >= observed - 1e-12) + 1) / (n_shuffles + 1)
-print(f"by hand: p = {p_by_hand:.4f} (faircode {p_library:.4f})")
+print(f"by hand: {format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))} (faircode {format_p_value(p_library, floor=1 / (n_permutations + 1))})")
 
 # %% Small cells at the extremes by chance
 # Relabel all cells; is the highest or lowest rate a small cell's?

@@ -12,7 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from faircode import fit_predict, load_audit
 from faircode.groups import compare_groups, group_labels
-from faircode.significance import wilson_interval
+from faircode.significance import format_p_value, wilson_interval
 
 audit = load_audit("recidivism-risk")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
@@ -92,7 +92,8 @@ for metric, fairlearn_metric, rows_used in (("selection_rate", selection_rate, n
                         sensitive_features=groups[kept])
     max_gap_diffs = max(max_gap_diffs, abs(gap_by_hand - frame.difference()), abs(gap_by_hand - c.difference))
     print(f"{metric}: {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, "
-          f"p = {c.max_gap_test.p_value:.4f} (by hand {p_by_hand:.4f})")
+          f"{format_p_value(c.max_gap_test.p_value, floor=1 / (n_permutations + 1))} "
+          f"(by hand {format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))})")
     if metric == "selection_rate":
         p_by_hand_sel = p_by_hand
     else:
@@ -118,11 +119,11 @@ table = sel.by_group
 vs_reference = [{"group": g, "gap": float(table.at[g, "diff_vs_reference"]),
                  "p_holm": float(table.at[g, "p_value_vs_reference_holm"])}
                 for g in sel.compared if g != race.reference]
-print(f"FPR, Black - White: {100 * fpr_bw_gap:+.1f} pp, p = {fpr_bw_p:.3g}; "
-      f"Holm over {n_pairs} pairs {fpr_bw_holm:.3g}")
+print(f"FPR, Black - White: {100 * fpr_bw_gap:+.1f} pp, {format_p_value(fpr_bw_p)}; "
+      f"Holm-adjusted over {n_pairs} pairs {format_p_value(fpr_bw_holm)}")
 for row in vs_reference:
     print(f"selection rate, {row['group']} - {race.reference}: {100 * row['gap']:+.1f} pp, "
-          f"Holm p = {row['p_holm']:.3g}")
+          f"Holm-adjusted {format_p_value(row['p_holm'])}")
 
 # %% The largest gap when no gap is real
 # Relabel race at random, keeping the group sizes.

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
-from faircode.significance import adjust_p_values
+from faircode.significance import adjust_p_values, format_p_value
 
 alpha = 0.05
 table = pd.read_csv("results/results_fairness.csv")
@@ -157,7 +157,8 @@ example.update(p=float(strongest["p_value"]), holm=float(strongest["holm"]), bh=
 # Holm compares the k-th smallest p-value with alpha / (m - k + 1): the tests still standing.
 example["holm_factor"] = m - int(np.sum(p < strongest["p_value"]))
 print(f"German Credit's strongest gap: {example['metric']} ({example['strategy']}, {example['model']}), "
-      f"p = {example['p']:.3g}; BH-adjusted {example['bh']:.3g}, Holm-adjusted {example['holm']:.3g}")
+      f"{format_p_value(example['p'])}; BH-adjusted {format_p_value(example['bh'])}, "
+      f"Holm-adjusted {format_p_value(example['holm'])}")
 
 # %% Figure 1: the sorted p-values against each rule's thresholds
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 2]})

@@ -7,7 +7,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from faircode import fit_predict, load_audit
-from faircode.significance import permutation_test, permutation_test_result, permutation_tests
+from faircode.significance import format_p_value, permutation_test, permutation_test_result, permutation_tests
 
 SEED = 20240917
 rng = np.random.default_rng(SEED)
@@ -73,7 +73,7 @@ spread_grouped = float(np.quantile(np.abs(grouped.null_distribution),
 effective_people = int(round(n_people * np.var(rowwise.null_distribution)
                              / np.var(grouped.null_distribution), -2))
 print(f"households of {size}: gap {100 * example_gap:+.1f} pp; "
-      f"row-wise p = {p_naive:.3f}, grouped p = {p_grouped:.3f}")
+      f"row-wise {format_p_value(p_naive)}, grouped {format_p_value(p_grouped)}")
 print(f"95% of shuffled gaps lie within ±{100 * spread_naive:.1f} pp (people) "
       f"vs ±{100 * spread_grouped:.1f} pp (households)")
 
@@ -99,7 +99,7 @@ def household_shuffle(flagged, household, in_a, n_shuffles, rng):
 
 
 p_by_hand = household_shuffle(flagged, household, in_a, n_permutations, rng)
-print(f"hand-written household shuffle: p = {p_by_hand:.3f}")
+print(f"hand-written household shuffle: {format_p_value(p_by_hand, floor=1 / (n_permutations + 1))}")
 
 # %% False alarms over many audits with no gap, by household size
 n_audits = 500

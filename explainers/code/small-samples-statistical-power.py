@@ -13,7 +13,7 @@ from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import power_proportions_2indep, proportion_effectsize
 
 from faircode import fit_predict, load_audit
-from faircode.significance import permutation_test, permutation_test_power
+from faircode.significance import format_p_value, permutation_test, permutation_test_power
 
 alpha = 0.05          # the test's significance level
 target_power = 0.8    # the conventional aim: find a real gap four times in five
@@ -152,7 +152,7 @@ for slug in ("german-credit", "benefits-denial"):
     audits.append(info)
     # Gaps in percentage points and rates in percent, as the prose gives them.
     print(f"{info['name']}: test split {info['n_test']:,} rows ({info['n_a']} women, {info['n_b']} men), "
-          f"men flagged {info['comparison_rate']:.1%}; observed gap {100 * observed_gap:+.1f} pp (p = {info['p_value']:.2g})")
+          f"men flagged {info['comparison_rate']:.1%}; observed gap {100 * observed_gap:+.1f} pp ({format_p_value(info['p_value'])})")
     for gap in gaps:
         key = round(gap * 100)
         print(f"  true gap {100 * gap:.0f} pp: power on the test split {info[f'power_test_{key}']:.2%} exact, "
