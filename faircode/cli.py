@@ -153,14 +153,10 @@ def _example(within) -> str:
 
 
 def _warn_if_not_locked(console) -> None:
-    # Before anything else: a package that differs from the lock explains a number that moved.
     from faircode.data import project_root
-    from faircode.environment import lock_warning
+    from faircode.environment import print_lock_warning
 
-    warning = lock_warning(project_root())
-    if warning:
-        console.print("[yellow]warning:[/yellow] ", end="")
-        console.print(warning, markup=False)
+    print_lock_warning(project_root(), console)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

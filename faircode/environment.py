@@ -25,7 +25,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["LOCK_FILES", "Mismatch", "read_lock", "installed_versions", "lock_mismatches", "describe_mismatches", "lock_warning"]
+__all__ = ["LOCK_FILES", "Mismatch", "read_lock", "installed_versions", "lock_mismatches", "describe_mismatches", "lock_warning",
+           "print_lock_warning"]
 
 #: The lock files, relative to the repository root: runtime first, then runtime + test tools.
 LOCK_FILES = ("requirements/site.txt", "requirements/test.txt")
@@ -201,6 +202,18 @@ def describe_mismatches(mismatches: list[Mismatch]) -> str:
              "install the locked versions: .venv/bin/pip install --require-hashes -r requirements/test.txt "
              "(or site.txt), or refresh the lock on purpose (requirements/README.md)"]
     return "\n".join(lines)
+
+
+def print_lock_warning(root: str | Path, console) -> None:
+    """Print `lock_warning` as a yellow warning on a rich ``console``; nothing when it is None.
+
+    What the ``faircode`` and ``fairsite`` commands do first: a package that differs from the
+    lock is the likeliest cause of a number that moved.
+    """
+    warning = lock_warning(root)
+    if warning:
+        console.print("[yellow]warning:[/yellow] ", end="")
+        console.print(warning, markup=False)
 
 
 def lock_warning(root: str | Path) -> str | None:

@@ -40,7 +40,7 @@ from pydantic import (
 
 # Reading and hashing the data files lives in faircode.data; these names are re-exported because
 # callers imported them from here before it did.
-from faircode.data import project_root, read_data, read_header, sha256_of  # noqa: F401
+from faircode.data import project_root, read_header, sha256_of
 from faircode.formatting import did_you_mean
 
 __all__ = [
@@ -64,7 +64,6 @@ __all__ = [
     "RowFilter",
     "TargetSpec",
     "load_manifest",
-    "project_root",
 ]
 
 # The canonical name lists live here (not in models.py/strategies.py) so that validating a

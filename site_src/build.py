@@ -35,7 +35,8 @@ from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
                                              swap_in, write_manifest)
-from site_src.rendering.render import render, warm_results_page
+from site_src.rendering.render import render
+from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
 from site_src.sources.collect import Explainer, collect
 from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
@@ -167,7 +168,7 @@ def build(options: BuildOptions) -> BuildReport:
     code_dir = root / "explainers" / "code"
     with build_lock(root):
         filestate.forget(root)  # whatever this build does, the last record may no longer hold
-        cache.load_digests(cache_dir)
+        filestate.load_digests(cache_dir)
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
         facts = provenance.build_facts(root, [e.path for e in explainers])
@@ -178,7 +179,7 @@ def build(options: BuildOptions) -> BuildReport:
         errors += run_errors + checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
-        cache.save_digests(cache_dir)
+        filestate.save_digests(cache_dir)
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
@@ -383,28 +384,28 @@ def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult],
     the versions of the packages that render, and the commit the site's manifest names (a new
     commit or uncommitted changes make a new site, not a skipped build)."""
     yield f"{facts.commit} {facts.dirty} {facts.lock}"
-    # Files enter by digest, remembered by their metadata (cache.hash_file): unchanged files are
+    # Files enter by digest, remembered by their metadata (filestate.hash_file): unchanged files are
     # not read again. A missing file's digest is None, which differs from any digest.
     for e in explainers:
-        yield cache.hash_file(e.path)
-        yield cache.hash_file(snapshot.snapshot_path(e))
+        yield filestate.hash_file(e.path)
+        yield filestate.hash_file(snapshot.snapshot_path(e))
     yield from banners
     for r in sorted(runs, key=lambda r: r.slug):
         yield f"{r.slug} {r.run_id} {r.run_at} {r.duration_s} {r.peak_memory_mb}"
     # The build's own code, and faircode's: the render stage formats numbers with it (the
-    # `pvalue` filter renders what faircode.significance.format_p_value decides).
+    # `pvalue` filter renders what faircode.formatting.format_p_value decides).
     for package in (Path(__file__).parent, _faircode_dir()):
         for path in sorted(package.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
                 yield str(path.relative_to(package.parent))
-                yield cache.hash_file(path)
+                yield filestate.hash_file(path)
     # A fork's addresses given through the environment (mkdocs.yml reads them with !ENV).
     yield " ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS)
     # The manifests too: the glossary's table of what each audit's words mean is read from them.
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
                  *sorted((root / "audits").glob("*/audit.yaml"))):
         yield str(path.relative_to(root))
-        yield cache.hash_file(path)
+        yield filestate.hash_file(path)
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
                  "pandas", "mkdocs-glightbox"):
         try:

@@ -38,6 +38,19 @@ _BUDGET_S = 10.0
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fairsite`` console script (usage at the top of this module).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``fairsite``; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 1 when the build or check failed (the error is printed,
+        ``docs/`` and ``site/`` are as they were), 2 for bad arguments, 130 when interrupted.
+    """
     args = _parser().parse_args(argv)
     root = args.root.resolve()
     if not root.is_dir():
@@ -101,13 +114,9 @@ def _nothing_changed(root: Path, args) -> bool:
 
 
 def _warn_if_not_locked(root: Path) -> None:
-    # Before anything else: a package that differs from the lock is a likely cause of drift.
-    from faircode.environment import lock_warning
+    from faircode.environment import print_lock_warning
 
-    warning = lock_warning(root)
-    if warning:
-        console.print("[yellow]warning:[/] ", end="")
-        console.print(warning, markup=False)
+    print_lock_warning(root, console)
 
 
 def _interrupt(signum, frame):

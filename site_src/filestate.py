@@ -13,7 +13,7 @@ The next ``fairsite build`` compares only that metadata (no hashing, no heavy im
 of it is as recorded, nothing the site is made of can have changed and it says so at once. If
 anything moved, the full build runs, and there the bytes are the truth: a file whose metadata
 moved is re-hashed and, if its digest is the one recorded, still counts as unchanged
-(``site_src.execution.cache.hash_file``).
+(:func:`hash_file`).
 
 Standard library only: this module is imported on every build, before anything else.
 """
@@ -60,15 +60,25 @@ def _environment() -> dict:
     }
 
 
-def git_state(root: Path) -> list:
-    """``[commit of HEAD or None, dirty]`` with one ``git status``; ``[None, False]`` outside git."""
+def git_state(root: Path, *, strict: bool = False) -> tuple[str | None, bool]:
+    """``(commit of HEAD or None, dirty)`` from one ``git status``: the one reader of git's state.
+
+    ``(None, False)`` when ``root`` is not in a git repository or there is no ``git`` (a build
+    from an unpacked archive). A repository with no commit yet is dirty: everything in it is
+    uncommitted. With ``strict``, a ``git status`` that fails inside a repository raises
+    ``RuntimeError`` with git's message (the build's facts must not be guessed); without it (the
+    no-change check) such a failure reads as ``(None, False)`` and the full build runs.
+    """
     try:
         out = subprocess.run(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"],
                              cwd=root, capture_output=True, text=True)
     except FileNotFoundError:
-        return [None, False]
+        return None, False
     if out.returncode != 0:
-        return [None, False]
+        inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True)
+        if strict and inside.returncode == 0:
+            raise RuntimeError(f"git status failed in {root}: {out.stderr.strip()}")
+        return None, False
     commit, dirty = None, False
     for line in out.stdout.splitlines():
         if line.startswith("# branch.oid "):
@@ -76,7 +86,7 @@ def git_state(root: Path) -> list:
             commit = None if oid == "(initial)" else oid
         elif not line.startswith("#"):
             dirty = True
-    return [commit, commit is None or dirty]
+    return commit, commit is None or dirty
 
 
 def record(root: Path, *, files: set[Path], dirs: set[Path], summary: dict) -> None:
@@ -86,7 +96,7 @@ def record(root: Path, *, files: set[Path], dirs: set[Path], summary: dict) -> N
     state = {
         "format": FORMAT,
         "environment": _environment(),
-        "git": git_state(root),
+        "git": list(git_state(root)),
         "files": {str(p): _meta(str(p)) for p in sorted(files)},
         "dirs": {str(p): _meta(str(p)) for p in sorted(dirs)},
         "summary": summary,
@@ -119,7 +129,7 @@ def unchanged(root: Path) -> dict | None:
             for path, meta in state[group].items():
                 if _meta(path) != meta:
                     return None
-        if state["git"] != git_state(Path(root)):
+        if state["git"] != list(git_state(Path(root))):
             return None
         return state["summary"]
     except (KeyError, TypeError, AttributeError):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from faircode import Audit, ManifestError, list_audits, load_audit
-from faircode.manifest import project_root
+from faircode.data import project_root
 
 ROOT = project_root()
 DATA = ROOT / "data"

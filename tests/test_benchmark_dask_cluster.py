@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from faircode import benchmark as bm
-from faircode.manifest import project_root
+from faircode.data import project_root
 
 ROOT = project_root()
 DASK = Path(sys.executable).with_name("dask")

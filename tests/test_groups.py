@@ -21,7 +21,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from faircode import load_audit
 from faircode.groups import GROUP_METRICS, compare_groups, group_labels, group_rate_outcomes, metric_by_group
-from faircode.manifest import ManifestError, load_manifest, project_root
+from faircode.data import project_root
+from faircode.manifest import ManifestError, load_manifest
 from faircode.models import fit_predict
 
 ROOT = project_root()
@@ -391,7 +392,7 @@ def test_missing_group_values_fail_unless_left_out(tmp_path):
     data.loc[:9, "sex"] = np.nan
     csv = tmp_path / "arrests.csv"
     data.to_csv(csv, index=False)
-    from faircode.manifest import sha256_of
+    from faircode.data import sha256_of
 
     text = BASE.replace("data/arrests.csv", str(csv)).replace(
         "b795af23d2704da70cc4b265e1700c69faa03659283091f01e74c3ea1f813c6d", sha256_of(csv))

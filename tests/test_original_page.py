@@ -17,7 +17,8 @@ import pytest
 from scipy import stats
 
 from faircode.benchmark import _load_dataset
-from faircode.manifest import load_manifest, project_root
+from faircode.data import project_root
+from faircode.manifest import load_manifest
 
 ROOT = project_root()
 

@@ -157,3 +157,13 @@ def test_results_page_lists_rows_dropped_per_audit(tmp_path):
     assert _dropped_per_audit(tmp_path / "absent.csv") == {}
     perf.write_text("audit,audit_name,strategy,model\na,Audit A,S0,m\n")  # an older file
     assert _dropped_per_audit(perf) == {}
+
+
+def test_the_glossary_states_the_level_the_results_page_uses():
+    # The glossary writes the level out (see its comment); if ALPHA moves, the text must too.
+    from faircode.benchmark import ALPHA
+    from site_src.rendering.glossary import TERMS
+
+    significant = next(t for t in TERMS if t.anchor == "significant")
+    assert f"q-value is below {ALPHA:g}" in significant.definition
+    assert f"p below {ALPHA:g}" in significant.definition

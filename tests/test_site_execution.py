@@ -25,7 +25,7 @@ from site_src.build import BuildOptions, build
 from site_src.sources.collect import parse_explainer
 from site_src.errors import BuildFailed, ConfigError
 from site_src.execution.execute import _read_output
-from site_src.rendering.render import markdown_text
+from site_src.rendering.environment import markdown_text
 from site_src.rendering.terminal import terminal_html
 from test_site_build import _add, _assert_fails_and_keeps_previous_site, _copy_fixture
 

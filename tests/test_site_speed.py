@@ -87,11 +87,11 @@ def test_remembered_digest_is_used_only_while_the_metadata_holds(tmp_path):
     path.write_bytes(b"a,b\n1,2\n")
     old = time.time_ns() - 10**10  # written long ago: safe to remember (not "racily clean")
     os.utime(path, ns=(old, old))
-    first = cache.hash_file(path)
+    first = filestate.hash_file(path)
     assert first == __import__("hashlib").sha256(b"a,b\n1,2\n").hexdigest()
     path.write_bytes(b"a,b\n1,3\n")  # same size; the change time moves even if mtime is reset
     os.utime(path, ns=(old, old))
-    assert cache.hash_file(path) == __import__("hashlib").sha256(b"a,b\n1,3\n").hexdigest()
+    assert filestate.hash_file(path) == __import__("hashlib").sha256(b"a,b\n1,3\n").hexdigest()
 
 
 def test_slowest_explainers_start_first(tmp_path):

@@ -99,7 +99,7 @@ def run_benchmark(
     ratio) and the equal opportunity difference row that of the true or false positive rate
     (``same_test_as``). ``q_value`` is the Benjamini-Hochberg adjustment within each audit over
     its distinct hypotheses (rows with an empty ``same_test_as``); a repeating row takes the
-    q-value of the row it repeats. ``significant`` is ``q_value < 0.05``, empty where the gap
+    q-value of the row it repeats. ``significant`` is ``q_value < ALPHA``, empty where the gap
     is undefined.
 
     Example

@@ -44,6 +44,13 @@ SUFFIX = ".numbers.json"
 
 @dataclass(frozen=True)
 class Drift:
+    """One cited value that differs from its accepted record: a row of the drift table.
+
+    ``explainer`` is the source path, ``value`` the template variable's name, ``accepted`` and
+    ``now`` what readers saw and would see (``"(not accepted yet)"`` / ``"(no longer cited)"``
+    when one side has no record).
+    """
+
     explainer: str
     value: str
     accepted: str
@@ -51,6 +58,7 @@ class Drift:
 
 
 def snapshot_path(explainer: Explainer) -> Path:
+    """``explainers/<slug>.numbers.json``: where an explainer's accepted numbers are committed."""
     return explainer.path.with_name(explainer.slug + SUFFIX)
 
 
@@ -86,6 +94,8 @@ def _shown(filter_name: str, value, args) -> str:
 
 
 def save(explainer: Explainer, run: RunResult) -> Path:
+    """Accept ``run``'s cited values: write them, as raw values and as shown, to the explainer's
+    numbers file (sorted keys, one value per line, so a diff reads well) and return its path."""
     path = snapshot_path(explainer)
     data = {"explainer": explainer.display_path, "values": cited(explainer, run)}
     path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -38,6 +38,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from site_src import filestate
+from site_src.filestate import hash_file
 from site_src.execution import _runner
 
 FORMAT = 3  # 3: per-cell output and narrow figure variants
@@ -237,13 +238,13 @@ def _installed_version(dist: str) -> str | None:
 @functools.cache
 def site_code_digest() -> str:
     """One digest of site_src's code and templates, and of the faircode modules its filters and
-    checks call (how p-values and tolerances are written): a change to any renders every page
-    and runs every check again."""
+    checks call (how p-values are written, error hints, tolerances): a change to any renders
+    every page and runs every check again."""
     import importlib.util
 
     here = Path(__file__).parent.parent  # site_src/
     files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
-    files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.significance", "faircode.tolerances")})
+    files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.formatting", "faircode.significance", "faircode.tolerances")})
     return filestate.digest_parts(part for name, path in files.items() for part in (name, path.read_bytes()))
 
 
@@ -287,6 +288,3 @@ class PassedChecks:
             tmp.write_text(json.dumps(self._passed, indent=1, sort_keys=True))
             tmp.replace(self._path)
 
-
-# The one digest of a file's bytes, remembered by its metadata across builds (site_src.filestate).
-hash_file, load_digests, save_digests = filestate.hash_file, filestate.load_digests, filestate.save_digests

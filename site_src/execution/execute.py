@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 
+from site_src import filestate
 from site_src.execution import _runner, cache
 from site_src.sources.collect import DEFAULT_MEMORY
 from site_src.errors import ExecutionError
@@ -121,7 +122,7 @@ def execute(
     root, cache_dir = Path(root).resolve(), Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
     cache.prune(cache_dir, {c.slug for c in code_files})
-    cache.load_digests(cache_dir)
+    filestate.load_digests(cache_dir)
     inputs = inputs or {}
 
     def run(code: CodeFile, reason: str, server: _ForkServer | None) -> RunResult | ExecutionError:
@@ -153,7 +154,7 @@ def execute(
     # does not start last and leave the other workers idle at the end.
     todo.sort(key=lambda item: -cache.last_run_seconds(cache_dir / item[0].slug))
     outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork))
-    cache.save_digests(cache_dir)
+    filestate.save_digests(cache_dir)
     in_order = [outcomes[c.slug] for c in code_files]
     return ([o for o in in_order if isinstance(o, RunResult)],
             [o for o in in_order if isinstance(o, ExecutionError)])
@@ -337,7 +338,7 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
     return cache.CacheEntry(
         format=cache.FORMAT,
         static_key=cache.static_key(code.text, declared),
-        deps={p: cache.hash_file(root / p) for p in data["modules"] + data["data_files"]},
+        deps={p: filestate.hash_file(root / p) for p in data["modules"] + data["data_files"]},
         inputs=declared_before,
         untracked=data["untracked"],
         packages=data["packages"],

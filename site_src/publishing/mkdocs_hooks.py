@@ -37,8 +37,11 @@ _DOCUMENT_WRAPPER = re.compile(r"\A\s*<html><head></head><body>(.*)</body></html
 
 
 def on_page_content(html, page, config, files):
-    # Hooks run after the configured plugins, so this sees glightbox's output; search indexes the
-    # result afterwards (on_page_context).
+    """MkDocs' ``on_page_content`` event: a page's HTML without the document wrapper glightbox adds.
+
+    Returns ``html`` unchanged when it has no wrapper. Hooks run after the configured plugins, so
+    this sees glightbox's output; search indexes the result afterwards (``on_page_context``).
+    """
     m = _DOCUMENT_WRAPPER.match(html)
     return m.group(1) if m else html
 

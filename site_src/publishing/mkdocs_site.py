@@ -24,7 +24,8 @@ from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
 from site_src.filestate import digest_parts
-from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts, digest
+from site_src.filestate import hash_file
+from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
 STAGE = ".fairsite-stage"
 LOCK = ".fairsite.lock"
@@ -144,7 +145,7 @@ def write_manifest(site_dir: Path, facts: BuildFacts, *, runs: dict[str, str]) -
         path in the site (``"explainers/<slug>/index.html"``) to its sha256, so a served copy
         can be checked byte for byte against what this build wrote.
     """
-    pages = {p.relative_to(site_dir).as_posix(): digest(p) for p in sorted(site_dir.rglob("*.html"))}
+    pages = {p.relative_to(site_dir).as_posix(): hash_file(p) for p in sorted(site_dir.rglob("*.html"))}
     manifest = {"format": MANIFEST_FORMAT, "generator": "fairsite", "build": facts.as_json(),
                 "runs": dict(sorted(runs.items())), "pages": pages}
     (site_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")

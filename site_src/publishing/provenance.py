@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,7 +19,8 @@ from pathlib import Path
 import yaml
 
 from site_src.errors import SiteError
-from site_src.filestate import ENV_VARS, hash_file  # the variables mkdocs.yml reads (`!ENV`), for a fork
+from site_src import filestate
+from site_src.filestate import hash_file
 
 MANIFEST = "fairsite-manifest.json"  # at the site's root, next to index.html
 MANIFEST_FORMAT = 1
@@ -88,10 +88,10 @@ def build_facts(root: Path, explainer_paths: list[Path], *, now: datetime | None
     explainers = {}
     for path in sorted(explainer_paths):
         slug = path.stem
-        explainers[slug] = ExplainerFacts(source=digest(path), numbers=digest(path.with_name(slug + ".numbers.json")),
+        explainers[slug] = ExplainerFacts(source=hash_file(path), numbers=hash_file(path.with_name(slug + ".numbers.json")),
                                           page=f"explainers/{slug}/")
     return BuildFacts(commit=commit, dirty=dirty, date=_date(now), site_url=_site_url(root),
-                      lock=digest(root / LOCK_FILE), results=digest(root / RESULTS_FILE), explainers=explainers)
+                      lock=hash_file(root / LOCK_FILE), results=hash_file(root / RESULTS_FILE), explainers=explainers)
 
 
 def tree_facts(root: Path) -> BuildFacts:
@@ -107,24 +107,17 @@ def from_json(data: dict) -> BuildFacts:
 
 
 def git_state(root: Path) -> tuple[str | None, bool]:
-    """``(commit of HEAD, dirty)``; ``(None, False)`` when ``root`` is not in a git repository."""
+    """``(commit of HEAD, dirty)``; ``(None, False)`` when ``root`` is not in a git repository.
 
-    def git(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-
+    Raises
+    ------
+    SiteError
+        ``git status`` failed inside a repository (its message is given).
+    """
     try:
-        inside = git("rev-parse", "--is-inside-work-tree")
-    except FileNotFoundError:  # no git on this machine: a build from an unpacked archive
-        return None, False
-    if inside.returncode != 0:
-        return None, False
-    head = git("rev-parse", "--verify", "--quiet", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=normal")
-    if status.returncode != 0:
-        raise SiteError(f"git status failed in {root}: {status.stderr.strip()}")
-    # A repository with no commit yet has no HEAD: everything in it is uncommitted.
-    commit = head.stdout.strip() or None
-    return commit, commit is None or bool(status.stdout.strip())
+        return filestate.git_state(root, strict=True)
+    except RuntimeError as err:
+        raise SiteError(str(err)) from None
 
 
 def _date(now: datetime | None) -> str:
@@ -168,7 +161,7 @@ def source_config(root: Path) -> dict:
     dict
         ``repo_url`` (no trailing slash), ``repo_name``, ``clone_url`` (``repo_url`` + ``.git``)
         and ``site_url``. ``mkdocs.yml`` reads each from an environment variable first
-        (``ENV_VARS``), with the project's own address as the default.
+        (``filestate.ENV_VARS``), with the project's own address as the default.
 
     Raises
     ------
@@ -187,11 +180,6 @@ def source_config(root: Path) -> dict:
         "site_url": str(cfg["site_url"]),
     }
 
-
-def digest(path: Path) -> str | None:
-    """The sha256 (hex) of a file's bytes; None if there is no such file (remembered by the file's
-    metadata across builds: ``site_src.filestate.hash_file``)."""
-    return hash_file(path)
 
 
 # ----------------------------------------------------------------- what a page says it was made from

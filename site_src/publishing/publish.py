@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+from site_src.filestate import hash_file
 from site_src.publishing import provenance
 from site_src.build import BuildReport, build, check_options
 from site_src.errors import SiteError
@@ -148,7 +149,7 @@ def _same_as_built(site_dir: Path, manifest: dict | None) -> None:
         raise SiteError(f"{site_dir / MANIFEST} is not the manifest of the check that just ran; was another build "
                         "running? Nothing was published")
     changed = [page for page, digest in manifest["pages"].items()
-               if provenance.digest(site_dir / page) != digest]
+               if hash_file(site_dir / page) != digest]
     if changed:
         raise SiteError(f"site/ changed after the check ({', '.join(changed[:5])}); nothing was published")
 

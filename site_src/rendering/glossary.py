@@ -142,6 +142,8 @@ TERMS: tuple[Term, ...] = (
     Term("proxy", "Proxy", r"prox(y|ies)",
          "A feature that carries the protected attribute (\"Husband\" states the sex). Dropping the "
          "protected column leaves its proxies, so the model can still tell the groups apart."),
+    # The level is written out (importing faircode.benchmark for ALPHA would load pandas and
+    # scikit-learn into every render); tests/test_render.py pins it to ALPHA.
     Term("significant", "Significant", r"significan",
          "Below the conventional 0.05 level (a convention, not a law of nature). On an explainer page, "
          "one test chosen before looking: its p below 0.05. On the results page, where many gaps are "

@@ -17,16 +17,14 @@ import jinja2
 from site_src.errors import ConfigError, SiteError
 from site_src.execution.execute import RunResult
 from site_src.publishing.provenance import BuildFacts, source_config
-from site_src.rendering.environment import TEMPLATES, make_environment, markdown_text
+from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
 from site_src.rendering.results import ResultsTable
-from site_src.rendering.results_page import BY_GROUP_FILE, render_results_page, warm_results_page
+from site_src.rendering.results_page import render_results_page
 from site_src.sources.collect import Explainer
 
-# Names other modules import from here (the build, the tests).
-__all__ = ["BY_GROUP_FILE", "READER_PAGES", "Rendered", "make_environment", "markdown_text", "render",
-           "warm_results_page"]
+__all__ = ["READER_PAGES", "Rendered", "render"]
 
 # Reader's pages beside the explainers, each ``<name>.md.j2`` written to ``docs/<name>/index.md``.
 READER_PAGES = ("glossary", "checklist", "mistakes")  # the tag index is Material's (tags.md)
