@@ -15,7 +15,7 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["format_p_value", "check_positive_int", "did_you_mean"]
+__all__ = ["format_p_value", "check_positive_int", "did_you_mean", "closest"]
 
 
 def did_you_mean(word, choices: Iterable) -> str:
@@ -42,8 +42,25 @@ def did_you_mean(word, choices: Iterable) -> str:
     >>> did_you_mean("zzz", ["sex", "race"])
     ''
     """
+    close = closest(word, choices)
+    return f" (did you mean {close!r}?)" if close is not None else ""
+
+
+def closest(word, choices: Iterable) -> str | None:
+    """The one of ``choices`` closest to ``word`` (as ``str``), or None when none is close.
+
+    The matching behind :func:`did_you_mean`, for a message that words its hint otherwise:
+    :func:`difflib.get_close_matches` with its default cutoff (ratio at least 0.6).
+
+    Examples
+    --------
+    >>> closest("null_lowe", ["null_low", "n"])
+    'null_low'
+    >>> closest("zzz", ["null_low"]) is None
+    True
+    """
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return close[0] if close else None
 
 
 def check_positive_int(value, name: str) -> int:

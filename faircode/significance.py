@@ -13,7 +13,8 @@ Every p-value and interval that the Fair Code Project publishes comes from this 
   of the results table; :func:`bootstrap_ratio_ci`: the percentile bootstrap of a ratio;
 - :func:`significance_report`: gap, interval, p-value and group sizes in one frozen result;
 - :func:`adjust_p_values`: Holm (FWER) and Benjamini-Hochberg (FDR) adjustments;
-- :func:`format_p_value`: the one way a p-value is printed (never "p = 0");
+- :func:`format_p_value`: the one way a p-value is printed (never "p = 0"), re-exported from its
+  NumPy-free home :mod:`faircode.formatting`;
 - :func:`max_gap_test`, :func:`pairwise_tests`, :func:`wilson_interval`: more than two groups
   (the between-groups gap tested against the null distribution of the largest gap, pairs with a
   family-wise correction, a score interval per group).

@@ -1,11 +1,11 @@
 """``fairsite``: build, check, accept, serve and scaffold the explainer site.
 
-    fairsite build [--jobs N] [--force [SLUG ...]] [--explain]
-    fairsite check [--jobs N]          # CI: everything fresh, strict, numbers against the snapshot
+    fairsite build [--jobs N] [--budget S] [--force [SLUG ...]] [--explain]
+    fairsite check [--jobs N] [--budget S]  # CI: everything fresh, strict, numbers against the snapshot
     fairsite check --against URL_OR_DIR  # which pages of a published site are out of date (no build)
     fairsite publish (--to DIR | --to-git REPO [--branch gh-pages]) [--allow-dirty]
     fairsite accept [SLUG ...]         # record the cited numbers of these explainers (all if none)
-    fairsite serve [--port P]          # rebuild on change to explainers, templates, library, data
+    fairsite serve [--port P] [--host H]  # rebuild on change to explainers, templates, library, data
     fairsite new "Title"               # scaffold an explainer that builds at once
 """
 

@@ -179,7 +179,9 @@ def test_row_seed_is_stable_crc32():
         (dict(n_jobs=0), r"`n_jobs` must be a positive integer or -1"),
         (dict(n_permutations=0), r"`n_permutations` must be a positive integer"),
         (dict(strategies=["S9"]), r"`strategies` has unknown value\(s\) 'S9'"),
-        (dict(models=["svm"]), r"`models` has unknown value\(s\) 'svm'"),
+        (dict(models=["svm"]), r"`models` has unknown value\(s\) 'svm'; known"),
+        (dict(models=["logistic_regresion"]),
+         r"'logistic_regresion' \(did you mean 'logistic_regression'\?\); known"),
     ],
 )
 def test_validation_messages(kwargs, match):

@@ -48,3 +48,13 @@ def test_groups_table_needs_its_columns():
 def test_filter_options_keep_the_metric_order():
     rows = pd.concat([_rows(), _rows().assign(metric="false_positive_rate")])
     assert group_filter_options(rows)["metric"] == ["selection_rate", "false_positive_rate"]
+
+
+@pytest.mark.parametrize("method, shuffles, shown", [
+    ("monte_carlo", 9999, "≤ 1/10,000"),  # at the floor 1/(m + 1): a bound, as the pages write it
+    ("exact", None, "1.0 × 10⁻⁴"),       # the same number from an exact test is a value
+])
+def test_a_monte_carlo_max_gap_p_at_its_floor_reads_as_a_bound(method, shuffles, shown):
+    rows = _rows().assign(p_value_max_gap=1 / 10_000, method_max_gap=method, n_permutations=shuffles)
+    html = str(groups_table_html(rows, alpha=0.05))
+    assert f"<td>25.8 pp</td><td><strong>{shown}</strong></td>" in html

@@ -217,14 +217,15 @@ def test_an_undefined_template_variable_is_an_error_with_its_line(tmp_path):
         ---
         Fine line.
 
-        The gap was {{ gapp | gap }}.
+        The gap was {{ gap_valeu | gap }}.
 
         ```python explainer
         n = 1
         gap_value = 0.1
         ```
         """)
-    with pytest.raises(BuildFailed, match=r"explainers/undefined.md:11: template: 'gapp' is undefined"):
+    with pytest.raises(BuildFailed, match=r"explainers/undefined.md:11: template: 'gap_valeu' is undefined "
+                                          r"\(not a value the run defined\) \(did you mean 'gap_value'\?\)"):
         build(BuildOptions(root=root))
 
 
@@ -441,7 +442,7 @@ def test_cell_placement_mistakes_are_named(tmp_path):
 
 @pytest.mark.parametrize("mistake, expected", [
     ("{% if n_flips %}", "template: .*(end of template|endif)"),  # a tag left open
-    ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'"),  # an unknown filter
+    ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'.* \\(did you mean 'number'\\?\\)"),  # an unknown filter
 ])
 def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_path, mistake, expected):
     """With accepted numbers to compare against, the prose is read by the number comparison too:
@@ -461,3 +462,13 @@ def test_a_malformed_accepted_numbers_file_is_named(tmp_path, values):
     (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps({"values": values}))
     with pytest.raises(BuildFailed, match=r"coin-flips.numbers.json is not an accepted-numbers file"):
         build(BuildOptions(root=root))
+
+
+def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(tmp_path):
+    root = _copy_fixture(tmp_path)
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text().replace("{{ n_flips", "{{ n_flipz"))
+    with pytest.raises(BuildFailed) as failed:
+        build(BuildOptions(root=root))
+    assert "(no longer cited: the prose reads 'n_flipz', which the run did not define)" in str(failed.value)

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from faircode.formatting import did_you_mean
+
 
 @dataclass(frozen=True)
 class Task:
@@ -99,7 +101,7 @@ def _validate_names(requested, known: Iterable[str], name: str) -> list[str] | N
     unknown = [r for r in requested if r not in known]
     if unknown:
         raise ValueError(
-            f"`{name}` has unknown value(s) {', '.join(map(repr, unknown))}; "
+            f"`{name}` has unknown value(s) {', '.join(repr(u) + did_you_mean(u, known) for u in unknown)}; "
             f"known: {', '.join(known)}"
         )
     return list(dict.fromkeys(requested))

@@ -34,6 +34,7 @@ import jinja2
 from jinja2 import nodes
 
 from faircode import tolerances
+from faircode.formatting import closest
 from site_src.sources.collect import Explainer, prose_syntax_tree
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
@@ -120,10 +121,17 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
         return []  # nothing can be read from prose that does not parse: the render stage reports it, with its line
     p_values = {name for name, filter_name, _ in _citations(explainer, run)[1] if filter_name == "pvalue"}
     mc = explainer.meta.monte_carlo
+    # Names the prose reads that the run did not define: a typo the render stage reports; here it
+    # only explains why an accepted value looks "no longer cited".
+    unknown = {n.name for n in prose_syntax_tree(explainer.prose).find_all(nodes.Name)
+               if n.ctx == "load" and n.name not in run.values}
     drifts = []
     for name in sorted(set(accepted) | set(now)):
         if name not in now:
-            drifts.append(Drift(explainer.display_path, name, _brief(accepted[name]["value"]), "(no longer cited)"))
+            typo = closest(name, unknown)
+            drifts.append(Drift(explainer.display_path, name, _brief(accepted[name]["value"]),
+                                f"(no longer cited: the prose reads '{typo}', which the run did not define)"
+                                if typo else "(no longer cited)"))
             continue
         if name not in accepted:
             drifts.append(Drift(explainer.display_path, name, "(not accepted yet)", _brief(now[name]["value"])))

@@ -19,6 +19,8 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
+from faircode.formatting import did_you_mean
+
 from site_src.checking.snapshot import snapshot_path
 from site_src.errors import CheckError, ConfigError, SiteError
 from site_src.execution._runner import split_code_cells
@@ -178,11 +180,20 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
-        raise ConfigError(f"template: {err.message} (not a value the run defined)", explainer=e.display_path,
+        raise ConfigError(f"template: {err.message} (not a value the run defined)"
+                          + _hint(r"'(.+)' is undefined", err.message, run.values), explainer=e.display_path,
                           line=_template_line(e.display_path)) from None
     except Exception as err:  # noqa: BLE001 - any template failure is reported with its line
-        raise ConfigError(f"template: {type(err).__name__}: {err}", explainer=e.display_path,
+        raise ConfigError(f"template: {type(err).__name__}: {err}" + _hint(r"No filter named '(.+)'", str(err), env.filters),
+                          explainer=e.display_path,
                           line=getattr(err, "lineno", None) or _template_line(e.display_path)) from None
+
+
+def _hint(pattern: str, message: str, names) -> str:
+    """A "did you mean" for the name Jinja's ``message`` complains of (an undefined value, an
+    unknown filter), among ``names``; empty when the message is another one or nothing is close."""
+    m = re.search(pattern, message or "")
+    return did_you_mean(m.group(1), names) if m else ""
 
 
 def _place_cells(env, prose: str, cells: list[dict], placed: _Placement, unplaced: list[int], *,
