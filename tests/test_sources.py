@@ -52,6 +52,8 @@ def test_front_matter_is_the_yaml_between_the_first_two_rule_lines():
     (["title: x", "---"], r"x\.md:1: expected front matter starting with '---'"),
     (["---", "title: x"], r"x\.md:1: front matter opened with '---' is never closed"),
     (["---", "title: x", "tags: [a", "---"], r"x\.md:3: front matter is not valid YAML"),  # the broken line, counted in the file
+    # PyYAML's own "line N" counts in the file too, so the two numbers in the message agree
+    (["---", "title: x", "order: 3", "bad: : :", "---"], r"x\.md:4: front matter is not valid YAML(.|\n)*line 4, column 6"),
 ])
 def test_front_matter_problems_name_the_file_and_line(lines, message):
     with pytest.raises(ConfigError, match=message):
@@ -70,7 +72,7 @@ def test_new_names_the_file_after_the_title(tmp_path, title, slug):
 
 @pytest.mark.parametrize(("title", "message"), [
     ("", "the title must not be empty"),
-    ("   \n\t", "the title must not be empty"),
+    ("   \n\t", r"the title must not be empty, got '   \\n\\t'"),  # what was typed, not what is left
     ("!!! ???", r"cannot make a file name from the title '!!! \?\?\?'; use letters or digits"),
     ("日本語", "cannot make a file name from the title"),  # no letter with an ASCII base form
 ])

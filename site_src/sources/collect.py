@@ -244,10 +244,12 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
     except StopIteration:
         raise ConfigError(f"{shown}:1: front matter opened with '---' is never closed") from None
     try:
-        return yaml.safe_load("\n".join(lines[1:end])) or {}, end
+        # One blank line first: the front matter starts on the file's line 2, so PyYAML's own
+        # "line N" in its message is the file's line N, as in the location before it.
+        return yaml.safe_load("\n" + "\n".join(lines[1:end])) or {}, end
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 2}" if mark else ""
+        where = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
 
 

@@ -99,9 +99,9 @@ def new_explainer(root: Path, title: str) -> Path:
     Returns the path written. Raises ConfigError for an empty title, one with no letter or digit
     to name the file after, or a file that already exists.
     """
-    title = " ".join(title.split())
+    given, title = title, " ".join(title.split())
     if not title:
-        raise ConfigError(f"new: the title must not be empty, got {title!r}")
+        raise ConfigError(f"new: the title must not be empty, got {given!r}")
     explainers = Path(root) / "explainers"
     path = explainers / f"{slugify(title)}.md"
     if path.exists():
