@@ -297,7 +297,7 @@ def _apply_missing_policy(df: pd.DataFrame, manifest: AuditManifest,
     fields += [(f"protected[{i}]", a.column, a.missing) for i, a in enumerate(manifest.protected)]
     counts: dict[str, int] = {}
     drop = np.zeros(len(df), dtype=bool)
-    for field, column, policy in fields:
+    for where, column, policy in fields:
         missing = df[column].isna().to_numpy()
         n = int(missing.sum())
         counts.setdefault(column, n)
@@ -308,8 +308,8 @@ def _apply_missing_policy(df: pd.DataFrame, manifest: AuditManifest,
             continue
         stated = "says `missing: fail`" if policy == "fail" else "does not say what to do with them"
         problems.append(
-            f"{field}.missing: column {column!r} has {n:,} missing value{'s' if n != 1 else ''} "
-            f"after the filters and the manifest {stated}; add `missing: drop` to {field} to drop "
+            f"{where}.missing: column {column!r} has {n:,} missing value{'s' if n != 1 else ''} "
+            f"after the filters and the manifest {stated}; add `missing: drop` to {where} to drop "
             "those rows (the count is reported), or fix the data"
         )
     if problems or not drop.any():
