@@ -38,8 +38,7 @@ from pydantic import (
     model_validator,
 )
 
-# Reading and hashing the data files lives in faircode.data; these names are re-exported because
-# callers imported them from here before it did.
+# Reading and hashing the data files lives in faircode.data; validation uses these three.
 from faircode.data import project_root, read_header, sha256_of
 from faircode.formatting import did_you_mean
 

@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from faircode.data import project_root, sha256_of
 from faircode.manifest import (
     MODEL_NAMES,
     STRATEGY_NAMES,
     AuditManifest,
     ManifestError,
     load_manifest,
-    project_root,
-    sha256_of,
 )
 
 ROOT = project_root()

@@ -472,3 +472,18 @@ def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(tmp_pat
     with pytest.raises(BuildFailed) as failed:
         build(BuildOptions(root=root))
     assert "(no longer cited: the prose reads 'n_flipz', which the run did not define)" in str(failed.value)
+
+
+def test_no_longer_cited_blames_no_name_the_page_itself_provides(tmp_path):
+    # `cell` (close to the accepted `n_cells`), `figure`, `result` and a loop's own names are not typos.
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text().replace("```python explainer\n", "```python explainer\nn_cells = 1\n", 1)
+                    .replace("{{ n_flips | number }}", "{{ n_flips | number }} ({{ n_cells }} cell) {{ cell(1) }}"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    page.write_text(page.read_text().replace(" ({{ n_cells }} cell)", "")
+                    + "\n{% for c in [1] %}{{ loop.index }}{% endfor %}\n")
+    with pytest.raises(BuildFailed) as failed:
+        build(BuildOptions(root=root))
+    assert "n_cells" in str(failed.value) and "(no longer cited)" in str(failed.value)
+    assert "the prose reads" not in str(failed.value)

@@ -10,12 +10,10 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from site_src import cli, filestate
-from site_src.execution import cache
 from site_src.build import BuildOptions, build
 from site_src.errors import BuildFailed
 from site_src.publishing.mkdocs_site import LAST_BUILD

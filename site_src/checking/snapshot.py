@@ -35,7 +35,7 @@ from jinja2 import nodes
 
 from faircode import tolerances
 from faircode.formatting import closest
-from site_src.sources.collect import Explainer, prose_syntax_tree
+from site_src.sources.collect import PROSE_FUNCTIONS, Explainer, prose_syntax_tree
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
 from site_src.rendering.filters import FILTERS
@@ -123,8 +123,11 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
     mc = explainer.meta.monte_carlo
     # Names the prose reads that the run did not define: a typo the render stage reports; here it
     # only explains why an accepted value looks "no longer cited".
-    unknown = {n.name for n in prose_syntax_tree(explainer.prose).find_all(nodes.Name)
-               if n.ctx == "load" and n.name not in run.values}
+    # Not counted: what the template sets itself (a loop's variables and `loop`, {% set %}) and
+    # what each page provides (PROSE_FUNCTIONS).
+    tree = prose_syntax_tree(explainer.prose)
+    read, stored = ({n.name for n in tree.find_all(nodes.Name) if n.ctx == ctx} for ctx in ("load", "store"))
+    unknown = read - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS)
     drifts = []
     for name in sorted(set(accepted) | set(now)):
         if name not in now:

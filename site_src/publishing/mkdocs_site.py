@@ -23,8 +23,7 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
-from site_src.filestate import digest_parts
-from site_src.filestate import hash_file
+from site_src.filestate import digest_parts, hash_file
 from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
 STAGE = ".fairsite-stage"

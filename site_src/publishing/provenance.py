@@ -181,7 +181,6 @@ def source_config(root: Path) -> dict:
     }
 
 
-
 # ----------------------------------------------------------------- what a page says it was made from
 
 # The packages whose versions a page prints beside its numbers (the ones that compute them).

@@ -32,7 +32,7 @@ from site_src.rendering.glossary import terms_used
 from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.terminal import terminal_html
-from site_src.sources.collect import CODE_PLACEHOLDER, Explainer
+from site_src.sources.collect import CODE_PLACEHOLDER, PROSE_FUNCTIONS, Explainer
 from site_src.sources.extract import generated_text, header
 
 # The series' entrance: the page every explainer links back to.
@@ -181,7 +181,8 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
         raise ConfigError(f"template: {err.message} (not a value the run defined)"
-                          + _hint(r"'(.+)' is undefined", err.message, run.values), explainer=e.display_path,
+                          + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
+                          explainer=e.display_path,
                           line=_template_line(e.display_path)) from None
     except Exception as err:  # noqa: BLE001 - any template failure is reported with its line
         raise ConfigError(f"template: {type(err).__name__}: {err}" + _hint(r"No filter named '(.+)'", str(err), env.filters),

@@ -364,6 +364,7 @@ def _group_p(value, alpha: float, *, n_permutations: int | None = None) -> dict:
 def _monte_carlo_shuffles(row, method_column: str) -> int | None:
     """The row's number of shuffles when its test (named in ``method_column``) was Monte Carlo,
     so its p-value has a floor; None for an exact test (whose ``n_permutations`` is empty)."""
-    if row.get(method_column) != "monte_carlo" or is_missing(row.get("n_permutations")):
+    # "monte_carlo" or "grouped_monte_carlo" (faircode.significance's method names)
+    if not str(row.get(method_column)).endswith("monte_carlo") or is_missing(row.get("n_permutations")):
         return None
     return int(row["n_permutations"])

@@ -133,6 +133,8 @@ class Explainer:
 
 
 CODE_PLACEHOLDER = "<!-- fairsite:code -->"
+# What the prose may call beside the run's values (rendering.pages passes them to each page).
+PROSE_FUNCTIONS = ("figure", "cell", "result")
 
 
 @functools.lru_cache(maxsize=64)
