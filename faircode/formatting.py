@@ -104,8 +104,11 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
 
         - Monte Carlo minimum (``floor`` given and ``p <= floor``): ``"p ≤ 1/10,000"`` for
           ``floor = 1/10,000`` (9,999 relabellings, none as extreme as the data). The estimate
-          is then exactly ``1 / (m + 1)`` and the true p-value is at most about that, hence
-          "≤", not "=" (Phipson and Smyth 2010);
+          (b + 1) / (m + 1) is a valid p-value (under the null, P(p ≤ α) ≤ α; Phipson and Smyth
+          2010) and at the floor it is ``1 / (m + 1)``, the smallest that m relabellings can
+          give: a longer run could give a smaller one, which "≤" signals. It is not a bound on
+          the exact p-value, which may be somewhat larger (with none of m as extreme, about 3/m
+          is its 95% upper limit);
         - ``p == 0`` (an exact p-value that underflowed double precision): ``"p < 10⁻³⁰⁰"``;
         - ``p >= 0.001``: ``digits`` significant digits in fixed notation: ``"p = 0.032"``,
           ``"p = 0.50"``, ``"p = 0.0012"``, ``"p = 1.0"``;

@@ -93,7 +93,8 @@ for metric, fairlearn_metric, rows_used in (("selection_rate", selection_rate, n
     max_gap_diffs = max(max_gap_diffs, abs(gap_by_hand - frame.difference()), abs(gap_by_hand - c.difference))
     print(f"{metric}: {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, "
           f"{format_p_value(c.max_gap_test.p_value, floor=1 / (n_permutations + 1))} "
-          f"(by hand {format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))})")
+          f"(by hand: {round(p_by_hand * (n_shuffles + 1)) - 1} of {n_shuffles:,} shuffles as large, "
+          f"{format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))})")
     if metric == "selection_rate":
         p_by_hand_sel = p_by_hand
     else:
