@@ -30,6 +30,7 @@ from site_src.filestate import digest_parts, hash_file
 from site_src.publishing.provenance import results_facts
 from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.filters import gap as gap_pp
+from site_src.rendering.filters import pvalue
 from site_src.rendering.results import ResultsTable, is_missing, is_true, label, require_columns
 
 if TYPE_CHECKING:  # the build imports this module on every run; pandas only when the page is made
@@ -299,8 +300,7 @@ def p_value_text(p: float, *, n_permutations: int | None = None) -> str:
     """A p- or q-value as a table cell shows it: :func:`faircode.formatting.format_p_value`'s text
     without the ``p =`` a column heading already says (``0.032``, ``< 10⁻³⁰⁰``). A Monte Carlo
     p-value gives its ``n_permutations``: at its floor it reads ``≤ 1/10,000``, as on the pages."""
-    floor = None if n_permutations is None else 1 / (n_permutations + 1)
-    return format_p_value(p, floor=floor).removeprefix("p = ").removeprefix("p ")
+    return pvalue(p, n_permutations).removeprefix("p = ").removeprefix("p ")
 
 
 def _gap_text(value, ratio: bool) -> str:
