@@ -1,6 +1,6 @@
 # Generated from explainers/stratified-comparisons-simpsons-paradox.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/stratified-comparisons-simpsons-paradox.py
-# %% Overall and within bands of prior counts
+# %% Overall and within bands
 """Stratified comparisons and Simpson's paradox (Recidivism Risk: COMPAS flags by prior counts; Berkeley 1973)."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -69,7 +69,7 @@ for row in by_band:
 print(f"within-bands (Mantel-Haenszel weighted) gap {100 * within_gap:+.1f} pp; mean prior counts "
       f"{mean_priors_black:.1f} (Black) / {mean_priors_white:.1f} (white)")
 
-# %% Figure 1: flag rates within bands, and who is in which band
+# %% Figure 1
 COLOURS = {"Black": "#3f51b5", "White": "#d84315"}
 labels = [row["band"] for row in by_band]
 x = np.arange(len(labels))
@@ -101,7 +101,7 @@ right.legend(loc="upper right")
 fig.tight_layout()
 plt.show()
 
-# %% The Cochran-Mantel-Haenszel test, three ways
+# %% CMH, three ways
 
 
 def two_by_two_tables(outcome, group, strata):
@@ -149,7 +149,7 @@ print(f"common odds ratio (Black vs white, odds of being flagged): by hand {odds
       f"[{ci_sm[0]:.4f}, {ci_sm[1]:.4f}], faircode [{ci[0]:.4f}, {ci[1]:.4f}]; overall odds ratio "
       f"{overall_odds_ratio:.3f}")
 
-# %% The stratified permutation test: shuffle the labels within each band
+# %% Stratified permutation test
 
 
 def within_strata_shuffle_test(outcome, group, strata, n_shuffles, rng):
@@ -188,7 +188,7 @@ score_statistic_diff = abs(score_test.statistic - score_gap_within)
 print(f"mean decile score: overall gap {score_gap_overall:+.2f}, within bands {score_gap_within:+.2f}; "
       f"by hand {format_p_value(p_score_hand, floor=1 / (n_shuffles + 1))}, faircode Monte Carlo {score_test.format_p_value()}")
 
-# %% Is the gap the same in every band? Breslow-Day
+# %% Breslow-Day
 
 
 def breslow_day_by_hand(tables):
@@ -232,7 +232,7 @@ p_bd_age = bd_age.p_value
 bd_age_stat_sm = float(age_sm.test_equal_odds(adjust=True).statistic)
 bd_diff = max(bd_diff, abs(bd_age_stat - bd_age_stat_sm) / bd_age_stat_sm, abs(bd_age.statistic - bd_age_stat_sm) / bd_age_stat_sm)
 by_age = []
-for s, name in enumerate(["under 25", "aged 25 to 45", "over 45"]):
+for s, name in enumerate(["under 25", "25 to 45", "over 45"]):
     b, w = (age_band == s) & (black == 1), (age_band == s) & (black == 0)
     t = age_tables[:, :, s]
     by_age.append({"age": name, "n_black": int(b.sum()), "n_white": int(w.sum()),
@@ -245,7 +245,7 @@ for row in by_age:
           f"of {row['n_white']:,}, gap {100 * row['gap']:+.1f} pp, odds ratio {row['odds_ratio']:.2f}")
 print(f"Breslow-Day (Tarone) over the age bands: {bd_age_stat:.2f} (statsmodels {bd_age_stat_sm:.2f}), {bd_age.format_p_value()}")
 
-# %% Berkeley, 1973: the six largest departments
+# %% Berkeley
 # Applicants admitted and rejected by sex in the six largest departments, fall 1973, as R's
 # datasets package records them (UCBAdmissions, after Bickel, Hammel and O'Connell 1975).
 BERKELEY = {  # department: (men admitted, men rejected, women admitted, women rejected)
@@ -304,7 +304,7 @@ print(f"within departments: gap {100 * berkeley_within_gap:+.1f} pp; common odds
       f"{b_odds_ratio_sm:.2f} [{b_ci_sm[0]:.2f}, {b_ci_sm[1]:.2f}], CMH {b_cmh.format_p_value()} (statsmodels p = {b_p_cmh_sm:.3f}), exact stratified permutation p = {b_p_strat:.3f}, "
       f"shuffled within departments by hand p = {b_p_strat_hand:.3f}; Breslow-Day {b_bd.format_p_value()}")
 
-# %% Figure 2: Berkeley, within departments and across them
+# %% Figure 2
 depts = [row["dept"] for row in departments]
 x = np.arange(len(depts))
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4))
