@@ -59,15 +59,17 @@ mean_priors_black, mean_priors_white = float(priors[black == 1].mean()), float(p
 in_top = band == len(BANDS) - 1
 top_band_priors_black = float(priors[in_top & (black == 1)].mean())
 top_band_priors_white = float(priors[in_top & (black == 0)].mean())
-print(f"{n_black:,} Black and {n_white:,} white defendants; flagged {100 * rate_black:.1f}% / {100 * rate_white:.1f}%:"
-      f" overall gap {100 * overall_gap:+.1f} pp")
-print("prior counts   Black flagged        white flagged        gap       share of Black / white")
+# Printed narrow (about 42 characters) so that the tables stay tables on a phone.
+print(f"flagged: {100 * rate_black:.1f}% of {n_black:,} Black,")
+print(f"         {100 * rate_white:.1f}% of {n_white:,} white defendants")
+print(f"overall gap {100 * overall_gap:+.1f} pp\n")
+print("           flagged       gap  share of group")
+print("priors     Black  white  (pp)  Black  white")
 for row in by_band:
-    print(f"{row['band']:>12}   {100 * row['black']:5.1f}% of {row['n_black']:>5,}   "
-          f"{100 * row['white']:5.1f}% of {row['n_white']:>5,}   {100 * row['gap']:+5.1f} pp   "
-          f"{100 * row['share_black']:4.1f}% / {100 * row['share_white']:4.1f}%")
-print(f"within-bands (Mantel-Haenszel weighted) gap {100 * within_gap:+.1f} pp; mean prior counts "
-      f"{mean_priors_black:.1f} (Black) / {mean_priors_white:.1f} (white)")
+    print(f"{row['band']:<10} {100 * row['black']:4.1f}%  {100 * row['white']:4.1f}% {100 * row['gap']:+5.1f}"
+          f"  {100 * row['share_black']:4.1f}%  {100 * row['share_white']:4.1f}%")
+print(f"\nwithin bands (MH weights): {100 * within_gap:+.1f} pp")
+print(f"mean prior counts: {mean_priors_black:.1f} (Black), {mean_priors_white:.1f} (white)")
 
 # %% Figure 1
 COLOURS = {"Black": "#3f51b5", "White": "#d84315"}
@@ -141,13 +143,14 @@ cmh_library_diff = max(abs(cmh.statistic - cmh_stat_sm) / cmh_stat_sm, abs(odds_
                        abs(cmh.statistic - cmh_stat_hand) / cmh_stat_hand)
 risk_difference_diff = abs(cmh.risk_difference - within_gap)
 overall_odds_ratio = float(rate_black / (1 - rate_black) / (rate_white / (1 - rate_white)))
-print(f"CMH chi-squared: by hand {cmh_stat_hand:.4f}, statsmodels {cmh_stat_sm:.4f}, faircode {cmh.statistic:.4f}; "
-      f"{cmh.format_p_value()}")
-print(f"Mantel-Haenszel gap: by hand {100 * within_gap:+.3f} pp, faircode {100 * cmh.risk_difference:+.3f} pp")
-print(f"common odds ratio (Black vs white, odds of being flagged): by hand {odds_ratio_hand:.4f}, "
-      f"statsmodels {odds_ratio_sm:.4f}, faircode {odds_ratio:.4f}; 95% interval: statsmodels "
-      f"[{ci_sm[0]:.4f}, {ci_sm[1]:.4f}], faircode [{ci[0]:.4f}, {ci[1]:.4f}]; overall odds ratio "
-      f"{overall_odds_ratio:.3f}")
+print(f"{'':13}{'by hand':>9} {'statsmod.':>9} {'faircode':>9}")
+print(f"CMH chi2     {cmh_stat_hand:9.4f} {cmh_stat_sm:9.4f} {cmh.statistic:9.4f}")
+print(f"odds ratio   {odds_ratio_hand:9.4f} {odds_ratio_sm:9.4f} {odds_ratio:9.4f}")
+print(f"  low                  {ci_sm[0]:9.4f} {ci[0]:9.4f}")
+print(f"  high                 {ci_sm[1]:9.4f} {ci[1]:9.4f}")
+print(f"MH gap (pp)  {100 * within_gap:+9.4f}           {100 * cmh.risk_difference:+9.4f}")
+print(f"CMH {cmh.format_p_value()}")
+print(f"overall odds ratio {overall_odds_ratio:.3f}")
 
 # %% Stratified permutation test
 
@@ -173,9 +176,9 @@ p_strat_hand = within_strata_shuffle_test(flagged, black, band, n_shuffles, rng)
 strat = stratified_permutation_test(flagged, black, band)  # exact for 0/1 outcomes (Mantel's test)
 p_strat = strat.p_value
 strat_statistic_diff = abs(strat.statistic - within_gap)
-print(f"flag gap within bands {100 * within_gap:+.1f} pp: shuffled within bands by hand "
-      f"{format_p_value(p_strat_hand, floor=1 / (n_shuffles + 1))} ({n_shuffles:,} shuffles), "
-      f"faircode exact {strat.format_p_value()}")
+print(f"flag gap within bands {100 * within_gap:+.1f} pp")
+print(f"  by hand ({n_shuffles:,}): {format_p_value(p_strat_hand, floor=1 / (n_shuffles + 1))}")
+print(f"  faircode, exact: {strat.format_p_value()}")
 
 # The general case: the mean COMPAS decile score (1 to 10), not a 0/1 outcome.
 decile = compas["decile_score"].to_numpy().astype(float)
@@ -185,8 +188,10 @@ p_score_hand = within_strata_shuffle_test(decile, black, band, n_shuffles, rng)
 score_test = stratified_permutation_test(decile, black, band, n_permutations=n_shuffles, random_state=SEED)
 p_score = score_test.p_value
 score_statistic_diff = abs(score_test.statistic - score_gap_within)
-print(f"mean decile score: overall gap {score_gap_overall:+.2f}, within bands {score_gap_within:+.2f}; "
-      f"by hand {format_p_value(p_score_hand, floor=1 / (n_shuffles + 1))}, faircode Monte Carlo {score_test.format_p_value()}")
+print(f"mean decile score: gap {score_gap_overall:+.2f} overall,")
+print(f"  {score_gap_within:+.2f} within bands")
+print(f"  by hand ({n_shuffles:,}): {format_p_value(p_score_hand, floor=1 / (n_shuffles + 1))}")
+print(f"  faircode, Monte Carlo: {score_test.format_p_value()}")
 
 # %% Breslow-Day
 
@@ -216,9 +221,9 @@ bd_stat_sm, p_bd_sm = float(bd_sm.statistic), float(bd_sm.pvalue)
 bd = breslow_day_test(flagged, black, band)  # Tarone's correction by default
 p_bd = bd.p_value
 bd_diff = max(abs(bd_stat_hand - bd_stat_sm), abs(bd.statistic - bd_stat_sm)) / bd_stat_sm
-print(f"Breslow-Day (Tarone) over {bd_dof + 1} bands: by hand {bd_stat_hand:.4f}, statsmodels {bd_stat_sm:.4f}; "
-      f"faircode {bd.statistic:.4f}; {bd.format_p_value()}")
-band_odds_ratios = [float(t[0, 0] * t[1, 1] / (t[0, 1] * t[1, 0])) for t in np.moveaxis(tables, 2, 0)]
+print(f"Breslow-Day (Tarone), {bd_dof + 1} prior-count bands")
+print(f"  by hand {bd_stat_hand:.4f}, statsmodels {bd_stat_sm:.4f},")
+print(f"  faircode {bd.statistic:.4f}; {bd.format_p_value()}")
 
 # The same question for age bands (COMPAS's own age categories).
 AGES = ["Less than 25", "25 - 45", "Greater than 45"]
@@ -239,11 +244,13 @@ for s, name in enumerate(["under 25", "25 to 45", "over 45"]):
                    "black": float(flagged[b].mean()), "white": float(flagged[w].mean()),
                    "gap": float(flagged[b].mean() - flagged[w].mean()),
                    "odds_ratio": float(t[0, 0] * t[1, 1] / (t[0, 1] * t[1, 0]))})
-within_gap_age = mh_gap(flagged, black, age_band)
+print("\n           flagged       gap   odds")
+print("age        Black  white  (pp)  ratio")
 for row in by_age:
-    print(f"{row['age']:>9}: Black {100 * row['black']:.1f}% of {row['n_black']:,}, white {100 * row['white']:.1f}% "
-          f"of {row['n_white']:,}, gap {100 * row['gap']:+.1f} pp, odds ratio {row['odds_ratio']:.2f}")
-print(f"Breslow-Day (Tarone) over the age bands: {bd_age_stat:.2f} (statsmodels {bd_age_stat_sm:.2f}), {bd_age.format_p_value()}")
+    print(f"{row['age']:<10} {100 * row['black']:4.1f}%  {100 * row['white']:4.1f}% {100 * row['gap']:+5.1f}  "
+          f"{row['odds_ratio']:.2f}")
+print(f"Breslow-Day (Tarone), age bands: {bd_age_stat:.2f}")
+print(f"  statsmodels {bd_age_stat_sm:.2f}; {bd_age.format_p_value()}")
 
 # %% Berkeley
 # Applicants admitted and rejected by sex in the six largest departments, fall 1973, as R's
@@ -295,14 +302,22 @@ cmh_library_diff = max(cmh_library_diff, abs(b_cmh.statistic - float(b_cmh_sm.st
                        abs(b_ci[1] - b_ci_sm[1]) / b_ci_sm[1])
 risk_difference_diff = max(risk_difference_diff, abs(b_cmh.risk_difference - berkeley_within_gap))
 bd_diff = max(bd_diff, abs(b_bd.statistic - float(b_sm.test_equal_odds(adjust=True).statistic)))
-print(f"published totals reproduced: {totals_match}; admitted: men {100 * admit_men:.1f}%, women {100 * admit_women:.1f}%"
-      f" (gap {100 * berkeley_overall_gap:+.1f} pp)")
+print(f"published totals reproduced: {totals_match}")
+print(f"admitted: men {100 * admit_men:.1f}%, women {100 * admit_women:.1f}%")
+print(f"overall gap {100 * berkeley_overall_gap:+.1f} pp\n")
+print(f"{'':6}{'admitted':<28}{'gap':>5}")
+print(f"{'dept':<6}{'men':<14}{'women':<14}{'(pp)':>5}")
 for row in departments:
-    print(f"  {row['dept']}: men {100 * row['rate_men']:5.1f}% of {row['men']:>3}, women {100 * row['rate_women']:5.1f}% of "
-          f"{row['women']:>3}  gap {100 * row['gap']:+5.1f} pp")
-print(f"within departments: gap {100 * berkeley_within_gap:+.1f} pp; common odds ratio (women vs men) "
-      f"{b_odds_ratio_sm:.2f} [{b_ci_sm[0]:.2f}, {b_ci_sm[1]:.2f}], CMH {b_cmh.format_p_value()} (statsmodels p = {b_p_cmh_sm:.3f}), exact stratified permutation p = {b_p_strat:.3f}, "
-      f"shuffled within departments by hand p = {b_p_strat_hand:.3f}; Breslow-Day {b_bd.format_p_value()}")
+    print(f"  {row['dept']}   {100 * row['rate_men']:4.1f}% of {row['men']:>3}  {100 * row['rate_women']:4.1f}% of "
+          f"{row['women']:>3}  {100 * row['gap']:+5.1f}")
+print(f"\nwithin departments: {100 * berkeley_within_gap:+.1f} pp")
+print(f"odds ratio (women vs men) {b_odds_ratio:.2f} [{b_ci[0]:.2f}, {b_ci[1]:.2f}]")
+print(f"  statsmodels {b_odds_ratio_sm:.2f} [{b_ci_sm[0]:.2f}, {b_ci_sm[1]:.2f}]")
+print(f"CMH: faircode {b_cmh.format_p_value()},")
+print(f"  statsmodels p = {b_p_cmh_sm:.3f}")
+print(f"stratified permutation: exact p = {b_p_strat:.3f},")
+print(f"  by hand p = {b_p_strat_hand:.3f}")
+print(f"Breslow-Day {b_bd.format_p_value()}")
 
 # %% Figure 2
 depts = [row["dept"] for row in departments]
