@@ -59,20 +59,23 @@ mean_priors_black, mean_priors_white = float(priors[black == 1].mean()), float(p
 in_top = band == len(BANDS) - 1
 top_band_priors_black = float(priors[in_top & (black == 1)].mean())
 top_band_priors_white = float(priors[in_top & (black == 0)].mean())
-# Printed narrow (about 42 characters) so that the tables stay tables on a phone.
+# Printed narrow (under 40 characters) so that the tables stay tables on a phone.
 print(f"flagged: {100 * rate_black:.1f}% of {n_black:,} Black,")
 print(f"         {100 * rate_white:.1f}% of {n_white:,} white defendants")
 print(f"overall gap {100 * overall_gap:+.1f} pp\n")
-print("           flagged       gap  share of group")
-print("priors     Black  white  (pp)  Black  white")
+print("      flagged (%)  gap   share (%)")
+print("priors Black white  (pp)  Black white")
 for row in by_band:
-    print(f"{row['band']:<10} {100 * row['black']:4.1f}%  {100 * row['white']:4.1f}% {100 * row['gap']:+5.1f}"
-          f"  {100 * row['share_black']:4.1f}%  {100 * row['share_white']:4.1f}%")
+    label = row["band"].replace(" or more", "+")
+    print(f"{label:<6}{100 * row['black']:5.1f} {100 * row['white']:5.1f} {100 * row['gap']:+5.1f}"
+          f"  {100 * row['share_black']:5.1f} {100 * row['share_white']:5.1f}")
 print(f"\nwithin bands (MH weights): {100 * within_gap:+.1f} pp")
-print(f"mean prior counts: {mean_priors_black:.1f} (Black), {mean_priors_white:.1f} (white)")
+print(f"mean priors: {mean_priors_black:.1f} (Black), {mean_priors_white:.1f} (white)")
 
 # %% Figure 1
 COLOURS = {"Black": "#3f51b5", "White": "#d84315"}
+plt.rcParams.update({"font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "xtick.labelsize": 13,
+                     "ytick.labelsize": 13, "legend.fontsize": 13})  # large enough on a 390 px phone
 labels = [row["band"] for row in by_band]
 x = np.arange(len(labels))
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4))
@@ -81,8 +84,8 @@ for name, key, offset in (("Black", "black", -0.06), ("White", "white", 0.06)):
               label=name)
 left.axhline(rate_black, color=COLOURS["Black"], linestyle=":", linewidth=1.5)
 left.axhline(rate_white, color=COLOURS["White"], linestyle=":", linewidth=1.5)
-left.text(x[-1] + 1.5, rate_black + 0.01, "all Black", color=COLOURS["Black"], va="bottom", ha="right", fontsize=12)
-left.text(x[-1] + 1.5, rate_white + 0.01, "all white", color=COLOURS["White"], va="bottom", ha="right", fontsize=12)
+left.text(x[-1] + 1.5, rate_black + 0.01, "all Black", color=COLOURS["Black"], va="bottom", ha="right")
+left.text(x[-1] + 1.5, rate_white + 0.01, "all white", color=COLOURS["White"], va="bottom", ha="right")
 left.set_xticks(x, labels, rotation=30, ha="right")
 left.set_xlim(-0.4, x[-1] + 1.6)
 left.set_xlabel("prior counts")
@@ -143,12 +146,12 @@ cmh_library_diff = max(abs(cmh.statistic - cmh_stat_sm) / cmh_stat_sm, abs(odds_
                        abs(cmh.statistic - cmh_stat_hand) / cmh_stat_hand)
 risk_difference_diff = abs(cmh.risk_difference - within_gap)
 overall_odds_ratio = float(rate_black / (1 - rate_black) / (rate_white / (1 - rate_white)))
-print(f"{'':13}{'by hand':>9} {'statsmod.':>9} {'faircode':>9}")
-print(f"CMH chi2     {cmh_stat_hand:9.4f} {cmh_stat_sm:9.4f} {cmh.statistic:9.4f}")
-print(f"odds ratio   {odds_ratio_hand:9.4f} {odds_ratio_sm:9.4f} {odds_ratio:9.4f}")
-print(f"  low                  {ci_sm[0]:9.4f} {ci[0]:9.4f}")
-print(f"  high                 {ci_sm[1]:9.4f} {ci[1]:9.4f}")
-print(f"MH gap (pp)  {100 * within_gap:+9.4f}           {100 * cmh.risk_difference:+9.4f}")
+print(f"{'':11}{'by hand':>9}{'statsm.':>9}{'faircode':>9}")
+print(f"{'CMH chi2':<11}{cmh_stat_hand:9.3f}{cmh_stat_sm:9.3f}{cmh.statistic:9.3f}")
+print(f"{'odds ratio':<11}{odds_ratio_hand:9.4f}{odds_ratio_sm:9.4f}{odds_ratio:9.4f}")
+print(f"{'  low':<20}{ci_sm[0]:9.4f}{ci[0]:9.4f}")
+print(f"{'  high':<20}{ci_sm[1]:9.4f}{ci[1]:9.4f}")
+print(f"{'gap (pp)':<11}{100 * within_gap:+9.3f}{'':9}{100 * cmh.risk_difference:+9.3f}")
 print(f"CMH {cmh.format_p_value()}")
 print(f"overall odds ratio {overall_odds_ratio:.3f}")
 
