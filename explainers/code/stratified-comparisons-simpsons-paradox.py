@@ -314,12 +314,14 @@ for row in departments:
     print(f"  {row['dept']}   {100 * row['rate_men']:4.1f}% of {row['men']:>3}  {100 * row['rate_women']:4.1f}% of "
           f"{row['women']:>3}  {100 * row['gap']:+5.1f}")
 print(f"\nwithin departments: {100 * berkeley_within_gap:+.1f} pp")
-print(f"odds ratio (women vs men) {b_odds_ratio:.2f} [{b_ci[0]:.2f}, {b_ci[1]:.2f}]")
+print("odds ratio, women vs men:")
+print(f"  faircode    {b_odds_ratio:.2f} [{b_ci[0]:.2f}, {b_ci[1]:.2f}]")
 print(f"  statsmodels {b_odds_ratio_sm:.2f} [{b_ci_sm[0]:.2f}, {b_ci_sm[1]:.2f}]")
 print(f"CMH: faircode {b_cmh.format_p_value()},")
 print(f"  statsmodels p = {b_p_cmh_sm:.3f}")
-print(f"stratified permutation: exact p = {b_p_strat:.3f},")
-print(f"  by hand p = {b_p_strat_hand:.3f}")
+print("stratified permutation:")
+print(f"  faircode, exact p = {b_p_strat:.3f}")
+print(f"  by hand ({n_shuffles:,}) p = {b_p_strat_hand:.3f}")
 print(f"Breslow-Day {b_bd.format_p_value()}")
 
 # %% Figure 2
