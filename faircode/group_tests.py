@@ -334,17 +334,20 @@ def _count_tables(sizes: np.ndarray, ones: int) -> float:
 def _enumerate_tables(sizes: np.ndarray, ones: int) -> tuple[np.ndarray, np.ndarray]:
     """Every count vector with the given margins, and its log probability under relabelling.
 
-    Returns ``counts`` of shape ``(n_tables, k)`` and ``log_p`` of shape ``(n_tables,)``: the
-    multivariate hypergeometric ``prod_g C(n_g, c_g) / C(N, K)``. Group by group, a partial
-    vector is kept only if the groups still to come can complete it, so no intermediate stage
-    holds more rows than the final enumeration (the cap on tables bounds the work).
+    Returns ``counts`` of shape ``(n_tables, k)`` (columns in the order of ``sizes``) and
+    ``log_p`` of shape ``(n_tables,)``: the multivariate hypergeometric ``prod_g C(n_g, c_g) /
+    C(N, K)``. Group by group, smallest first, a partial vector is kept only if the groups still
+    to come can complete it, so no stage holds more rows than the final enumeration (the cap on
+    tables bounds the work); the largest group comes last and takes what is left.
     """
     sizes = np.asarray(sizes, dtype=np.int64)
-    room_after = np.concatenate([np.cumsum(sizes[::-1])[::-1][1:], [0]])  # capacity of later groups
+    order = np.argsort(sizes, kind="stable")
+    ordered = sizes[order]
+    room_after = np.concatenate([np.cumsum(ordered[::-1])[::-1][1:], [0]])  # capacity of later groups
     partial = np.zeros((1, 0), dtype=np.int64)
     total = np.zeros(1, dtype=np.int64)
     log_w = np.zeros(1)
-    for g, n in enumerate(sizes):
+    for g, n in enumerate(ordered[:-1]):
         c = np.arange(n + 1, dtype=np.int64)
         new_total = total[:, None] + c[None, :]
         ok = (new_total <= ones) & (new_total + room_after[g] >= ones)
@@ -352,9 +355,13 @@ def _enumerate_tables(sizes: np.ndarray, ones: int) -> tuple[np.ndarray, np.ndar
         partial = np.column_stack([partial[rows], c[cols]])
         total = new_total[rows, cols]
         log_w = log_w[rows] + _log_choose(int(n), c[cols])
-    n_all = int(sizes.sum())
-    log_p = log_w - float(_log_choose(n_all, np.array([ones]))[0])
-    return partial, log_p
+    last = ones - total  # within [0, n_last] by the pruning above
+    partial = np.column_stack([partial, last])
+    log_w = log_w + _log_choose(int(ordered[-1]), last)
+    counts = np.empty_like(partial)
+    counts[:, order] = partial
+    log_p = log_w - float(_log_choose(int(sizes.sum()), np.array([ones]))[0])
+    return counts, log_p
 
 
 def _log_choose(n: int, k: np.ndarray) -> np.ndarray:
@@ -434,7 +441,7 @@ def homogeneity_test(
         Seed for the Monte Carlo draws.
     max_tables : int, default 200,000
         Cap on the tables the exact method enumerates (time and memory are linear in it:
-        about 2 ms and ``8 k`` bytes per thousand tables). ``method="exact"`` above the cap
+        about 0.2 ms and ``16 k`` bytes per thousand tables). ``method="exact"`` above the cap
         raises ValueError.
 
     Returns
