@@ -10,7 +10,7 @@ import pandas as pd
 from scipy.stats import chi2, chi2_contingency, norm
 
 from faircode import fit_predict, load_audit
-from faircode.group_tests import homogeneity_test, max_t_test
+from faircode.group_tests import homogeneity_test
 from faircode.groups import compare_groups, group_labels
 from faircode.significance import format_p_value
 
@@ -94,8 +94,7 @@ print(f"largest gap, all cells: {100 * naive_gap:+.1f} pp ({naive_high} - {naive
 n_compared = len(c.compared)
 compared = np.isin(cells_labels, c.compared)
 outcome, labels = flagged[compared], np.asarray(cells_labels[compared], dtype=str)
-omnibus = homogeneity_test(outcome, labels, n_permutations=n_permutations, random_state=11)
-maxt = max_t_test(outcome, labels, n_permutations=n_permutations, random_state=11)
+omnibus, maxt = c.omnibus_test, c.max_t_test  # "is any cell different?", and which pairs
 chi2_stat, chi2_dof, p_omnibus, min_expected = omnibus.statistic, omnibus.dof, omnibus.p_value, omnibus.min_expected
 omnibus_monte_carlo = omnibus.method == "monte_carlo"
 p_maxt = maxt.p_value
