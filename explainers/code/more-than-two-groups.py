@@ -256,5 +256,6 @@ ax.axhline(100 * range_q95_fpr, color="black", linestyle="--", label="the range 
 ax.set_xticks(range(len(order)), [f"{pair_names[at][0]}\n{pair_names[at][1]}\n(n={pair_sizes[at]:,})" for at in order],
               fontsize=8)
 ax.set_ylabel("false positive rate gap (pp)")
-ax.legend(fontsize=8, loc="upper left")
+ax.set_ylim(0, 1.4 * ax.get_ylim()[1])  # headroom: the legend sits above the bars
+ax.legend(fontsize=8, loc="upper left", ncol=2, frameon=False)
 fig.tight_layout()
