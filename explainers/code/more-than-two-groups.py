@@ -54,7 +54,7 @@ for g in race.groups:
 small_rows = [r for r in rows if r["n"] < min_size]
 small_intervals_wide = all(r["high"] - r["low"] > 0.5 for r in small_rows)
 
-# %% Taken at face value: the largest gap over every group, however small
+# Taken at face value: the largest gap over every group, however small.
 by_rate = sorted(rows, key=lambda r: r["rate"])
 naive_gap = by_rate[-1]["rate"] - by_rate[0]["rate"]
 naive_high, naive_low = by_rate[-1]["group"], by_rate[0]["group"]
@@ -63,7 +63,7 @@ print(f"largest gap, all groups: {100 * naive_gap:+.1f} pp ({naive_high}, n={nai
       f"against {naive_low}, n={naive_low_n})")
 
 
-# %% Build checks, by hand: the chi-squared statistic, and relabelling for the range and maxT
+# %% Build checks, by hand: chi-squared, range and maxT
 def chi2_by_hand(outcome, labels):
     """Pearson's X^2 for a k x 2 table (each group: flagged, not flagged) and its chi2(k - 1) p."""
     names = sorted(set(labels))
@@ -98,7 +98,7 @@ def relabel_by_hand(outcome, labels, n_shuffles, rng):
             "null": null, "names": names, "sizes": sizes, "pairs": list(zip(i, j)), "se": se}
 
 
-# %% The tests among groups of the minimum size
+# %% The three tests
 rng = np.random.default_rng(20261130)
 n_shuffles = 2000
 comparisons, tests, by_hand, max_gap_diffs, chi2_diff = {}, {}, {}, 0.0, 0.0
@@ -150,7 +150,7 @@ p_maxt_hand_fpr = by_hand["false_positive_rate"]["p_maxt"]
 range_misses_fpr = bool(p_omnibus_fpr < alpha and p_maxt_fpr < alpha and p_library_fpr >= alpha)
 fpr_sizes = [(g, int(n)) for g, n in zip(omnibus_fpr.groups, omnibus_fpr.sizes)]
 
-# %% Which pairs differ, and the bar each test sets
+# %% Which pairs differ; each test's bar
 # Every pair of compared groups, Holm-adjusted (checked against statsmodels), and maxT's adjusted p.
 pairs = fpr_c.pairwise
 n_pairs = len(pairs)
@@ -167,6 +167,7 @@ def maxt_pair(result, a, b):
 
 
 fpr_bw_t, maxt_bw_fpr = maxt_pair(maxt_fpr, "Black", "White")
+fpr_bw_n = int(sum(n for g, n in zip(maxt_fpr.groups, maxt_fpr.sizes) if g in ("Black", "White")))
 fpr_bw_t = abs(fpr_bw_t)
 maxt_bw_sel = maxt_pair(maxt_sel, sel_high, sel_low)[1]
 holm_sel_pair = next(q.p_value_adjusted for q in sel.pairwise if {q.group_a, q.group_b} == {sel_high, sel_low})
@@ -194,7 +195,7 @@ for row in vs_reference:
     print(f"selection rate, {row['group']} - {race.reference}: {100 * row['gap']:+.1f} pp, "
           f"Holm-adjusted {format_p_value(row['p_holm'])}")
 
-# %% The largest gap when no gap is real
+# %% Build checks: the largest gap when no gap is real; the benchmark
 # Relabel race at random, keeping the group sizes.
 codes = np.array([race.groups.index(g) for g in groups])
 sizes = np.bincount(codes, minlength=n_categories)
@@ -210,7 +211,7 @@ null_q95_all_at_max = bool(null_q95_all >= 1 - 1e-9)  # a gap between rates cann
 print(f"largest gap under relabelling, on average: all groups {100 * null_mean_all:.1f} pp,\n"
       f"  compared groups {100 * null_mean_compared:.1f} pp, one pre-chosen pair {100 * null_mean_pair:.1f} pp")
 
-# %% Build check: the benchmark's row for the same model and strategy
+# The benchmark's row for the same model and strategy.
 bench = pd.read_csv("results/results_by_group.csv")
 bench_row = bench[(bench["audit"] == "recidivism-risk") & (bench["strategy"] == "S2")
                   & (bench["model"] == "logistic_regression") & (bench["attribute"] == "race")
@@ -218,7 +219,7 @@ bench_row = bench[(bench["audit"] == "recidivism-risk") & (bench["strategy"] == 
 benchmark_max_gap = float(bench_row["max_gap"].iloc[0])
 print(f"benchmark's largest selection rate gap: {100 * benchmark_max_gap:+.1f} pp")
 
-# %% Figure 1: every group's rate, and the largest gap under relabelling
+# %% Figures 1 and 2
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
 for y, r in enumerate(rows):
     colour = "#0072B2" if r["n"] >= min_size else "#999999"
@@ -242,7 +243,7 @@ right.set_ylabel("relabellings")
 right.legend(fontsize=8)
 fig.tight_layout()
 
-# %% Figure 2: the false positive rate's pairs against the bar each test sets
+# Figure 2: the false positive rate's pairs against the bar each test sets.
 fig, ax = plt.subplots(figsize=(8, 3.6))
 order = np.argsort(pair_sizes)[::-1]           # the best-measured pairs first
 observed_rates = {g: float(flagged[(groups == g) & negative].mean()) for g in h["names"]}
