@@ -82,7 +82,7 @@ bw_rate = c.by_group.at["Women & Black", "value"]
 wm_rate = c.by_group.at["Men & White", "value"]
 bw_gap = bw_rate - wm_rate
 
-# %% Taken at face value
+# Taken at face value: the largest gap over every cell.
 by_rate = sorted(cells, key=lambda x: x["rate"])
 naive_gap = by_rate[-1]["rate"] - by_rate[0]["rate"]
 naive_high, naive_low = by_rate[-1]["group"], by_rate[0]["group"]
@@ -90,7 +90,7 @@ naive_involves_small = min(by_rate[-1]["n"], by_rate[0]["n"]) < min_size
 naive_small_n = min(by_rate[-1]["n"], by_rate[0]["n"])
 print(f"largest gap, all cells: {100 * naive_gap:+.1f} pp ({naive_high} - {naive_low})")
 
-# %% With the rule: is any cell different? The chi-squared test, maxT and the range test
+# %% Is any cell different? Chi-squared, maxT, range
 n_compared = len(c.compared)
 compared = np.isin(cells_labels, c.compared)
 outcome, labels = flagged[compared], np.asarray(cells_labels[compared], dtype=str)
@@ -140,7 +140,7 @@ print(f"{n_compared} cells compared: {pair_high} - {pair_low} {100 * pair_gap:+.
 for row in vs_reference:
     print(f"  {row['group']} - {cross.reference}: {100 * row['gap']:+.1f} pp, Holm-adjusted {format_p_value(row['p_holm'])}")
 
-# %% Build check, by hand: relabel the compared cells, record the largest gap
+# %% Build checks, by hand: relabelling; small cells at the extremes
 rng = np.random.default_rng(20261130)
 n_shuffles = 2000
 compared = np.isin(cells_labels, c.compared)
@@ -156,8 +156,7 @@ p_by_hand = (np.sum(null >= observed - 1e-12) + 1) / (n_shuffles + 1)
 p_by_hand_se = math.sqrt(p_by_hand * (1 - p_by_hand) / n_shuffles)
 print(f"by hand: {format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))} (faircode {format_p_value(p_library, floor=1 / (n_permutations + 1))})")
 
-# %% Small cells at the extremes by chance
-# Relabel all cells; is the highest or lowest rate a small cell's?
+# Small cells at the extremes by chance. Relabel all cells; is the highest or lowest rate a small cell's?
 all_codes = pd.Categorical(cells_labels, categories=cross.groups).codes
 all_sizes = np.bincount(all_codes, minlength=n_cells)
 is_small = all_sizes < min_size
