@@ -47,7 +47,7 @@ n_close = sum(abs(row["gap"]) < close_band for row in by_decile)
 largest_gap_row = max(by_decile, key=lambda row: abs(row["gap"]))
 chance_at_least_one = 1 - (1 - ALPHA) ** len(by_decile)  # if the ten tests were independent
 
-# %% One test over all deciles: Cochran-Mantel-Haenszel, and the stratified permutation test
+# %% One test over all deciles (CMH); build checks
 in_pair = is_black_all | is_white_all
 cmh = cmh_test(reoffended[in_pair], is_black_all[in_pair].astype(int), decile[in_pair])
 p_cmh, cmh_or, cmh_low, cmh_high, cmh_gap = cmh.p_value, cmh.odds_ratio, cmh.ci_low, cmh.ci_high, cmh.risk_difference
@@ -83,7 +83,7 @@ cmh_statsmodels_diff = max(abs(null_sm.statistic - cmh.statistic), abs(null_sm.p
 print(f"by hand: odds ratio {num / den:.3f}, weighted gap {100 * gap_num / gap_den:+.1f} pp; "
       f"largest difference from statsmodels {cmh_statsmodels_diff:.1e}")
 
-# %% Checked against scikit-learn's calibration_curve
+# Build check: scikit-learn's calibration_curve on the COMPAS deciles.
 
 # scikit-learn's calibration_curve on the same data: decile d is the bin [(d-1)/10, d/10).
 sklearn_max_difference = 0.0
@@ -117,7 +117,7 @@ fnr_gap = fnr_black - fnr_white
 print(f"Black / white: PPV {100 * ppv_black:.1f}% / {100 * ppv_white:.1f}%, "
       f"FPR {100 * fpr_black:.1f}% / {100 * fpr_white:.1f}%, FNR {100 * fnr_black:.1f}% / {100 * fnr_white:.1f}%")
 
-# %% Chouldechova's identity
+# %% Build checks: Chouldechova's identity; shuffle tests by hand
 
 
 def implied_fpr(base, ppv, fnr):
@@ -132,7 +132,7 @@ fpr_white_if_matched = implied_fpr(base_white, ppv_black, fnr_black)
 print(f"identity holds to {identity_error:.1e}; white FPR if PPV and FNR matched the Black group's: "
       f"{100 * fpr_white_if_matched:.1f}%")
 
-# %% Permutation tests, by hand and exact
+# Permutation tests, by hand and exact.
 
 
 def shuffle_test(a, b, n_shuffles, rng):
@@ -222,7 +222,7 @@ m_fnr_white = 1 - model_rates["true_positive_rate_difference"].advantaged.value
 print(f"model at 0.5, Black / white: PPV {100 * m_ppv_black:.1f}% / {100 * m_ppv_white:.1f}%, "
       f"FPR {100 * m_fpr_black:.1f}% / {100 * m_fpr_white:.1f}%, FNR {100 * m_fnr_black:.1f}% / {100 * m_fnr_white:.1f}%")
 
-# %% Figure 1: calibration curves
+# %% Figures 1 and 2
 
 COLOURS = {"Black": "#5c6bc0", "White": "#ef6c00"}
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -252,7 +252,7 @@ right.set_title("Our model (S2 features), test split")
 right.legend(loc="upper left")
 fig.tight_layout()
 
-# %% Figure 2: error rates at the cut
+# Figure 2: error rates at the cut.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 names = ["reoffended among\nflagged (PPV)", "false positive\nrate", "false negative\nrate"]
 x = np.arange(len(names))
