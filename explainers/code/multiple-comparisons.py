@@ -104,7 +104,7 @@ print(f"by hand: Holm {hand_holm}, BH {hand_bh}")
 
 
 
-# %% Each audit: corrected over the whole table, and within the audit
+# %% Each audit: over the whole table and within the audit; every row counted
 def within_each_audit(p, audits, method):
     """Adjust p-values within each audit's own family of tests, not across the whole table."""
     adjusted = np.full(len(p), np.nan)
@@ -155,7 +155,7 @@ n_german_found = len(german_found)
 print(f"German Credit's {n_german_found} BH findings: attributes {sorted(set(german_found['attribute']))}, "
       f"{german_found_views} model/strategy rows, {german_found_n_low}-{german_found_n_high} people in the smaller group")
 
-# %% Counting every row instead
+# Counting every row instead.
 # Every row as a test, a repeated test counted twice: the count a naive reading gives.
 p_rows = rows_tested["p_value"].to_numpy(dtype=float)
 n_raw_rows = int(np.sum(p_rows < alpha))
