@@ -250,13 +250,13 @@ observed_rates = {g: float(flagged[(groups == g) & negative].mean()) for g in h[
 for x, at in enumerate(order):
     a, b = pair_names[at]
     ax.bar(x, 100 * maxt_q95_fpr * h["se"][at], color="#9ecae1", width=0.6,
-           label="maxT's bar: the same number of the pair's standard errors" if x == 0 else None)
+           label="maxT's bar (the pair's own standard errors)" if x == 0 else None)
     ax.plot(x, 100 * abs(observed_rates[a] - observed_rates[b]), "o", color="#D55E00",
             label="observed gap" if x == 0 else None)
-ax.axhline(100 * range_q95_fpr, color="black", linestyle="--", label="the range test's bar, one for every pair")
+ax.axhline(100 * range_q95_fpr, color="black", linestyle="--", label="the range test's bar (one for all)")
 ax.set_xticks(range(len(order)), [f"{pair_names[at][0]}\n{pair_names[at][1]}\n(n={pair_sizes[at]:,})" for at in order],
               fontsize=8)
 ax.set_ylabel("false positive rate gap (pp)")
-ax.set_ylim(0, 1.4 * ax.get_ylim()[1])  # headroom: the legend sits above the bars
-ax.legend(fontsize=8, loc="upper left", ncol=2, frameon=False)
+ax.set_ylim(0, 1.6 * ax.get_ylim()[1])  # headroom: the legend sits above the bars
+ax.legend(fontsize=8, loc="upper left", frameon=False)
 fig.tight_layout()
