@@ -261,7 +261,7 @@ def _cell(key: str, row: dict, *, small_sample: int) -> dict:
             return {"text": ""}
         warn = is_true(row.get("small_sample_warning"))
         return {"text": "● yes" if is_true(value) else "no",
-                "warn": _help(f"fewer than {small_sample} rows in a group: fragile") if warn else None}
+                "warn": _help(f"fewer than {small_sample} rows in a group: the p-value and interval stay valid, but the interval is wide and a real gap is easily missed") if warn else None}
     if is_missing(value):
         reason = row.get("reason")
         return {"text": "—", "attrs": [("data-value", ""), *_help(reason if not is_missing(reason) else None)]}
