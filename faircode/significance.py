@@ -2358,8 +2358,10 @@ class MaxGapTestResult(_PValueResult):
     statistic : float
         The observed between-groups gap: largest group mean minus smallest, ``>= 0``.
     p_value : float
-        Share of relabellings whose gap is at least the observed one; Phipson & Smyth's
-        ``(b + 1) / (m + 1)`` for Monte Carlo, exact (hypergeometric) for two 0/1 groups.
+        For Monte Carlo, Phipson & Smyth's ``(b + 1) / (m + 1)`` with ``b`` of ``m`` relabellings
+        at least as large as the observed gap: the observed labelling counted as one more, a
+        valid p-value (not the share ``b / m``, and not a bound on the exact p); exact
+        (hypergeometric) for two 0/1 groups.
     method : str
         ``"exact"`` or ``"monte_carlo"``.
     n_permutations : int or None
@@ -2597,8 +2599,8 @@ def max_gap_test(
         groups=tuple(uniques.tolist()),
         means=tuple(float(m) for m in means),
         sizes=tuple(int(s) for s in sizes),
-        high_group=uniques[int(np.argmax(means))].item(),
-        low_group=uniques[int(np.argmin(means))].item(),
+        high_group=uniques.tolist()[int(np.argmax(means))],  # tolist: plain Python labels, also from object arrays
+        low_group=uniques.tolist()[int(np.argmin(means))],
     )
     if method != "monte_carlo" and k == 2 and binary:
         p = _exact_binary_p_value(x[codes == 0], x[codes == 1], "two-sided")
@@ -2700,9 +2702,10 @@ def pairwise_tests(
         a, b = x[codes == i], x[codes == j]
         tests.append((a, b, permutation_test_result(a, b, n_permutations=n_permutations, random_state=rng)))
     adjusted = adjust_p_values(np.array([t.p_value for _, _, t in tests]), method=adjust)
+    names = uniques.tolist()  # plain Python labels, also from object arrays
     return tuple(
         PairwiseComparison(
-            group_a=uniques[i].item(), group_b=uniques[j].item(), gap=t.statistic,
+            group_a=names[i], group_b=names[j], gap=t.statistic,
             mean_a=float(a.mean()), mean_b=float(b.mean()), n_a=int(a.size), n_b=int(b.size),
             p_value=float(t.p_value), p_value_adjusted=float(q),
         )
