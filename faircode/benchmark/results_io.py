@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +19,7 @@ from faircode.benchmark.columns import (
     PERFORMANCE_KEY,
 )
 from faircode.benchmark.tables import _add_q_values, _sorted_by_group, _sorted_fairness, _sorted_performance
+from faircode.results_csv import read_results_csv
 
 
 def _csv_text(df: pd.DataFrame) -> str:
@@ -43,6 +46,12 @@ def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir=
         Paths of ``results_fairness.csv`` and ``results_performance.csv`` (and
         ``results_by_group.csv`` when written).
 
+    Raises
+    ------
+    OSError
+        If a file cannot be written (e.g. the disk is full): the message names the file and
+        says why; that file is left as it was (each is written whole, then renamed into place).
+
     Notes
     -----
     Fixed column order, rows as sorted by `run_benchmark`, floats as ``%.10g``, ``\\n`` line
@@ -52,11 +61,25 @@ def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir=
     out.mkdir(parents=True, exist_ok=True)
     paths = (out / FAIRNESS_FILE, out / PERFORMANCE_FILE)
     for path, df, columns in ((paths[0], fairness, FAIRNESS_COLUMNS), (paths[1], performance, PERFORMANCE_COLUMNS)):
-        path.write_text(_csv_text(df[columns]), encoding="utf-8")
+        _write_text(path, _csv_text(df[columns]))
     if by_group is not None:
         paths = (*paths, out / BY_GROUP_FILE)
-        paths[2].write_text(_csv_text(by_group[BY_GROUP_COLUMNS]), encoding="utf-8")
+        _write_text(paths[2], _csv_text(by_group[BY_GROUP_COLUMNS]))
     return paths
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (a sibling file, then a rename), so a full disk or an
+    interrupted run never leaves a results file cut short; an OSError names the file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        why = ("the disk is full (no space left on the device); free some space and run again"
+               if exc.errno == errno.ENOSPC else exc.strerror or str(exc))
+        raise OSError(exc.errno, f"cannot write {path}: {why}; the file is as it was") from None
 
 
 def merge_results(fairness: pd.DataFrame, performance: pd.DataFrame,
@@ -78,6 +101,11 @@ def merge_results(fairness: pd.DataFrame, performance: pd.DataFrame,
     -------
     (DataFrame, DataFrame)
         The merged fairness and performance tables, ready for `write_results`.
+
+    Raises
+    ------
+    faircode.results_csv.ResultsFileError
+        If a committed file is malformed or repeats a row (the message names file and line).
     """
     out = Path(output_dir)
     paths = (out / FAIRNESS_FILE, out / PERFORMANCE_FILE)
@@ -90,6 +118,8 @@ def merge_results(fairness: pd.DataFrame, performance: pd.DataFrame,
         keep = ~pd.MultiIndex.from_frame(old[task].astype(str)).isin(ran)
         return pd.concat([old[keep], new], ignore_index=True)
 
+    for path in paths:  # a malformed or repeated row is named by file and line, not merged
+        read_results_csv(path)
     merged = replace(pd.read_csv(paths[0]), fairness)
     fairness = _add_q_values(_sorted_fairness(merged.to_dict("records")))
     performance = _sorted_performance(replace(pd.read_csv(paths[1]), performance))
@@ -117,10 +147,16 @@ def merge_by_group(by_group: pd.DataFrame, output_dir="results") -> pd.DataFrame
     -------
     DataFrame
         The merged table, ready for ``write_results(..., by_group=...)``.
+
+    Raises
+    ------
+    faircode.results_csv.ResultsFileError
+        If the committed file is malformed or repeats a row (the message names file and line).
     """
     path = Path(output_dir) / BY_GROUP_FILE
     if not path.exists():
         return by_group
+    read_results_csv(path)  # a malformed or repeated row is named by file and line, not merged
     old = pd.read_csv(path, keep_default_na=False, na_values=[""])
     ran = pd.MultiIndex.from_frame(by_group[PERFORMANCE_KEY].astype(str))
     keep = ~pd.MultiIndex.from_frame(old[PERFORMANCE_KEY].astype(str)).isin(ran)
