@@ -44,6 +44,7 @@ from faircode.data import project_root, read_header, sha256_of
 from faircode.formatting import did_you_mean
 
 __all__ = [
+    "read_manifest_yaml",
     "MODEL_NAMES",
     "STRATEGY_NAMES",
     "AuditManifest",
@@ -519,6 +520,46 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     manifest._path = path.resolve()
     manifest._root = root_path
     return manifest
+
+
+def read_manifest_yaml(path: str | Path, *, label: str | None = None) -> dict:
+    """An ``audit.yaml`` as the mapping its YAML holds, before any validation.
+
+    For readers that need a field or two of every manifest without loading the audits (the site
+    build's provenance lists each data file's sha256): a syntax error is the same
+    `ManifestError` :func:`load_manifest` raises, naming the file and the line, never a
+    ``yaml.YAMLError`` traceback.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The manifest file.
+    label : str, optional
+        How the file is named in messages; default the path.
+
+    Returns
+    -------
+    dict
+        The top-level mapping, unvalidated.
+
+    Raises
+    ------
+    ManifestError
+        ``"<file>: line L, column C: YAML syntax error: ..."``, or a top level that is not a mapping.
+    FileNotFoundError
+        If ``path`` does not exist.
+    """
+    path = Path(path)
+    # libyaml's safe loader when it is there: the same mapping, several times faster (the site
+    # build reads every manifest on each build). On a problem, the pure-Python reader says what
+    # load_manifest says.
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        raw = None
+    if isinstance(raw, dict):
+        return raw
+    return _read_yaml(path, label or str(path))
 
 
 def _read_yaml(path: Path, label: str) -> dict:
