@@ -120,3 +120,24 @@ def test_license_metadata_is_spdx_and_the_locked_setuptools_does_not_warn(tmp_pa
     assert done.returncode == 0, done.stderr[-2000:]
     metadata = next((tmp_path / "out").glob("*.dist-info")).joinpath("METADATA").read_text()
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
+
+
+def test_the_readme_library_example_runs_and_prints_what_the_readme_says(capsys):
+    import pandas as pd
+    import pytest
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("### Using the library", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL).group(1)
+    said = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
+    namespace: dict = {}
+    exec(compile(block, "README.md (Using the library)", "exec"), namespace)  # noqa: S102 - our README
+    assert capsys.readouterr().out.splitlines() == said
+    # The gap and the exact p-value are those of the benchmark's committed row (its own code path:
+    # faircode.benchmark, Newcombe interval, exact test), to the digits the file keeps.
+    results = pd.read_csv(REPO / "results" / "results_fairness.csv")
+    row = results.query("audit == 'german-credit' and strategy == 'S0' and model == 'logistic_regression' "
+                        "and attribute == 'sex' and metric == 'demographic_parity_difference'").iloc[0]
+    report = namespace["report"]
+    assert report.gap == pytest.approx(row.gap, rel=1e-9) and report.p_value == pytest.approx(row.p_value, rel=1e-9)
+    assert (report.n_a, report.n_b) == (row.n_disadvantaged, row.n_advantaged)
