@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +60,8 @@ class ResultsFile:
     duplicates: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...] = ()
 
 
-def read_results_csv(path: str | Path, *, columns=None, key=None, duplicates: str = "raise") -> ResultsFile:
+def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, key: Sequence[str] | None = None,
+                     duplicates: str = "raise") -> ResultsFile:
     """Read one results file, checking its shape row by row.
 
     Parameters
@@ -144,7 +146,7 @@ def read_results_csv(path: str | Path, *, columns=None, key=None, duplicates: st
     return ResultsFile(path, tuple(header), tuple(rows), tuple(lines), repeated)
 
 
-def _check_header(path: Path, header: list[str], columns) -> None:
+def _check_header(path: Path, header: list[str], columns: Sequence[str] | None) -> None:
     if columns is not None and list(header) != list(columns):
         missing = [c for c in columns if c not in header]
         extra = [c for c in header if c not in columns]

@@ -50,7 +50,8 @@ def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir=
     ------
     OSError
         If a file cannot be written (e.g. the disk is full): the message names the file and
-        says why; that file is left as it was (each is written whole, then renamed into place).
+        says why; every results file is then left as it was (all are written beside the old ones
+        first, then renamed into place).
 
     Notes
     -----
@@ -59,27 +60,34 @@ def write_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir=
     """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = (out / FAIRNESS_FILE, out / PERFORMANCE_FILE)
-    for path, df, columns in ((paths[0], fairness, FAIRNESS_COLUMNS), (paths[1], performance, PERFORMANCE_COLUMNS)):
-        _write_text(path, _csv_text(df[columns]))
+    texts = {out / FAIRNESS_FILE: _csv_text(fairness[FAIRNESS_COLUMNS]),
+             out / PERFORMANCE_FILE: _csv_text(performance[PERFORMANCE_COLUMNS])}
     if by_group is not None:
-        paths = (*paths, out / BY_GROUP_FILE)
-        _write_text(paths[2], _csv_text(by_group[BY_GROUP_COLUMNS]))
-    return paths
+        texts[out / BY_GROUP_FILE] = _csv_text(by_group[BY_GROUP_COLUMNS])
+    _write_all(texts)
+    return tuple(texts)
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all (a sibling file, then a rename), so a full disk or an
-    interrupted run never leaves a results file cut short; an OSError names the file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _write_all(texts: dict[Path, str]) -> None:
+    """Write every file whole, or leave them all as they were: each goes to a sibling file first,
+    and only when all are written are they renamed into place, so a full disk or an interrupted
+    run never leaves a results file cut short or the files out of step. An OSError names the file."""
+    written: list[Path] = []
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        why = ("the disk is full (no space left on the device); free some space and run again"
-               if exc.errno == errno.ENOSPC else exc.strerror or str(exc))
-        raise OSError(exc.errno, f"cannot write {path}: {why}; the file is as it was") from None
+        for path, text in texts.items():
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            written.append(tmp)
+            try:
+                tmp.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                why = ("the disk is full (no space left on the device); free some space and run again"
+                       if exc.errno == errno.ENOSPC else exc.strerror or str(exc))
+                raise OSError(exc.errno, f"cannot write {path}: {why}; the results files are as they were") from None
+        for path, tmp in zip(texts, written):
+            os.replace(tmp, path)
+    finally:
+        for tmp in written:
+            tmp.unlink(missing_ok=True)
 
 
 def merge_results(fairness: pd.DataFrame, performance: pd.DataFrame,
