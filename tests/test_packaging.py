@@ -114,9 +114,8 @@ def test_license_metadata_is_spdx_and_the_locked_setuptools_does_not_warn(tmp_pa
         (tmp_path / package).mkdir()
         shutil.copy(REPO / package / "__init__.py", tmp_path / package)
     (tmp_path / "out").mkdir()
-    done = subprocess.run([sys.executable, "-W", "error", "-c",
-                           "from setuptools import build_meta as b; print(b.prepare_metadata_for_build_editable('out'))"],
-                          cwd=tmp_path, capture_output=True, text=True)
+    prepare = "from setuptools import build_meta as b; print(b.prepare_metadata_for_build_editable('out'))"
+    done = subprocess.run([sys.executable, "-W", "error", "-c", prepare], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     metadata = next((tmp_path / "out").glob("*.dist-info")).joinpath("METADATA").read_text()
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata

@@ -267,7 +267,8 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
             diffs.extend(_unaccounted(committed, lines, key, name, covered))
         committed, lines = committed[in_run.to_numpy()], lines[in_run.to_numpy()]
         current = _read_as_text(StringIO(_csv_text(df[columns])))
-        diffs.extend(_diff_table(committed, current, key, name, lines.set_axis(pd.MultiIndex.from_frame(committed[key]))))
+        by_key = lines.set_axis(pd.MultiIndex.from_frame(committed[key]))
+        diffs.extend(_diff_table(committed, current, key, name, by_key))
     table = pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "group", "column", "committed", "current",
                                          "tolerance", "difference", "within_tolerance"])
     table["within_tolerance"] = table["within_tolerance"].astype(bool)
