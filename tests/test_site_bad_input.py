@@ -54,3 +54,14 @@ def test_a_results_lookup_on_a_repeated_row_names_both_lines(tmp_path):
                     "a,S0,m,sex,selection_rate,0.2\n")
     with pytest.raises(CheckError, match=r"results_fairness.csv, line 3: the same row as line 2"):
         ResultsTable(path).lookup(audit="a", attribute="sex")
+
+
+def test_a_short_row_in_the_performance_file_is_named_with_its_line(tmp_path, capsys):
+    # On main: the results page read it with csv.DictReader and int(None) raised a TypeError.
+    root = _copy_fixture(tmp_path)
+    performance = root / "results" / "results_performance.csv"
+    performance.write_text("audit,audit_name,strategy,model,n_dropped\ntoy,Toy,S2,logistic_regression,0\n"
+                           "toy,Toy,S2\n")
+    code, err = _build(root, capsys)
+    assert code == 1 and "Traceback" not in err and "TypeError" not in err
+    assert f"{performance}, line 3: 3 cells where the header has 5" in err.replace("\n", "")

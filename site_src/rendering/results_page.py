@@ -14,7 +14,6 @@ most of a re-render's time, and a prose edit should not pay for it.
 
 from __future__ import annotations
 
-import csv
 import functools
 import shutil
 import tempfile
@@ -159,8 +158,7 @@ def _dropped_per_audit(performance: Path) -> dict[str, int]:
     (empty when the performance file or its ``n_dropped`` column is absent)."""
     if not performance.exists():
         return {}
-    with open(performance, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_checked(performance).rows  # a malformed or repeated row: named by file and line
     return {r["audit_name"]: int(r["n_dropped"]) for r in rows if r.get("n_dropped", "") != ""}
 
 
