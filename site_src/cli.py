@@ -49,9 +49,16 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         The exit status: 0 on success, 1 when the build or check failed (the error is printed,
-        ``docs/`` and ``site/`` are as they were), 2 for bad arguments, 130 when interrupted.
+        ``docs/`` and ``site/`` are as they were), 2 for bad arguments or a missing ``site`` extra,
+        130 when interrupted.
     """
     args = _parser().parse_args(argv)
+    from site_src.extra import INSTALL_HINT, missing_site_packages
+
+    if missing := missing_site_packages():  # a library-only install (issue 25): say so, not a traceback
+        console.print(f"[bold red]fairsite needs the site extra:[/] {', '.join(missing)} not installed; "
+                      f"install it with {INSTALL_HINT}", highlight=False)
+        return 2
     root = args.root.resolve()
     if not root.is_dir():
         console.print(f"[bold red]{args.command} failed:[/] no repository at {root} (--root must be a folder)")

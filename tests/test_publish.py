@@ -350,7 +350,7 @@ def test_ci_runs_what_ci_run_runs_with_the_caches():
     assert {"push", "pull_request"} <= set(ci["on"])
     (job,) = ci["jobs"].values()
     runs = _runs(job)
-    for command in ("pip install --require-hashes -r requirements/test.txt", "pip install --no-deps -e .",
+    for command in ("pip install --require-hashes -r requirements/test.txt", "pip install --no-deps --no-build-isolation -e .",
                     "apt-get install -y --no-install-recommends chromium", "python -m pytest",
                     "fairsite check", "faircode benchmark --check"):
         assert command in runs, command
