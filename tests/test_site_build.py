@@ -487,3 +487,35 @@ def test_no_longer_cited_blames_no_name_the_page_itself_provides(tmp_path):
         build(BuildOptions(root=root))
     assert "n_cells" in str(failed.value) and "(no longer cited)" in str(failed.value)
     assert "the prose reads" not in str(failed.value)
+
+
+@pytest.mark.parametrize("failing", ["site/ moved aside", "new site/ moved in"])
+def test_a_swap_that_fails_for_site_leaves_the_previous_docs_and_site_both_whole(tmp_path, monkeypatch, failing):
+    """Issue 25.13: docs/ is never the new build while site/ is the old one (or missing)."""
+    import os
+
+    from site_src.errors import SiteError
+    from site_src.publishing.mkdocs_site import STAGE
+
+    root = _copy_fixture(tmp_path).resolve()
+    build(BuildOptions(root=root))
+    before = {name: _tree_digest(root / name) for name in ("docs", "site")}
+    source = root / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text() + "\nA new sentence, so the next build writes new pages.\n")
+    refused = root / "site" if failing == "site/ moved aside" else root / STAGE / "site"
+    real_rename = os.rename
+
+    def rename(src, dst, *args, **kwargs):
+        if os.fspath(src) == os.fspath(refused):
+            raise PermissionError(13, "Permission denied", os.fspath(src), os.fspath(dst))
+        return real_rename(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(SiteError, match=r"cannot replace site/.*Permission denied") as err:
+        build(BuildOptions(root=root))
+    assert "docs/ and site/ are both the previous build's" in str(err.value)
+    assert {name: _tree_digest(root / name) for name in ("docs", "site")} == before
+    monkeypatch.undo()
+    build(BuildOptions(root=root))  # and the next build, able to rename, writes both
+    assert "A new sentence" in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+    assert "A new sentence" in (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
