@@ -373,3 +373,29 @@ def test_pages_deploys_only_what_passed_on_main():
     assert "pip install --require-hashes -r requirements/site.txt" in _runs(build_job)
     assert deploy["needs"] == "build" and deploy["steps"][0]["uses"].startswith("actions/deploy-pages@")
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def test_a_deleted_explainer_does_not_leave_the_site_labelled_dirty_on_a_clean_tree(tmp_path, capsys):
+    """Issue 25.15a: an explainer written and deleted before any commit leaves its generated file
+    untracked until the build removes it; the next build must see the clean tree and say so."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURE, root)
+    shutil.copyfile(REPO / ".gitignore", root / ".gitignore")
+    _git("init", "-q", "-b", "main", cwd=root)
+    _git("config", "user.name", "Test Maintainer", cwd=root)
+    _git("config", "user.email", "maintainer@example.org", cwd=root)
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    _commit_all(root, "tiny site")
+    draft = root / "explainers" / "draft.md"
+    draft.write_text((FIXTURE / "explainers" / "coin-flips.md").read_text().replace("title: Coin Flips", "title: Draft"))
+    page = root / "docs" / "explainers" / "coin-flips" / "index.md"
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert "with uncommitted changes" in page.read_text()  # true: draft.md is not committed
+    draft.unlink()
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0  # removes explainers/code/draft.py
+    assert _git("status", "--porcelain", cwd=root) == ""  # the tree is clean now
+    capsys.readouterr()
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert "nothing changed" not in capsys.readouterr().err
+    assert "with uncommitted changes" not in page.read_text()
+    assert "with uncommitted changes" not in (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
