@@ -519,3 +519,48 @@ def test_a_swap_that_fails_for_site_leaves_the_previous_docs_and_site_both_whole
     build(BuildOptions(root=root))  # and the next build, able to rename, writes both
     assert "A new sentence" in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
     assert "A new sentence" in (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+
+
+def test_previous_and_next_links_show_and_read_a_title_as_typed(tmp_path):
+    """Issue 25.15e: a title with "&" and "<" in the previous/next links of its neighbours, as the
+    reader sees it and as a screen reader reads it (aria-label), escaped once, not twice."""
+    from html.parser import HTMLParser
+
+    root = _copy_fixture(tmp_path)
+    hooks = Path(__file__).resolve().parents[1] / "site_src" / "publishing" / "mkdocs_hooks.py"
+    with open(root / "mkdocs.yml", "a") as fh:
+        fh.write(f"hooks:\n  - {hooks}\n")
+    title = 'Ranks & <Ties> "quoted"'
+    source = (root / "explainers" / "coin-flips.md").read_text()
+    _add(root, "ranks", source.replace("title: Coin Flips", "title: 'Ranks & <Ties> \"quoted\"'"))
+    build(BuildOptions(root=root))
+
+    class _Footer(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.links, self._in, self._text = {}, None, []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "a" and "md-footer__link" in (a.get("class") or ""):
+                self._in, self._text = a, []
+
+        def handle_endtag(self, tag):
+            if tag == "a" and self._in is not None:
+                kind = "prev" if "md-footer__link--prev" in self._in["class"] else "next"
+                self.links[kind] = (self._in["aria-label"], " ".join("".join(self._text).split()))
+                self._in = None
+
+        def handle_data(self, data):
+            if self._in is not None:
+                self._text.append(data)
+
+    seen = []
+    for page in (root / "site").rglob("index.html"):
+        footer = _Footer()
+        footer.feed(page.read_text())
+        seen += [link for link in footer.links.values() if "Ranks" in link[0]]
+    assert seen, "no page links to the new explainer"
+    for label, text in seen:
+        assert label in (f"Previous: {title}", f"Next: {title}")
+        assert text.endswith(title)
