@@ -564,3 +564,29 @@ def test_previous_and_next_links_show_and_read_a_title_as_typed(tmp_path):
     for label, text in seen:
         assert label in (f"Previous: {title}", f"Next: {title}")
         assert text.endswith(title)
+
+
+def test_an_infinite_value_in_the_prose_fails_naming_the_explainer_line_variable_and_filter(tmp_path):
+    """Issue 25.15d: a division by zero in the run printed "inf%" in the prose."""
+    root = _copy_fixture(tmp_path)
+    err = _assert_fails_and_keeps_previous_site(root, "infinite", "odds", """
+        ---
+        title: Odds
+        subtitle: What are the odds when nobody is in the group?
+        summary: Divides by zero on purpose.
+        checks:
+          - name: ran
+            assert: flagged == 3
+        ---
+        Some prose.
+
+        The odds are {{ odds | percent }}.
+
+        ```python explainer
+        import numpy as np
+        flagged, others = 3, 0
+        odds = float(np.float64(flagged) / others)
+        ```
+        """)
+    assert "explainers/odds.md:11:" in str(err)  # the line of the sentence
+    assert "percent filter got inf for `odds`" in str(err)
