@@ -378,7 +378,7 @@ def test_the_same_failure_in_many_explainers_is_reported_once(tmp_path):
     for slug in ("one", "two"):
         _add(root, slug, """
             ---
-            title: Reads A Manifest
+            title: Reads A Manifest (SLUG)
             subtitle: Does a broken shared input show once?
             summary: Loads a broken file.
             checks:
@@ -391,7 +391,7 @@ def test_the_same_failure_in_many_explainers_is_reported_once(tmp_path):
             import yaml
             ok = yaml.safe_load(open("broken.yaml"))
             ```
-            """)
+            """.replace("SLUG", slug))  # two titles: one title for two pages is refused (issue 25.15b)
     with pytest.raises(BuildFailed) as info:
         build(BuildOptions(root=root))
     msg = str(info.value)
