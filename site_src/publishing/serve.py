@@ -17,7 +17,8 @@ _MAX_LINES = 60  # of the error in the banner; the terminal has all of it
 
 
 class ServeState:
-    """What the last rebuild left to say: None when it succeeded, else the banner's HTML."""
+    """What the last rebuild left to say, shared by the rebuild thread and the server's:
+    ``banner`` is None after a rebuild that succeeded, else the failure's banner (UTF-8 HTML)."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -38,7 +39,19 @@ class ServeState:
 
 
 def failure_banner(err: SiteError) -> str:
-    """The banner's HTML for a failed rebuild: the explainers it names and the error (escaped)."""
+    """The banner's HTML for a failed rebuild (``templates/serve-failed.html.j2``).
+
+    Parameters
+    ----------
+    err : SiteError
+        What the rebuild raised; a ``BuildFailed`` lists every problem, each with its explainer.
+
+    Returns
+    -------
+    str
+        A Material "danger" admonition naming the explainers the errors name, in order, and the
+        error's text as the terminal prints it (its first ``_MAX_LINES`` lines), HTML-escaped.
+    """
     from site_src.rendering.environment import make_environment
 
     errors = err.errors if isinstance(err, BuildFailed) else [err]
@@ -51,7 +64,9 @@ def failure_banner(err: SiteError) -> str:
 
 
 def with_banner(html: bytes, banner: bytes) -> bytes:
-    """``html`` with ``banner`` at the top of its content (Material's article), or of its body."""
+    """``html`` (a page as MkDocs wrote it) with ``banner`` inserted at the top of its content:
+    inside Material's article, so the theme styles it; at the top of the body on a page without
+    one (the 404 page); first, if the page has no body tag."""
     for anchor in (b'<article class="md-content__inner md-typeset">', b"<body"):
         at = html.find(anchor)
         if at >= 0:
@@ -61,7 +76,18 @@ def with_banner(html: bytes, banner: bytes) -> bytes:
 
 
 def live_server(*, builder: Callable[[], None], state: ServeState, **kwargs) -> LiveReloadServer:
-    """MkDocs' ``LiveReloadServer`` whose pages carry ``state``'s banner while it has one."""
+    """MkDocs' live-reload server whose HTML pages carry ``state``'s banner while it has one.
+
+    Parameters
+    ----------
+    builder : callable
+        The rebuild, run on every change; it reports its outcome to ``state`` and must not raise
+        (MkDocs' server would stop reloading the browsers).
+    state : ServeState
+        Read as each page is sent, so the banner comes and goes with the rebuilds.
+    **kwargs
+        ``host``, ``port``, ``root`` (the ``site/`` folder): as ``LiveReloadServer`` takes them.
+    """
 
     class _Server(LiveReloadServer):
         def _inject_js_into_html(self, content, epoch):
