@@ -60,7 +60,7 @@ def _environment() -> dict:
     }
 
 
-def git_state(root: Path, *, strict: bool = False) -> tuple[str | None, bool]:
+def git_state(root: Path, *, strict: bool = False, exclude: Iterable[str] = ()) -> tuple[str | None, bool]:
     """``(commit of HEAD or None, dirty)`` from one ``git status``: the one reader of git's state.
 
     ``(None, False)`` when ``root`` is not in a git repository or there is no ``git`` (a build
@@ -68,10 +68,14 @@ def git_state(root: Path, *, strict: bool = False) -> tuple[str | None, bool]:
     uncommitted. With ``strict``, a ``git status`` that fails inside a repository raises
     ``RuntimeError`` with git's message (the build's facts must not be guessed); without it (the
     no-change check) such a failure reads as ``(None, False)`` and the full build runs.
+    ``exclude`` names files (relative to ``root``) whose changes do not count: the generated
+    files the build is about to remove.
     """
+    args = ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"]
+    if exclude:  # the whole repository, as without a pathspec, less these files
+        args += ["--", ":/", *(f":(exclude,literal){p}" for p in exclude)]
     try:
-        out = subprocess.run(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"],
-                             cwd=root, capture_output=True, text=True)
+        out = subprocess.run(args, cwd=root, capture_output=True, text=True)
     except FileNotFoundError:
         return None, False
     if out.returncode != 0:
