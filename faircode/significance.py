@@ -157,7 +157,7 @@ class _PValueResult:
     """What every test result with ``p_value`` and ``p_value_floor`` fields shares."""
 
     def format_p_value(self, *, digits: int = 2) -> str:
-        """The p-value as :func:`format_p_value` prints it (``"p ≤ 1/10,001"`` at the Monte
+        """The p-value as :func:`format_p_value` prints it (``"p = 1/10,001"`` at the Monte
         Carlo floor of 10,000 permutations)."""
         return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
 
@@ -181,7 +181,7 @@ class PermutationTestResult(_PValueResult):
         Smallest p-value the method can report: ``1 / (n_permutations + 1)``, 0.0 for exact.
     is_monte_carlo_minimum : bool
         True when no drawn relabelling was as extreme as the data, so ``p_value`` equals
-        ``p_value_floor``; report it as "p ≤ 1/(n_permutations + 1)" (see
+        ``p_value_floor``; report it as "p = 1/(n_permutations + 1)" (see
         :func:`format_p_value`).
     alternative : str
         ``"two-sided"``, ``"less"`` or ``"greater"``.
@@ -240,7 +240,7 @@ class SignificanceReport(_PValueResult):
     p_value_floor : float
         Smallest reportable p-value (0.0 for exact).
     is_monte_carlo_minimum : bool
-        True when the p-value sits at its Monte Carlo floor ("p ≤ 1/(m + 1)").
+        True when the p-value sits at its Monte Carlo floor ("p = 1/(m + 1)").
     """
 
     gap: float
@@ -824,7 +824,7 @@ def permutation_test_result(
     extreme as the data (ties within a relative 1e-9 of the outcome scale count as extreme),
     the p-value is ``(b + 1) / (m + 1)`` [2]_: a valid p-value that is never 0. When ``b = 0``
     the result has ``is_monte_carlo_minimum=True`` and should be read and printed as
-    "p ≤ 1/(m + 1)" (:func:`format_p_value`). Relabellings are drawn independently (the same one
+    "p = 1/(m + 1)" (:func:`format_p_value`). Relabellings are drawn independently (the same one
     can recur), so ``(b + 1) / (m + 1)`` is conservative; markedly so when there are few distinct
     relabellings (few clusters), where exact enumeration is better [2]_.
 
@@ -901,7 +901,7 @@ def permutation_test(
     """p-value of the permutation test for ``mean(a) - mean(b)``, as a plain float.
 
     Same parameters, conventions, errors and references as :func:`permutation_test_result`;
-    use that function when the report needs to say "p ≤ 1/(m + 1)" for a Monte Carlo minimum.
+    use that function when the report needs to say "p = 1/(m + 1)" for a Monte Carlo minimum.
 
     Parameters
     ----------
@@ -1845,7 +1845,7 @@ def significance_report(
     ``small_sample_warning`` is True when a group has fewer than ``SMALL_SAMPLE_THRESHOLD``
     (30) rows: the test and the score interval stay valid, but they are imprecise and the power
     is poor. Print the p-value with ``report.format_p_value()`` so a Monte Carlo minimum reads
-    "p ≤ 1/(m + 1)", never "p = 0".
+    "p = 1/(m + 1)", never "p = 0".
 
     References
     ----------
