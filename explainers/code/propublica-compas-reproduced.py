@@ -53,6 +53,7 @@ for rows in ("all", "filtered"):
         t = tables[rows][r]
         print(f"{rows:>8} {r}: TN {t['tn']:>5,} FP {t['fp']:>5,} FN {t['fn']:>5,} TP {t['tp']:>5,}  "
               f"FPR {100 * t['fpr']:.2f}%  FNR {100 * t['fnr']:.2f}%")
+fpr_drop = {r: tables["all"][r]["fpr"] - tables["filtered"][r]["fpr"] for r in RACE}
 print("reproduces ProPublica's counts:", reproduces_counts, "and rates:", reproduces_rates)
 
 # %% What each filter removes
@@ -188,6 +189,7 @@ fpr_all, fnr_all, fpr_filtered, fnr_filtered = gaps
 largest_gap_p = max(g["p"] for g in gaps)
 smallest_denominator = min(min(g["n_black"], g["n_white"]) for g in gaps)
 widest_half_width = max((g["ci"][1] - g["ci"][0]) / 2 for g in gaps)
+smallest_abs_gap = min(abs(g["gap"]) for g in gaps)
 
 # %% Figure 1: the error rates, all rows and filtered, with 95% intervals
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
@@ -201,12 +203,12 @@ for ax, rate, title in ((axes[0], "fpr", "False positive rate"), (axes[1], "fnr"
             x = i + (j - 0.5) * 0.3
             ax.bar(x, 100 * k / n, width=0.28, color=colours[r], label=f"{r.capitalize()} defendants" if i == 0 else None)
             ax.errorbar(x, 100 * k / n, yerr=[[100 * (k / n - low)], [100 * (high - k / n)]], color="black", capsize=3)
-            ax.annotate(f"{100 * k / n:.1f}%", (x, 100 * high + 1), ha="center", fontsize=9)
+            ax.annotate(f"{100 * k / n:.0f}%", (x, 100 * high + 1), ha="center", fontsize=12)
     ax.set_xticks([0, 1], [f"all {n_all:,} rows", f"filtered {n_filtered:,}"])
     ax.set_title(title)
 axes[0].set_ylabel(f"% of the group ({LEVEL:.0%} interval)")
-axes[0].set_ylim(0, 60)
-axes[0].legend(loc="upper right", fontsize=9)
+axes[0].set_ylim(0, 65)
+axes[0].legend(loc="upper right", fontsize=11)
 fig.tight_layout()
 
 # %% The comparisons behind the headlines
@@ -218,6 +220,7 @@ family_p = np.r_[fit.pvalues[group_terms].to_numpy(), fpr_filtered["p"], fnr_fil
 family_names = [*group_terms, "FPR gap", "FNR gap"]
 n_family = len(family_p)
 n_group_terms = len(group_terms)
+terms_by_attribute = {a: sum(t.startswith(f"C({a}") for t in group_terms) for a in ("race", "sex", "age_cat")}
 holm = adjust_p_values(family_p, method="holm")
 
 
