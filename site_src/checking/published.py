@@ -173,7 +173,7 @@ def verify(root: Path, *, datasheets: list[Path] | None = None, use_cache: bool 
     if datasheets is None:
         datasheets = sorted(p for p in (root / "data").glob("*.md") if p.name != "README.md")
     inputs = [*datasheets, *sorted((root / "audits").glob("*/audit.yaml")),
-              *sorted(p for p in (root / "data").iterdir() if p.is_file()), Path(__file__)]
+              *sorted(p for p in (root / "data").glob("*") if p.is_file()), Path(__file__)]
     key = digest_parts(f"{p} {hash_file(p)}" for p in inputs)
     memo = root / ".cache" / "fairsite-published.json"
     if use_cache:
