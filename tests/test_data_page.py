@@ -101,6 +101,10 @@ def test_scenario_names_the_audit_and_links_its_section(tmp_path):
     assert "](../../data/index.md#german-credit)" in sentence
     with pytest.raises(ValueError, match=r"scenario\('german-credit2'\): no audit 'german-credit2'.*german-credit"):
         env.globals["scenario"]("german-credit2")
+    both = env.globals["scenario"]("german-credit", "benefits-denial")
+    assert both.startswith("*German Credit and Benefits Denial are scenarios built on public data")
+    assert "](../../data/index.md)" in both
+    assert env.globals["scenario"]().startswith("*Every audit here is a scenario built on public data")
 
 
 def test_a_datasheet_without_a_field_the_page_shows_is_named(tmp_path):

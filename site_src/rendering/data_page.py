@@ -134,17 +134,27 @@ def render_data_page(env: jinja2.Environment, docs_dir: Path, root: Path) -> lis
         problem = []
     by_slug = {a.slug: a for a in audits}
 
-    def scenario(slug: str) -> Markup:
-        """The sentence a worked example opens with: its audit named as a scenario, linked to the data page."""
-        if slug not in by_slug:
+    def scenario(*slugs: str) -> Markup:
+        """The sentence a worked example opens with: its audit named as a scenario, linked to its
+        section of the data page. Several slugs name each audit and link the page; none speaks of
+        every audit (a page built on the whole benchmark table)."""
+        unknown = [s for s in slugs if s not in by_slug]
+        if unknown:
             from faircode.formatting import did_you_mean
 
-            raise ValueError(f"scenario({slug!r}): no audit {slug!r}{did_you_mean(slug, list(by_slug))}")
-        a = by_slug[slug]
-        # Only the audit's name: an explainer page is cached by its source and run, not by the
+            raise ValueError(f"scenario({unknown[0]!r}): no audit {unknown[0]!r}{did_you_mean(unknown[0], list(by_slug))}")
+        # Only the audits' names: an explainer page is cached by its source and run, not by the
         # datasheets (rendering.pages._page_key), so the sentence must not quote them.
-        return Markup(f"*{markdown_text(a.name)} is a scenario built on public data, not an audit of a system in "
-                      f"use: [where its data come from and what the scenario imagines](../../{PAGE}/index.md#{slug}).*")
+        names = [str(markdown_text(by_slug[s].name)) for s in slugs]
+        page = f"../../{PAGE}/index.md"
+        if len(slugs) == 1:
+            return Markup(f"*{names[0]} is a scenario built on public data, not an audit of a system in use: "
+                          f"[where its data come from and what the scenario imagines]({page}#{slugs[0]}).*")
+        if not slugs:
+            return Markup(f"*Every audit here is a scenario built on public data, not an audit of a system in use: "
+                          f"[where their data come from and what each scenario imagines]({page}).*")
+        return Markup(f"*{', '.join(names[:-1])} and {names[-1]} are scenarios built on public data, not audits of "
+                      f"systems in use: [where their data come from and what each scenario imagines]({page}).*")
 
     env.globals["scenario"] = scenario
     (docs_dir / PAGE).mkdir(parents=True, exist_ok=True)
