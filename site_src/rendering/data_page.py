@@ -134,10 +134,12 @@ def render_data_page(env: jinja2.Environment, docs_dir: Path, root: Path) -> lis
         problem = []
     by_slug = {a.slug: a for a in audits}
 
-    def scenario(*slugs: str) -> Markup:
+    def scenario(*slugs: str, inline: bool = False) -> Markup:
         """The sentence a worked example opens with: its audit named as a scenario, linked to its
         section of the data page. Several slugs name each audit and link the page; none speaks of
-        every audit (a page built on the whole benchmark table)."""
+        every audit (a page built on the whole benchmark table). ``inline=True`` gives the words
+        to put in a sentence of the page's own instead ("the [Benefits Denial scenario](...)"),
+        for a page with no words to spare."""
         unknown = [s for s in slugs if s not in by_slug]
         if unknown:
             from faircode.formatting import did_you_mean
@@ -147,6 +149,10 @@ def render_data_page(env: jinja2.Environment, docs_dir: Path, root: Path) -> lis
         # datasheets (rendering.pages._page_key), so the sentence must not quote them.
         names = [str(markdown_text(by_slug[s].name)) for s in slugs]
         page = f"../../{PAGE}/index.md"
+        if inline:
+            if len(slugs) != 1:
+                raise ValueError(f"scenario(..., inline=True) names one audit, got {len(slugs)}")
+            return Markup(f"the [{names[0]} scenario]({page}#{slugs[0]})")
         if len(slugs) == 1:
             return Markup(f"*{names[0]} is a scenario built on public data, not an audit of a system in use: "
                           f"[where its data come from and what the scenario imagines]({page}#{slugs[0]}).*")
