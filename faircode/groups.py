@@ -10,8 +10,10 @@ intersection of several (sex x race), as the manifest's ``groups:`` section decl
   reports it;
 - :func:`compare_groups`: the rates with a Wilson interval each, the summaries an auditor reads
   (largest minus smallest, fairlearn's ``between_groups`` difference; the min/max ratio; each
-  group against the reference) and their tests: the max-gap permutation test, which accounts
-  for having picked the largest gap, and pairwise tests with Holm's correction. Groups with
+  group against the reference) and their tests: the omnibus chi-squared test of homogeneity
+  (the one to quote for "is any group treated differently?"), the studentised maxT test with
+  the pairs it names, the range (max-gap) permutation test of the largest raw gap quoted, and
+  pairwise tests with Holm's correction. Groups with
   fewer rows than the manifest's ``min_size`` are reported with a warning and left out of the
   largest gap and of every test, so a three-person cell cannot become the headline.
 
@@ -46,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from faircode.formatting import did_you_mean
+from faircode.group_tests import HomogeneityTestResult, MaxTTestResult, homogeneity_test, max_t_test
 from faircode.metrics import (
     EQUAL_OPPORTUNITY_RATE,
     RATE_METRICS,
@@ -299,11 +303,12 @@ def _rates_table(metric: str, o: RateOutcomes, codes: np.ndarray, names: np.ndar
     used = o.rows & (codes >= 0)
     n_outcome = np.bincount(codes[used], weights=o.outcome[used], minlength=names.size).round().astype(int)
     n_group = np.bincount(codes[used], minlength=names.size)
+    n_rows = np.bincount(codes[codes >= 0], minlength=names.size)  # a declared group may have none
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(n_group > 0, n_outcome / n_group, np.nan)
     out = pd.DataFrame({"value": value, "n_outcome": n_outcome, "n_group": n_group},
                        index=pd.Index(names, name="group"))
-    out["reason"] = np.where(n_group > 0, "", _EMPTY_REASON[metric])
+    out["reason"] = np.where(n_group > 0, "", np.where(n_rows > 0, _EMPTY_REASON[metric], "no rows"))
     return out
 
 
@@ -342,7 +347,16 @@ class GroupComparison:
     high_group, low_group : str or None
         The groups with the largest and the smallest rate among ``compared``.
     max_gap_test : MaxGapTestResult or None
-        :func:`faircode.significance.max_gap_test` over ``compared``.
+        The range test, :func:`faircode.significance.max_gap_test` over ``compared``: how
+        surprising is the largest raw gap quoted (``difference``)? Not the test to quote for
+        whether any group differs (see ``omnibus_test``).
+    omnibus_test : HomogeneityTestResult or None
+        :func:`faircode.group_tests.homogeneity_test` over ``compared`` (chi-squared test that
+        every compared group has the same rate; exact when the table is small): the test to
+        quote for "is any group treated differently?".
+    max_t_test : MaxTTestResult or None
+        :func:`faircode.group_tests.max_t_test` over ``compared`` (studentised largest pairwise
+        gap, with each pair's family-wise adjusted p-value); None with ``all_pairs=False``.
     pairwise : tuple of PairwiseComparison
         Every pair of ``compared``, Holm-adjusted over the pairs (empty with
         ``all_pairs=False``).
@@ -363,6 +377,8 @@ class GroupComparison:
     max_gap_test: MaxGapTestResult | None
     pairwise: tuple[PairwiseComparison, ...]
     reason: str
+    omnibus_test: HomogeneityTestResult | None = None
+    max_t_test: MaxTTestResult | None = None
 
     @property
     def small_groups(self) -> tuple[str, ...]:
@@ -370,10 +386,14 @@ class GroupComparison:
         return tuple(self.by_group.index[self.by_group["small_cell"]])
 
     def __repr__(self) -> str:
-        test = "" if self.max_gap_test is None else f", {self.max_gap_test.format_p_value()}"
+        tests = ""
+        if self.omnibus_test is not None:
+            tests += f"; omnibus ({self.omnibus_test.method} chi-squared) {self.omnibus_test.format_p_value()}"
+        if self.max_gap_test is not None:
+            tests += f"; largest gap (range test) {self.max_gap_test.format_p_value()}"
         return (f"GroupComparison({self.metric}: {len(self.by_group)} groups, {len(self.compared)} compared "
                 f"(min_size={self.min_size}); difference={self.difference:.4f} "
-                f"({self.high_group} - {self.low_group}), ratio={self.ratio:.4f}{test})")
+                f"({self.high_group} - {self.low_group}), ratio={self.ratio:.4f}{tests})")
 
 
 def compare_groups(
@@ -403,9 +423,10 @@ def compare_groups(
         Each row's group; None (or NaN) puts a row in no group.
     favourable : {"negative", "positive"}
         The favourable class (see :func:`group_rate_outcomes`).
-    reference : str, optional
+    reference : optional
         The group every other is compared with (``diff_vs_reference`` = group minus
-        reference); None: no comparison with a reference.
+        reference): a label as it appears in ``groups`` (``0`` when the labels are numbers) or
+        its text (``"0"``); None: no comparison with a reference.
     order : sequence of str, optional
         The groups to report, in this order (e.g. :attr:`GroupLabels.groups`, so a declared
         group without rows is reported as undefined); default: the groups present, sorted.
@@ -415,12 +436,15 @@ def compare_groups(
     confidence_level : float, default 0.95
         Of the per-group Wilson intervals.
     n_permutations : int, default 9999
-        Relabellings of the max-gap test.
+        Relabellings of the Monte Carlo tests (the max-gap test; the omnibus and maxT tests
+        when their table is too large to enumerate).
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
-        Seed of the max-gap test (the pairwise tests of 0/1 outcomes are exact).
+        Seed of the Monte Carlo tests, given to each in turn (max-gap, omnibus, maxT); the
+        pairwise tests of 0/1 outcomes are exact.
     all_pairs : bool, default True
-        Test every pair of compared groups (``pairwise``); False leaves ``pairwise`` empty
-        (the benchmark reports only the comparisons with the reference).
+        Test every pair of compared groups (``pairwise`` and ``max_t_test``); False leaves
+        ``pairwise`` empty and ``max_t_test`` None (the benchmark reports only the omnibus test
+        and the comparisons with the reference).
 
     Returns
     -------
@@ -429,29 +453,50 @@ def compare_groups(
     Raises
     ------
     ValueError
-        As :func:`metric_by_group`; ``min_size`` not a positive integer; a ``reference`` or an
-        ``order`` that misses a group present in ``groups``.
+        As :func:`metric_by_group`; ``min_size`` not a positive integer; a ``reference`` that is
+        not a group or an ``order`` that misses a group present in ``groups``; two labels of
+        ``groups`` with the same text (``1`` and ``"1"``: they would be two rows both named
+        "1", so they are refused).
 
     Notes
     -----
-    **Why the largest gap needs its own test.** With k groups there are k(k - 1)/2 gaps and the
-    reported one is the largest; even when every group has the same true rate, the largest
-    observed gap is positive and grows with k and with the noise of the smallest groups. Its
-    p-value comes from :func:`faircode.significance.max_gap_test`, whose null distribution is
-    that of the largest gap under random relabelling, so picking the largest is accounted for.
+    **Which test to quote.** "Is any group treated differently?" is answered by
+    ``omnibus_test``, Pearson's chi-squared test of homogeneity of the k x 2 table (exact
+    permutation version for small tables) [2]_. It weighs each group's departure from the
+    pooled rate by its standard error, and of the common tests of this null it is the one with
+    good power against differences spread over the groups. ``max_t_test``, Westfall and
+    Young's studentised maximum over pairs [3]_, has power of the same order against one
+    differing group and also names the pairs that differ with family-wise error control.
+
+    **What the range test is for.** With k groups there are k(k - 1)/2 gaps and the reported
+    one is the largest; even when every group has the same true rate, the largest observed gap
+    is positive and grows with k and with the noise of the smallest groups.
+    :func:`faircode.significance.max_gap_test` compares the observed largest raw gap with the
+    largest gaps random relabelling produces, so it says how surprising the gap quoted
+    (``difference``) is. It is a valid test that no group differs, but a weak one when the
+    group sizes are unequal: the raw range is dominated by the smallest, noisiest group, so a
+    real difference in a large group barely moves it. Quote it with the gap, and the omnibus
+    test for the verdict.
 
     **Small cells.** The smallest groups have the noisiest rates and so the most extreme ones;
     left in, they would make the headline gap. Below ``min_size`` rows a group keeps its rate
     and its (wide) interval in ``by_group`` but takes no part in the summaries and tests.
 
     **Pairs.** ``pairwise`` and the reference comparisons are two-group permutation tests
-    adjusted with Holm's method [1]_ over their family; they say which groups differ once the
-    max-gap test says that some do.
+    adjusted with Holm's method [1]_ over their family; with ``max_t_test.pairs_adjusted`` they
+    say which groups differ once the omnibus test says that some do.
+
+    **Labels.** Group names are text: the labels of ``groups`` as ``str`` makes them. Two
+    different labels with the same text (``1`` and ``"1"``) are refused rather than merged or
+    shown as two rows with one name.
 
     References
     ----------
     .. [1] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
        *Scandinavian Journal of Statistics* 6(2), 65-70.
+    .. [2] Agresti, A. (2013). *Categorical Data Analysis*, 3rd ed. Wiley, sec. 3.2 and 3.5.
+    .. [3] Westfall, P. H. and Young, S. S. (1993). *Resampling-Based Multiple Testing*.
+       Wiley, sec. 2.6.
 
     Example
     -------
@@ -466,7 +511,9 @@ def compare_groups(
     if isinstance(min_size, (bool, np.bool_)) or not isinstance(min_size, (int, np.integer)) or min_size < 1:
         raise ValueError(f"`min_size` must be a positive integer; got {min_size!r}")
     o = group_rate_outcomes(metric, y_true, y_pred, favourable=favourable)
-    codes, names = _group_codes(groups, o.outcome.size)
+    codes, names, labels = _group_codes(groups, o.outcome.size, with_labels=True)
+    if reference is not None:
+        reference = _reference_name(reference, names, labels)
     if order is not None:
         codes, names = _in_order(codes, names, order)
     table = _rates_table(metric, o, codes, names)
@@ -476,7 +523,7 @@ def compare_groups(
     eligible = ~table["small_cell"].to_numpy()
     compared = tuple(names[eligible])
     summary = _largest_gap(table, compared, min_size=min_size)
-    test = None
+    test = omnibus = max_t = None
     pairs: tuple[PairwiseComparison, ...] = ()
     notes = list(summary.notes)
     if len(compared) >= 2:
@@ -487,9 +534,15 @@ def compare_groups(
         test = max_gap_test(outcome, kept, n_permutations=n_permutations, random_state=random_state)
         test = dataclasses.replace(test, groups=tuple(names[list(test.groups)]),
                                    high_group=names[test.high_group], low_group=names[test.low_group])
+        omnibus = homogeneity_test(outcome, kept, n_permutations=n_permutations, random_state=random_state)
+        omnibus = dataclasses.replace(omnibus, groups=tuple(names[list(omnibus.groups)]))
         if all_pairs:
             pairs = tuple(dataclasses.replace(c, group_a=names[c.group_a], group_b=names[c.group_b])
                           for c in pairwise_tests(outcome, kept))
+            max_t = max_t_test(outcome, kept, n_permutations=n_permutations, random_state=random_state)
+            max_t = dataclasses.replace(
+                max_t, groups=tuple(names[list(max_t.groups)]), pair=tuple(names[list(max_t.pair)]),
+                pairs_adjusted=tuple((names[a], names[b], t, p) for a, b, t, p in max_t.pairs_adjusted))
         # Tests against the reference are only run when the reference itself is large enough.
         if reference is not None and reference in compared:
             _add_reference_tests(table, outcome, kept, names, reference)
@@ -499,6 +552,7 @@ def compare_groups(
         metric=metric, by_group=table, reference=reference, min_size=int(min_size), compared=compared,
         difference=summary.difference, ratio=summary.ratio, high_group=summary.high_group,
         low_group=summary.low_group, max_gap_test=test, pairwise=pairs, reason="; ".join(notes),
+        omnibus_test=omnibus, max_t_test=max_t,
     )
 
 
@@ -573,10 +627,38 @@ def _check_metric(metric: str) -> None:
                          f"got {metric!r}{did_you_mean(metric, GROUP_METRICS)}")
 
 
-def _group_codes(groups, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(code per row, -1 for no group; the group names as text, sorted)."""
+def _group_codes(groups, n: int, *, with_labels: bool = False):
+    """(code per row, -1 for no group; the group names as text, sorted[; the labels they came from]).
+
+    Two labels with one text (``1`` and ``"1"``) are refused: as names they would be two groups
+    that no reader could tell apart, and merging them could hide a data error.
+    """
     labels = np.asarray(groups, dtype=object)
     if labels.ndim != 1 or labels.size != n:
         raise ValueError(f"`groups` must hold one label per row ({n}); got shape {labels.shape}")
-    codes, names = pd.factorize(labels, sort=True, use_na_sentinel=True)
-    return codes.astype(np.int64), np.asarray([str(g) for g in names], dtype=object)
+    codes, uniques = pd.factorize(labels, sort=True, use_na_sentinel=True)
+    names = np.asarray([str(g) for g in uniques], dtype=object)
+    seen: dict[str, object] = {}
+    for label, name in zip(uniques, names):
+        if name in seen:
+            raise ValueError(f"`groups` has two labels written {name!r}: {seen[name]!r} "
+                             f"({type(seen[name]).__name__}) and {label!r} ({type(label).__name__}); "
+                             "use one type for the labels (e.g. all text)")
+        seen[name] = label
+    if with_labels:
+        return codes.astype(np.int64), names, np.asarray(uniques, dtype=object)
+    return codes.astype(np.int64), names
+
+
+def _reference_name(reference, names: np.ndarray, labels: np.ndarray) -> str:
+    """The group name of ``reference``, given as a label of ``groups`` (``0``) or as its text."""
+    for label, name in zip(labels, names):
+        if reference is label or (type(reference) is type(label) and reference == label):
+            return name
+    if isinstance(reference, (int, float, np.integer, np.floating)) and not isinstance(reference, (bool, np.bool_)):
+        matches = [name for label, name in zip(labels, names)
+                   if isinstance(label, (numbers.Real, np.number)) and not isinstance(label, (bool, np.bool_))
+                   and label == reference]
+        if len(matches) == 1:
+            return matches[0]
+    return str(reference)

@@ -418,3 +418,77 @@ def test_favourable_is_required(tmp_path):
     assert problem.startswith("nofav.yaml: target.favourable: required field is missing")
     path.write_text(BASE.replace("favourable: negative", "favourable: good"))
     assert _problems(path) == ["nofav.yaml: target.favourable: Input should be 'positive' or 'negative'"]
+
+
+# --------------------------------------------------------------------------- issue 24: the tests to quote
+
+
+def test_omnibus_and_max_t_are_the_group_tests_over_the_compared_groups():
+    from scipy.stats import chi2_contingency
+
+    from faircode.group_tests import max_t_test
+
+    rng = np.random.default_rng(24)
+    sizes = [305, 267, 59, 40, 6]
+    groups = np.repeat(["a", "b", "c", "d", "tiny"], sizes)
+    y_pred = rng.binomial(1, np.repeat([0.25, 0.33, 0.25, 0.25, 0.9], sizes))
+    c = compare_groups("selection_rate", np.zeros(groups.size, int), y_pred, groups, favourable="negative",
+                       reference="a", min_size=30, random_state=3)
+    assert c.compared == ("a", "b", "c", "d")
+    big = groups != "tiny"
+    table = pd.crosstab(groups[big], y_pred[big]).to_numpy()
+    stat, p, dof, _ = chi2_contingency(table, correction=False)
+    assert c.omnibus_test.groups == c.compared and c.omnibus_test.statistic == pytest.approx(stat, rel=1e-12)
+    assert c.omnibus_test.dof == dof == 3
+    if c.omnibus_test.method == "asymptotic":
+        assert c.omnibus_test.p_value == pytest.approx(p, rel=1e-10)
+    oracle = max_t_test(y_pred[big], groups[big], random_state=3)
+    assert c.max_t_test.statistic == pytest.approx(oracle.statistic, rel=1e-12)
+    assert c.max_t_test.p_value == pytest.approx(oracle.p_value, rel=1e-12)
+    assert c.max_t_test.pair == oracle.pair and c.max_t_test.pairs_adjusted == oracle.pairs_adjusted
+    assert "omnibus" in repr(c) and c.omnibus_test.format_p_value() in repr(c)
+    assert "range test" in repr(c)
+
+
+def test_without_pairs_there_is_no_max_t_but_an_omnibus_and_with_one_group_neither():
+    groups = np.repeat(["a", "b", "c"], [40, 40, 4])
+    y_pred = np.tile([0, 1], 42)
+    c = compare_groups("selection_rate", np.zeros(84, int), y_pred, groups, favourable="negative",
+                       min_size=10, n_permutations=99, random_state=0, all_pairs=False)
+    assert c.max_t_test is None and c.omnibus_test is not None and c.omnibus_test.groups == ("a", "b")
+    one = compare_groups("selection_rate", np.zeros(84, int), y_pred, groups, favourable="negative", min_size=41)
+    assert one.omnibus_test is None and one.max_t_test is None
+
+
+def test_a_declared_group_without_rows_says_no_rows():
+    # Issue 25 point 9: "c" is declared (order) but has no rows at all; "b" has rows but no
+    # actual positives.
+    y_true = np.array([1, 1, 0, 0, 0, 0])
+    y_pred = np.array([1, 0, 1, 0, 1, 0])
+    groups = np.array(["a", "a", "a", "b", "b", "b"])
+    c = compare_groups("true_positive_rate", y_true, y_pred, groups, favourable="negative",
+                       order=["a", "b", "c"], min_size=1)
+    assert c.by_group.at["c", "reason"] == "no rows"
+    assert c.by_group.at["b", "reason"] == "no actual positives (y_true == 1)"
+    assert c.by_group.at["a", "reason"] == ""
+
+
+def test_a_numeric_reference_label_is_accepted_as_pairwise_tests_accepts_it():
+    groups = np.repeat([0, 1, 2], 40)
+    y_pred = np.r_[np.tile([0, 1], 20), np.ones(40, int), np.zeros(40, int)]
+    c = compare_groups("selection_rate", np.zeros(120, int), y_pred, groups, favourable="negative",
+                       reference=0, n_permutations=99, random_state=0)
+    assert c.reference == "0"
+    assert c.by_group.at["1", "diff_vs_reference"] == pytest.approx(0.5)
+    assert c.by_group["p_value_vs_reference"].notna().sum() == 2
+    same = compare_groups("selection_rate", np.zeros(120, int), y_pred, groups, favourable="negative",
+                          reference="0", n_permutations=99, random_state=0)
+    pd.testing.assert_frame_equal(c.by_group, same.by_group)
+
+
+def test_labels_with_the_same_text_are_refused_naming_both():
+    groups = np.array([1, 1, "1", "1", 2, 2], dtype=object)
+    with pytest.raises(ValueError, match=r"`groups` has two labels written '1': 1 \(int\) and '1' \(str\)"):
+        compare_groups("selection_rate", np.zeros(6, int), [0, 1, 0, 1, 0, 1], groups, favourable="negative")
+    with pytest.raises(ValueError, match="two labels written '1'"):
+        metric_by_group("selection_rate", np.zeros(6, int), [0, 1, 0, 1, 0, 1], groups, favourable="negative")

@@ -33,6 +33,7 @@ from faircode.significance import (
     permutation_test,
     permutation_test_result,
     permutation_tests,
+    proportion_difference_ci,
     significance_report,
 )
 
@@ -635,6 +636,39 @@ def test_report_fields_agree_with_the_functions_it_summarises():
         rep.gap = 0.0
 
 
+@pytest.mark.parametrize(("k_a", "n_a", "k_b", "n_b"), [(1, 10, 2, 10), (0, 63, 0, 116), (40, 100, 60, 100), (3, 12, 30, 40)])
+def test_report_of_two_rates_defaults_to_the_newcombe_score_interval(k_a, n_a, k_b, n_b):
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    a, b = binary(k_a, n_a), binary(k_b, n_b)
+    rep = significance_report(a, b, random_state=0)
+    low, high = confint_proportions_2indep(k_a, n_a, k_b, n_b, method="newcomb", compare="diff", alpha=0.05)
+    assert (rep.ci_low, rep.ci_high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    assert (rep.ci_low, rep.ci_high) == tuple(proportion_difference_ci(a, b))
+    assert rep.ci_method == "newcombe" and rep.n_resamples is None
+    assert "newcombe score interval" in repr(rep)
+    # The seed API is unchanged: the p-value is the permutation test's, drawn from the same seed.
+    assert rep.p_value == permutation_test(a, b, random_state=0)
+    assert (rep.gap, rep.significant) == (pytest.approx(k_a / n_a - k_b / n_b), rep.p_value < 0.05)
+    narrow = significance_report(a, b, confidence_level=0.8, random_state=0)
+    assert (narrow.ci_low, narrow.ci_high) == tuple(proportion_difference_ci(a, b, confidence_level=0.8))
+
+
+def test_report_bootstraps_other_outcomes_clusters_and_on_request():
+    rng = np.random.default_rng(31)
+    x, y = rng.normal(0.3, 1, 40), rng.normal(0, 1, 50)
+    cont = significance_report(x, y, n_resamples=300, random_state=1)
+    assert cont.ci_method == "percentile" and cont.n_resamples == 300
+    a, b = binary(20, 60), binary(30, 60)
+    asked = significance_report(a, b, ci_method="percentile", n_resamples=300, random_state=1)
+    assert asked.ci_method == "percentile" and asked.n_resamples == 300
+    assert "percentile bootstrap, 300 resamples" in repr(asked)
+    assert (asked.ci_low, asked.ci_high) != tuple(proportion_difference_ci(a, b))
+    groups = (np.repeat(np.arange(6), 10), np.repeat(np.arange(6, 12), 10))
+    clustered = significance_report(a, b, groups=groups, n_permutations=200, n_resamples=200, random_state=0)
+    assert clustered.ci_method == "percentile" and clustered.method == "grouped_monte_carlo"
+
+
 def test_report_repr_is_readable():
     rep = significance_report(binary(40, 100), binary(60, 100), n_resamples=500, random_state=0)
     text = repr(rep)
@@ -760,14 +794,18 @@ def test_bootstrap_ci_validation(kwargs, error, match):
     [
         (dict(alpha=0.0), ValueError, "`alpha` must be strictly between 0 and 1"),
         (dict(alpha=1.5), ValueError, "`alpha` must be strictly between 0 and 1"),
-        (dict(ci_method="BCa"), ValueError, "`ci_method` must be one of 'percentile', 'bca'"),
+        (dict(ci_method="BCa"), ValueError, "`ci_method` must be one of 'auto', 'newcombe', 'percentile', 'bca'"),
+        (dict(ci_method="newcombe", a=[0.5, 1.0, 0.0]), ValueError, "`ci_method='newcombe'` needs 0/1 outcomes"),
+        (dict(ci_method="newcombe", a=[0, 1, 1], b=[1, 0, 0], groups=([1, 1, 2], [3, 3, 4])), ValueError,
+         "`ci_method='newcombe'` .* not available with `groups`"),
         (dict(n_permutations=-5), ValueError, "`n_permutations` must be a positive integer"),
         (dict(confidence_level=-0.1), ValueError, "`confidence_level` must be strictly between 0 and 1"),
     ],
 )
 def test_significance_report_validation(kwargs, error, match):
+    args = dict(a=GOOD, b=GOOD, n_resamples=10, n_permutations=10, random_state=0) | kwargs
     with pytest.raises(error, match=match):
-        significance_report(GOOD, GOOD, **(dict(n_resamples=10, n_permutations=10, random_state=0) | kwargs))
+        significance_report(args.pop("a"), args.pop("b"), **args)
 
 
 @pytest.mark.parametrize(
