@@ -106,6 +106,8 @@ def test_scenario_names_the_audit_and_links_its_section(tmp_path):
     assert "](../../data/index.md)" in both
     assert env.globals["scenario"]().startswith("*Every audit here is a scenario built on public data")
     assert env.globals["scenario"]("german-credit", inline=True) == "the [German Credit scenario](../../data/index.md#german-credit)"
+    assert (env.globals["scenario"]("german-credit", "benefits-denial", inline=True)
+            == "the [German Credit and Benefits Denial scenarios](../../data/index.md)")
 
 
 def test_a_datasheet_without_a_field_the_page_shows_is_named(tmp_path):

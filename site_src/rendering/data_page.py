@@ -150,9 +150,11 @@ def render_data_page(env: jinja2.Environment, docs_dir: Path, root: Path) -> lis
         names = [str(markdown_text(by_slug[s].name)) for s in slugs]
         page = f"../../{PAGE}/index.md"
         if inline:
-            if len(slugs) != 1:
-                raise ValueError(f"scenario(..., inline=True) names one audit, got {len(slugs)}")
-            return Markup(f"the [{names[0]} scenario]({page}#{slugs[0]})")
+            if not slugs:
+                raise ValueError("scenario(inline=True) needs the slug of at least one audit")
+            if len(slugs) == 1:
+                return Markup(f"the [{names[0]} scenario]({page}#{slugs[0]})")
+            return Markup(f"the [{', '.join(names[:-1])} and {names[-1]} scenarios]({page})")
         if len(slugs) == 1:
             return Markup(f"*{names[0]} is a scenario built on public data, not an audit of a system in use: "
                           f"[where its data come from and what the scenario imagines]({page}#{slugs[0]}).*")
