@@ -369,4 +369,4 @@ def test_the_recorder_names_each_read_it_cannot_track(tmp_path):
     ]
     rec.active = False
     rec("os.fork", ())
-    assert len(rec.untracked) == 8
+    assert len(rec.untracked) == 9

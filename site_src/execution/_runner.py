@@ -734,19 +734,23 @@ class _CellOutput:
     warnings it issued (``warnings.warn``, NumPy's RuntimeWarnings), each as Python shows it."""
 
     def __init__(self):
-        self.streams: list[list[str]] = []
+        self._parts: list[tuple[str, list[str]]] = []  # joined once at the end: a flood of prints stays linear
         self.warnings: list[dict] = []
 
     def add(self, name: str, text: str) -> None:
         if not text:
             return
-        if self.streams and self.streams[-1][0] == name:
-            self.streams[-1][1] += text
+        if self._parts and self._parts[-1][0] == name:
+            self._parts[-1][1].append(text)
         else:
-            self.streams.append([name, text])
+            self._parts.append((name, [text]))
+
+    @property
+    def streams(self) -> list[list[str]]:
+        return [[name, "".join(parts)] for name, parts in self._parts]
 
     def text(self, name: str) -> str:
-        return "".join(t for n, t in self.streams if n == name)
+        return "".join(t for n, parts in self._parts if n == name for t in parts)
 
 
 class _Tee:

@@ -76,11 +76,19 @@ class CellRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     line: int  # its first line in the generated file
-    stdout: str  # what it printed
-    stderr: str  # what it wrote to stderr, warnings included
-    streams: list[StreamText]  # stdout and stderr in the order written
+    streams: list[StreamText]  # what it wrote to stdout and to stderr (warnings included), in order
     warnings: list[WarningRecord]
     figures: list[int]  # the figures it opened, 1-based, in the order the run saved them
+
+    @property
+    def stdout(self) -> str:
+        """What it printed."""
+        return "".join(s.text for s in self.streams if s.name == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        """What it wrote to stderr, warnings included."""
+        return "".join(s.text for s in self.streams if s.name == "stderr")
 
 
 class CacheEntry(BaseModel):

@@ -396,8 +396,7 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
         values=data["values"],
         figures=[f["svg"] for f in data["figures"]],
         narrow={f["svg"]: f["narrow"] for f in data["figures"] if "narrow" in f},
-        cells=[cache.CellRecord(line=c["line"], stdout=c["stdout"], stderr=c["stderr"],
-                                streams=[cache.StreamText(name=n, text=t) for n, t in c["streams"]],
+        cells=[cache.CellRecord(line=c["line"], streams=[cache.StreamText(name=n, text=t) for n, t in c["streams"]],
                                 warnings=[cache.WarningRecord(**w) for w in c["warnings"]], figures=c["figures"])
                for c in data.get("cells", [])],
         duration_s=round(data["duration_s"], 3),
