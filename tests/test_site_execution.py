@@ -571,3 +571,44 @@ def test_a_process_pool_over_a_function_the_code_defines_works_as_in_a_script(ro
     done = subprocess.run([sys.executable, "explainers/code/pools.py"], cwd=root, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[1, 4, 9] [1, 4, 9] [1, 4, 9]"
+
+
+_WARNS_ONCE = """
+    import numpy as np
+    rates = np.array([0, 1]) / np.array([0, 2])
+    share = float(rates[1])
+    """
+
+
+def test_an_unexpected_warning_fails_check_and_an_expected_one_does_not(tmp_path):
+    from site_src.build import NumbersMode
+
+    root = _copy_fixture(tmp_path)
+    source = _explainer(_WARNS_ONCE, prose="Half: {{ share | percent }}.")
+    _write(root, "warns-once", source)
+    report = build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))  # `build` and `accept` report it only
+    line = _line_of(source, "np.array([0, 1]) /")
+    assert any(w.startswith(f"explainers/warns-once.md: warned in its code (line {line}): RuntimeWarning")
+               for w in _run(report, "warns-once").warnings)
+    # `fairsite check`'s rule for the numbers (and the warnings); the runs come from the cache.
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
+    assert (f"explainers/warns-once.md: the code warned (line {line}): RuntimeWarning: invalid value encountered "
+            "in divide") in str(info.value)
+    expected = ('warnings:\n  - match: "RuntimeWarning: invalid value encountered in divide"\n'
+                '    reason: the first group has no rows on purpose\n')
+    _write(root, "warns-once", _explainer(_WARNS_ONCE, prose="Half: {{ share | percent }}.", front=expected))
+    report = build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
+    assert any("(expected by its `warnings:`)" in w for w in _run(report, "warns-once").warnings)
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ('[{match: "Runtime(", reason: why}]', "not a regular expression"),
+    ('[{match: "RuntimeWarning"}]', "reason"),
+    ('["RuntimeWarning"]', "warnings"),
+])
+def test_the_warnings_field_is_validated(tmp_path, entry, problem):
+    root = _copy_fixture(tmp_path)
+    _write(root, "bad-warnings", _explainer("x = 1", front=f"warnings: {entry}\n"))
+    with pytest.raises(ConfigError, match=problem):
+        parse_explainer(root / "explainers" / "bad-warnings.md")
