@@ -307,7 +307,8 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
     """After a plain successful ``build``, record the metadata of everything it consulted, so the
     next one can say "nothing changed" without importing or hashing anything (site_src.filestate)."""
     # A run whose reads the cache cannot track re-runs on every build: never answered early.
-    if not options.plain or any(r.untracked and e.meta.inputs is None for e, r in zip(explainers, runs)):
+    if not options.plain or any((r.untracked and e.meta.inputs is None) or r.changed_its_inputs
+                                for e, r in zip(explainers, runs)):
         return
     files: set[Path] = set()
     dirs: set[Path] = set()

@@ -406,6 +406,9 @@ def test_inputs_may_name_a_file_the_run_creates_and_a_typo_is_still_caught(tmp_p
     rerun = _runs(root)["grows"]  # the run left the database changed: its next run reads that
     assert not rerun.cached and rerun.reason == "declared input data/made.db changed"
     assert "The table has 2 rows." in _page(root, "grows")
+    # Nor does the command's quick "nothing changed" answer hold.
+    assert fairsite(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert "The table has 3 rows." in _page(root, "grows")
     _explainer(root, "typo", "x = 1", prose="Nothing.", inputs=["data/mdae.db"])
     with pytest.raises(BuildFailed, match=r"inputs: 'data/mdae\.db' does not exist, and the run did not create it"):
         build(BuildOptions(root=root))

@@ -61,6 +61,8 @@ class RunResult:
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
     # line in the generated file, what it printed and the (1-based) figures it opened.
     cells: list[cache.CellRecord] = field(default_factory=list, repr=False)
+    # The run changed a file its `inputs:` declare (a database it adds to): the next build runs it again.
+    changed_its_inputs: bool = False
 
 
 OnRunStart = Callable[[str], None]  # given the slug of a run as it starts (not for a cache hit)
@@ -233,6 +235,9 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         wall = time.perf_counter() - started
         _check_declared_exist(declared, root=root, source=source)
         reported.warnings.extend(_writes(reported.result, root=root, source=source))
+        # A run that changed a file it declares (a database it adds to) read something other than
+        # what is there now: its next build runs it again, and may not say "nothing changed".
+        changed_its_inputs = cache.declared_inputs(root, declared) != declared_before
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -240,7 +245,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
     final = cache_dir / code.slug
     cache.store(work, final, entry)
     return _result(code.slug, final, entry, cached=False, reason=reason, expected=expected,
-                   source=source)
+                   source=source, changed_its_inputs=changed_its_inputs)
 
 
 def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout: int, memory: int) -> Path:
@@ -627,13 +632,14 @@ def _kill(proc: subprocess.Popen | _Forked) -> None:
 
 
 def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str,
-            expected: list[str] = (), source: str = "") -> RunResult:
+            expected: list[str] = (), source: str = "", changed_its_inputs: bool = False) -> RunResult:
     return RunResult(
         slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values,
         figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s,
         peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
+        changed_its_inputs=changed_its_inputs,
         warnings=tuple(entry.warnings) + tuple(f"{source}: {w}" for w in _what_it_warned(entry, expected, slug)), cells=list(entry.cells),
     )
 
