@@ -612,3 +612,20 @@ def test_the_warnings_field_is_validated(tmp_path, entry, problem):
     _write(root, "bad-warnings", _explainer("x = 1", front=f"warnings: {entry}\n"))
     with pytest.raises(ConfigError, match=problem):
         parse_explainer(root / "explainers" / "bad-warnings.md")
+
+
+def test_the_output_bound_cuts_lines_and_a_single_long_line_and_keeps_what_fits():
+    from site_src.rendering.terminal import OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bound_output
+
+    fits = [("stdout", "a\n" * (OUTPUT_MAX_LINES // 2)), ("stderr", "w\n" * (OUTPUT_MAX_LINES // 2))]
+    assert bound_output(fits).streams == fits and not bound_output(fits).cut
+    one_line = "x" * (5 * OUTPUT_MAX_CHARS) + "\n"
+    shown = bound_output([("stdout", one_line)])
+    kept = "".join(text for name, text in shown.streams if name != "cut")
+    assert shown.cut and shown.hidden_lines == 0 and len(kept) <= OUTPUT_MAX_CHARS // 2 + 3
+    assert kept.endswith(" …\n") and shown.hidden_chars == len(one_line) - len(kept)
+    # Both streams are counted together and keep their order around the cut.
+    mixed = [("stdout", "".join(f"o{i}\n" for i in range(300))), ("stderr", "".join(f"e{i}\n" for i in range(300)))]
+    cut = bound_output(mixed)
+    assert [name for name, _ in cut.streams] == ["stdout", "cut", "stderr"]
+    assert cut.hidden_lines == 600 - OUTPUT_MAX_LINES and cut.streams[2][1].endswith("e299\n")

@@ -229,11 +229,11 @@ def _bound_outputs(cells: list[dict], out: Path, *, slug: str) -> None:
             continue
         c["download"] = name = download_name(slug, n, len(cells))
         (out / name).write_text(plain_text("".join(text for _, text in c["streams"])), encoding="utf-8")
-        note = f"… {cut_note(shown)}; the whole output is {name}, next to this notebook …\n"
+        note = f"… {_cut_note(shown)}; the whole output is {name}, next to this notebook …\n"
         c["notebook_streams"] = [(("stdout", note) if kind == "cut" else (kind, text)) for kind, text in shown.streams]
 
 
-def cut_note(shown: BoundedOutput) -> str:
+def _cut_note(shown: BoundedOutput) -> str:
     """What a cut output says where lines are left out: how much is not shown, of how much."""
     hidden = (f"{shown.hidden_lines:,} lines ({format_size(shown.hidden_chars)}) not shown"
               if shown.hidden_lines else f"{format_size(shown.hidden_chars)} of a long line not shown")
@@ -249,7 +249,7 @@ def _output_html(shown: BoundedOutput, download: str | None) -> str:
     parts = []
     for kind, text in shown.streams:
         if kind == "cut":
-            parts.append(f'<p class="fc-output-cut">… {escape(cut_note(shown))}. '
+            parts.append(f'<p class="fc-output-cut">… {escape(_cut_note(shown))}. '
                          f'<a href="{escape(download)}" download>The whole output ({escape(download)})</a></p>')
         elif text.strip():
             label = ' data-stream="stderr" title="Written to stderr: warnings and errors"' if kind == "stderr" else ""

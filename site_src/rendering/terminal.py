@@ -78,9 +78,21 @@ class BoundedOutput:
 
 
 def bound_output(streams: list[tuple[str, str]]) -> BoundedOutput:
-    """``streams`` (a cell's ``(name, text)`` stretches, in order) cut to the page's bound: the
-    first and the last lines, half the bound each; a single line longer than half the bound is
-    cut too. Returns the whole output unchanged when it fits."""
+    """A cell's output cut to what a page shows, as mkdocs-jupyter#232 asked of a flood of output.
+
+    Parameters
+    ----------
+    streams : list of (str, str)
+        The cell's ``(name, text)`` stretches in the order written, name "stdout" or "stderr".
+
+    Returns
+    -------
+    BoundedOutput
+        The whole output when it has at most ``OUTPUT_MAX_LINES`` lines and
+        ``OUTPUT_MAX_CHARS`` characters; else its first and its last lines, at most half of each
+        bound either way (a single line longer than half the characters is cut with " …"), with
+        one ``("cut", "")`` stretch between them and the counts of what was left out.
+    """
     items = [(name, line) for name, text in streams for line in text.splitlines(keepends=True)]
     total_chars = sum(len(line) for _, line in items)
     if len(items) <= OUTPUT_MAX_LINES and total_chars <= OUTPUT_MAX_CHARS:
