@@ -445,3 +445,26 @@ def test_reads_outside_the_repository_rerun_and_writes_are_named(tmp_path):
     again = _runs(root)["outside"]
     assert not again.cached and again.reason.startswith(f"it read {outside / 'in.txt'} (outside the repository)")
     assert "The file has 3 lines." in _page(root, "outside")
+
+
+def test_the_recorder_sorts_outside_reads_listings_and_writes(tmp_path):
+    import os
+
+    root, out = tmp_path / "repo", tmp_path / "repo" / ".cache" / "run"
+    out.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "in.csv").write_text("1\n")
+    rec = _runner._InputRecorder(root.resolve(), out.resolve())
+    rec("open", (str(elsewhere / "in.csv"), "r", os.O_RDONLY))
+    rec("open", ("/etc/hostname", "r", os.O_RDONLY))  # the system's own: not an input
+    rec("os.listdir", (str(elsewhere),))
+    rec("open", (str(elsewhere / "made.csv"), None, os.O_WRONLY | os.O_CREAT))  # os.open: flags only
+    (elsewhere / "made.csv").write_text("2\n")
+    rec("open", (str(elsewhere / "made.csv"), "r", os.O_RDONLY))  # read back: its own output
+    rec("open", (str(elsewhere / "gone.tmp"), "w", 0))  # a temporary file it removed again
+    rec("open", (str(root / "data.csv"), "a", 0))
+    assert list(rec.untracked) == [f"read {elsewhere / 'in.csv'} (outside the repository)",
+                                   f"listed {elsewhere} (os.listdir, outside the repository)"]
+    assert rec.written_outside() == [str(elsewhere / "made.csv")]
+    assert list(rec.written) == ["data.csv"] and "data.csv" in rec.opened
