@@ -24,8 +24,13 @@ compas = audit.df[in_pair]
 black = (audit.masks["race"][in_pair] == 1).astype(np.int8)  # 1 = Black, 0 = white
 # ProPublica's logistic regression (Larson and colleagues 2016), cited, not computed: "black
 # defendants were 45 percent more likely to be assigned higher risk scores than white defendants",
-# controlling for prior crimes, future recidivism, charge degree, age and gender.
+# controlling for prior crimes, future recidivism, charge degree, age and gender. Their race
+# coefficient is 0.47721 (an odds ratio of exp(0.47721)); the 45 percent is that odds ratio turned
+# into a ratio of chances at their model's baseline (intercept -1.52554: white, male, 25 to 45).
 PROPUBLICA_MORE_LIKELY = 0.45
+PROPUBLICA_ODDS_RATIO = math.exp(0.47721)
+PROPUBLICA_BASE = 1 / (1 + math.exp(1.52554))
+propublica_ratio_check = PROPUBLICA_ODDS_RATIO / (1 - PROPUBLICA_BASE + PROPUBLICA_BASE * PROPUBLICA_ODDS_RATIO) - 1
 CUT = 5  # ProPublica's cut: a decile of 5 or more is "medium or high risk"
 flagged = (compas["decile_score"].to_numpy() >= CUT).astype(np.int8)
 priors = compas["priors_count"].to_numpy()
