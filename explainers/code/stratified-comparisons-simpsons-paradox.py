@@ -405,6 +405,8 @@ cmh_library_diff = max(cmh_library_diff, abs(b_cmh.statistic - float(b_cmh_sm.st
 risk_difference_diff = max(risk_difference_diff, abs(b_cmh.risk_difference - berkeley_within_gap))
 bd_diff = max(bd_diff, abs(b_bd.statistic - float(b_sm.test_equal_odds(adjust=True).statistic)))
 b_overall_ci = tuple(proportion_difference_ci(admitted[woman == 1], admitted[woman == 0], confidence_level=CONFIDENCE))
+b_p_overall = permutation_test(admitted[woman == 1], admitted[woman == 0], method="exact")
+b_p_overall_text = p_bound(b_p_overall)
 # The same, without the department whose gap is the largest.
 keep = dept != list(BERKELEY).index(b_largest["dept"])
 b_rest_gap = mh_gap(admitted[keep], woman[keep], dept[keep])
@@ -414,7 +416,8 @@ b_rest_p_bd = breslow_day_test(admitted[keep], woman[keep], dept[keep]).p_value
 risk_difference_diff = max(risk_difference_diff, abs(b_rest.risk_difference - b_rest_gap))
 print(f"published totals reproduced: {totals_match}")
 print(f"admitted: men {100 * admit_men:.1f}%, women {100 * admit_women:.1f}%")
-print(f"overall gap {100 * berkeley_overall_gap:+.1f} pp\n")
+print(f"overall gap {100 * berkeley_overall_gap:+.1f} pp")
+print(f"  [{100 * b_overall_ci[0]:+.1f}, {100 * b_overall_ci[1]:+.1f}]; exact {format_p_value(b_p_overall)}\n")
 print(f"{'':6}{'admitted':<28}{'gap':>5}")
 print(f"{'dept':<6}{'men':<14}{'women':<14}{'(pp)':>5}")
 for row in departments:
