@@ -109,8 +109,8 @@ for row in by_band:
           f"  {100 * row['share_black']:5.1f} {100 * row['share_white']:5.1f}")
 print(f"\nwithin bands (MH weights): {100 * within_gap:+.1f} pp")
 print(f"mean priors: {mean_priors_black:.1f} (Black), {mean_priors_white:.1f} (white)")
-print("both groups' flag rate by band, averaged")
-print(f"  with Black shares {100 * band_mix_rate_black:.1f}%,")
+print("both groups' flag rate by band,")
+print(f"  averaged with Black shares {100 * band_mix_rate_black:.1f}%,")
 print(f"  with white shares {100 * band_mix_rate_white:.1f}%")
 
 # %% Figure 1
@@ -290,7 +290,7 @@ def equal_gaps_test(outcome, group, strata):
 q_gaps, p_q, d_bands, v_bands = equal_gaps_test(flagged, black, band)
 q_sm = combine_effects(d_bands, v_bands).test_homogeneity()  # statsmodels' meta-analysis, the oracle
 q_diff = abs(q_gaps - float(q_sm.statistic)) / float(q_sm.statistic) + abs(p_q - float(q_sm.pvalue))
-print(f"equal gaps in points (Cochran's Q): {q_gaps:.2f}, {format_p_value(p_q)}")
+print(f"equal gaps, Cochran's Q {q_gaps:.2f}, {format_p_value(p_q)}")
 
 # The same question for age bands (COMPAS's own age categories).
 AGES = ["Less than 25", "25 - 45", "Greater than 45"]
@@ -323,7 +323,8 @@ for row in by_age:
     print(f"{'':10} gap {CONFIDENCE:.0%}: [{100 * row['ci'][0]:+.1f}, {100 * row['ci'][1]:+.1f}]")
 print(f"Breslow-Day (Tarone), age bands: {bd_age_stat:.2f}")
 print(f"  statsmodels {bd_age_stat_sm:.2f}; {bd_age.format_p_value()}")
-print(f"equal gaps in points (Cochran's Q): {q_age:.2f}, {format_p_value(p_q_age)}")
+print(f"equal gaps, Cochran's Q {q_age:.2f},")
+print(f"  {format_p_value(p_q_age)}")
 
 # %% Finer strata, and age as well
 # One stratum per prior count (the last one "FINE_CAP or more"): does the pooled gap hang on the bands?
@@ -434,8 +435,8 @@ print(f"  faircode, exact p = {b_p_strat:.3f}")
 print(f"  by hand ({n_shuffles:,}) p = {b_p_strat_hand:.3f}")
 print(f"Breslow-Day {b_bd.format_p_value()}")
 print("Fisher's exact test, each department:")
-print("  " + ", ".join(f"{row['dept']} {format_p_value(row['p_fisher'])}" for row in departments[:3]))
-print("  " + ", ".join(f"{row['dept']} {format_p_value(row['p_fisher'])}" for row in departments[3:]))
+for pair in (departments[:2], departments[2:4], departments[4:]):
+    print("  " + ", ".join(f"{row['dept']} {format_p_value(row['p_fisher'])}" for row in pair))
 print(f"without {b_largest['dept']}: {100 * b_rest_gap:+.1f} pp, odds ratio")
 print(f"  {b_rest_odds_ratio:.2f} [{b_rest_ci[0]:.2f}, {b_rest_ci[1]:.2f}]; Breslow-Day")
 print(f"  {format_p_value(b_rest_p_bd)}")
