@@ -356,7 +356,7 @@ BERKELEY = {  # department: (men admitted, men rejected, women admitted, women r
 # The totals the UCBAdmissions documentation publishes: 4,526 applicants ("Format": "cross-tabulating
 # 4526 observations"); 2,691 men of whom 1,198 were admitted, 1,835 women of whom 557 ("Details").
 PUBLISHED = {"applicants": 4526, "men": 2691, "men_admitted": 1198, "women": 1835, "women_admitted": 557}
-# Campus-wide, all departments (Bickel, Hammel and O'Connell 1975, Table 1), cited, not computed:
+# Campus-wide, all departments (Bickel, Hammel and O'Connell 1975), cited, not computed:
 # 8,442 men applied and about 44% were admitted; 4,321 women and about 35%.
 BICKEL_MEN, BICKEL_RATE_MEN = 8442, 0.44
 BICKEL_WOMEN, BICKEL_RATE_WOMEN = 4321, 0.35
