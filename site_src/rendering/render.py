@@ -1,7 +1,7 @@
 """Stage 5, render: Jinja templates turn each explainer and its run into MkDocs pages.
 
 ``render`` writes the whole ``docs/`` folder: the explainer pages (``pages``), the home page and
-the tag index, the reader's pages (glossary, checklist, common mistakes) and the results page
+the tag index, the reader's pages (glossary, checklist, common mistakes, the "Check a gap" calculator) and the results page
 (``results_page``). The environment they share is ``environment.make_environment``; the page
 furniture lives in ``site_src/templates/``.
 """
@@ -17,6 +17,7 @@ import jinja2
 from site_src.errors import ConfigError, SiteError
 from site_src.execution.execute import RunResult
 from site_src.publishing.provenance import BuildFacts, source_config
+from site_src.rendering.calculator import CALCULATOR_PAGE, check_gap
 from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
@@ -27,7 +28,7 @@ from site_src.sources.collect import Explainer
 __all__ = ["READER_PAGES", "Rendered", "render"]
 
 # Reader's pages beside the explainers, each ``<name>.md.j2`` written to ``docs/<name>/index.md``.
-READER_PAGES = ("glossary", "checklist", "mistakes")  # the tag index is Material's (tags.md)
+READER_PAGES = ("glossary", "checklist", "mistakes", CALCULATOR_PAGE)  # the tag index is Material's (tags.md)
 
 
 class Rendered(NamedTuple):
@@ -90,8 +91,9 @@ def render(
     """
     env = make_environment(explainers, bytecode_dir=Path(root) / ".cache" / "fairsite-jinja")
     try:
-        # Every page says where its code lives and which commit it was built from.
-        env.globals.update(build=facts, source=source_config(root))
+        # Every page says where its code lives and which commit it was built from; explainer
+        # prose links a worked example to the calculator with check_gap(...).
+        env.globals.update(build=facts, source=source_config(root), check_gap=check_gap)
     except ValueError as err:
         return Rendered([ConfigError(str(err))], ())
     docs_dir.mkdir(parents=True, exist_ok=True)
