@@ -518,8 +518,9 @@
       if (y1 >= y0) visited += pa[x] * (cumB[y1 + 1] - cumB[y0]);
     }
     // The power is what the test rejects: the visited outcomes less the accepted ones. An
-    // outcome beyond 12 s + 50 of X's null mean has p < 1e-29 (Bernstein's inequality, as the
-    // library argues), so it is rejected at any alpha above 1e-25: only the window is examined.
+    // outcome beyond 12 s + 50 of X's null mean has a two-sided p < 1e-29 (Bernstein's
+    // inequality, as the library argues), so it is rejected at any alpha above 1e-25: only the
+    // window is examined (a one-sided test accepts everything beyond it on the other side).
     var wide = alpha < 1e-25;
     var accepted = 0;
     var buf = new Float64Array(Math.min(nA, N) + 2), below = new Float64Array(buf.length), above = new Float64Array(buf.length);
@@ -530,6 +531,12 @@
       var lo = Math.max(Math.max(0, K - nB), wide ? -Infinity : Math.floor(mean - reach));
       var hi = Math.min(Math.min(nA, K), wide ? Infinity : Math.ceil(mean + reach));
       var from = Math.max(lo, xFirst), to = Math.min(hi, xLast);
+      // One-sided: beyond the window on the alternative's far side p is about 1, so accepted.
+      var xs, xe;
+      if (alternative === "greater") { xs = Math.max(xFirst, K - nB); xe = Math.min(xLast, lo - 1); }
+      else if (alternative === "less") { xs = Math.max(xFirst, hi + 1); xe = Math.min(xLast, K); }
+      else { xs = 1; xe = 0; }
+      for (x = xs; x <= xe; x++) accepted += pa[x] * pb[K - x];
       if (to < from) continue;
       // Null pmf of X given K on [lo, hi], from its mode outwards by term ratios, normalised.
       var rest = N - K - nA, width = hi - lo + 1;
