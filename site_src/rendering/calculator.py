@@ -1,20 +1,24 @@
-"""The "Check a gap" calculator page and the links that open it with a page's own counts.
+"""The "Check a gap" calculator page, the links that open it with a page's own counts, and the
+interactive figures that use the same script.
 
 The page itself is ``templates/check-a-gap.md.j2`` (a reader's page, rendered by
 ``render._reader_pages``); its numbers come from ``templates/assets/faircalc.js`` in the
 reader's browser. :func:`check_gap` is the template function explainer prose calls to link a
 worked example to the calculator with its counts filled in: the page reads them from the URL.
+:func:`power_explorer` and :func:`threshold_explorer` place an interactive figure
+(``templates/assets/faircalc-figures.js``) with data from the explainer's run.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
-__all__ = ["CALCULATOR_PAGE", "calculator_query", "check_gap"]
+__all__ = ["CALCULATOR_PAGE", "calculator_query", "check_gap", "power_explorer", "threshold_explorer"]
 
 #: The calculator's folder under ``docs/`` (``docs/check-a-gap/index.md``).
 CALCULATOR_PAGE = "check-a-gap"
@@ -92,3 +96,125 @@ def check_gap(flagged_a, n_a, flagged_b, n_b, *, a: str = "group A", b: str = "g
     query = calculator_query(flagged_a, n_a, flagged_b, n_b, a=a, b=b, outcome=outcome, favourable=favourable)
     words = str(escape(text)).replace("[", "\\[").replace("]", "\\]")
     return Markup(f"[{words}]({'../' * depth}{CALCULATOR_PAGE}/index.md?{query})")
+
+
+def _rate(value, name: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{where}: `{name}` must be a rate in [0, 1]; got {value!r}")
+    return float(value)
+
+
+def _words(value, name: str, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}: `{name}` must be non-empty words; got {value!r}")
+    return value.strip()
+
+
+def _figure_box(kind: str, data: dict, label: str) -> Markup:
+    # Hidden until assets/faircalc-figures.js draws it: without JavaScript the page's static
+    # figure stands alone. The data ride in a data attribute, escaped as HTML.
+    payload = escape(json.dumps(data, separators=(",", ":"), allow_nan=False))
+    return Markup(f'<div class="fc-fig" data-fc-{kind}="{payload}" role="group" aria-label="{escape(label)}" hidden></div>')
+
+
+def power_explorer(*, rows, share_a, base_rate, gap, a: str = "group A", b: str = "group B",
+                   target: float = 0.8, title: str | None = None) -> Markup:
+    """An interactive figure: the exact power against the true gap, for an audit size and a gap
+    the reader picks with two sliders, with the minimum detectable gap marked.
+
+    Every power is computed in the browser by ``FairCalc.power`` (the library's
+    ``permutation_test_power``, held to it by tests/e2e/test_faircalc.py); the run supplies
+    the audit it starts from.
+
+    Parameters
+    ----------
+    rows : int
+        The audit's people (the size the slider starts at), ``>= 2``.
+    share_a : float
+        Group A's share of the people, in (0, 1).
+    base_rate : float
+        Group B's rate (the comparison group's), in [0, 1].
+    gap : float
+        The true gap the slider starts at, A minus B, in [-1, 1]; its sign sets the direction drawn.
+    a, b : str
+        The groups' names (plural).
+    target : float, default 0.8
+        The power the minimum detectable gap reaches.
+    title : str, optional
+        The line above the sliders.
+
+    Returns
+    -------
+    markupsafe.Markup
+        ``<div class="fc-fig" data-fc-power="...">``, hidden until the script draws it.
+
+    Raises
+    ------
+    ValueError
+        A value out of its range, or empty names.
+    """
+    where = "power_explorer"
+    if isinstance(rows, bool) or not isinstance(rows, numbers.Real) or float(rows) != int(float(rows)) or rows < 2:
+        raise ValueError(f"{where}: `rows` must be a whole number of people, at least 2; got {rows!r}")
+    share = _rate(share_a, "share_a", where)
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"{where}: `share_a` must lie strictly between 0 and 1; got {share_a!r}")
+    if isinstance(gap, bool) or not isinstance(gap, numbers.Real) or not -1.0 <= float(gap) <= 1.0:
+        raise ValueError(f"{where}: `gap` must be a difference of rates in [-1, 1]; got {gap!r}")
+    a, b = _words(a, "a", where), _words(b, "b", where)
+    data = {"rows": int(rows), "share_a": share, "base_rate": _rate(base_rate, "base_rate", where),
+            "gap": abs(float(gap)), "direction": -1 if float(gap) < 0 else 1, "a": a, "b": b,
+            "target": _rate(target, "target", where),
+            "title": title or f"Try it: how often does an audit find a gap? ({b}'s rate held at {100 * float(base_rate):.1f}%)"}
+    return _figure_box("power", data, "Interactive figure: power against the true gap")
+
+
+def threshold_explorer(curves: dict, *, a: str, b: str, start_a: float, start_b: float,
+                       title: str | None = None) -> Markup:
+    """An interactive figure: a threshold per group, and the selection-rate, true positive rate
+    and false positive rate gaps (A minus B) at those thresholds, redrawn as the sliders move.
+
+    Parameters
+    ----------
+    curves : dict
+        From the explainer's run (so the build checks the numbers): ``{"thresholds": [t_1, ...],
+        a: {"selection": [...], "tpr": [...], "fpr": [...]}, b: {...}}``: for each threshold of
+        the grid (increasing, in [0, 1]), each group's rates in [0, 1] when everyone scoring at
+        least the threshold is flagged.
+    a, b : str
+        The two groups, keys of ``curves`` (group A's gaps are A minus B).
+    start_a, start_b : float
+        The thresholds the sliders start at (the nearest grid points are used).
+    title : str, optional
+        The line above the sliders.
+
+    Returns
+    -------
+    markupsafe.Markup
+        ``<div class="fc-fig" data-fc-thresholds="...">``, hidden until the script draws it.
+
+    Raises
+    ------
+    ValueError
+        Curves of the wrong shape, a rate outside [0, 1], thresholds not increasing.
+    """
+    where = "threshold_explorer"
+    if not isinstance(curves, dict) or "thresholds" not in curves:
+        raise ValueError(f"{where}: `curves` must be a dict with 'thresholds' and one entry per group")
+    grid = [float(t) for t in curves["thresholds"]]
+    if len(grid) < 2 or any(not 0.0 <= t <= 1.0 for t in grid) or any(s >= t for s, t in zip(grid, grid[1:])):
+        raise ValueError(f"{where}: `curves['thresholds']` must be at least two increasing thresholds in [0, 1]")
+    groups = {}
+    for name in (_words(a, "a", where), _words(b, "b", where)):
+        if name not in curves:
+            raise ValueError(f"{where}: `curves` has no group {name!r}; it has {sorted(k for k in curves if k != 'thresholds')}")
+        groups[name] = {}
+        for metric in ("selection", "tpr", "fpr"):
+            values = curves[name].get(metric) if isinstance(curves[name], dict) else None
+            if values is None or len(values) != len(grid):
+                raise ValueError(f"{where}: `curves[{name!r}][{metric!r}]` must hold one rate per threshold ({len(grid)})")
+            groups[name][metric] = [_rate(v, f"curves[{name!r}][{metric!r}]", where) for v in values]
+    data = {"thresholds": grid, "groups": groups, "a": a.strip(), "b": b.strip(),
+            "start_a": _rate(start_a, "start_a", where), "start_b": _rate(start_b, "start_b", where),
+            "title": title or f"Try it: move each group's threshold and watch every gap ({a} minus {b})"}
+    return _figure_box("thresholds", data, "Interactive figure: thresholds per group and the gaps they give")

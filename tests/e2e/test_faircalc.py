@@ -459,3 +459,87 @@ def test_calculator_page_screenshots_and_no_overflow_on_a_phone(browser, base_ur
         page.screenshot(path=str(ARTIFACTS / f"check-a-gap-{width}-{scheme}.png"), full_page=True)
         context.close()
         assert not guard.outside, guard.outside
+
+
+# --------------------------------------------------------------------------- interactive figures
+
+FIGURES = REPO / "site_src" / "templates" / "assets" / "faircalc-figures.js"
+
+
+@pytest.fixture
+def figure_page(browser):
+    """``figure_page(html)``: a blank page holding ``html`` with faircalc.js and the figures script."""
+    guard, contexts = Guard(), []
+
+    def _open(html: str, *, width: int = 900):
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        contexts.append(context)
+        context.route("**/*", guard.route)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: guard.errors.append(f"uncaught: {exc}"))
+        page.set_content(f"<!doctype html><html><body class='md-typeset'>{html}</body></html>")
+        page.add_script_tag(content=ASSET.read_text(encoding="utf-8"))
+        page.add_script_tag(content=FIGURES.read_text(encoding="utf-8"))
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()
+    assert not guard.outside and not guard.errors, (guard.outside, guard.errors)
+
+
+def test_power_figure_draws_the_librarys_power_and_follows_the_keyboard(figure_page):
+    from site_src.rendering.calculator import power_explorer
+
+    page = figure_page(str(power_explorer(rows=200, share_a=0.32, base_rate=0.3, gap=-0.1, a="women", b="men")))
+    readout = page.locator("[data-fc-power] .fc-fig-readout")
+    page.wait_for_function("document.querySelector('[data-fc-power] .fc-fig-readout').textContent.length > 0")
+    power = permutation_test_power(0.2, 0.3, 64, 136)
+    detectable = brentq(lambda d: permutation_test_power(0.3 - d, 0.3, 64, 136) - 0.8, 1e-6, 0.3, xtol=1e-9)
+    text = readout.inner_text()
+    assert f"An audit of 200 people finds a true gap of 10.0 pp {100 * power:.0f}% of the time" in text
+    assert f"minimum detectable gap is {100 * detectable:.1f} pp" in text
+    # Keyboard: the audit-size slider takes focus and moves one step with the arrow key.
+    size = page.locator("[data-fc-power] input[type=range]").first
+    size.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.querySelector('[data-fc-power] .fc-fig-readout').textContent.includes('300 people')")
+    power_300 = permutation_test_power(0.2, 0.3, 96, 204)
+    assert f"{100 * power_300:.0f}% of the time" in readout.inner_text()
+    assert page.locator("[data-fc-power] svg path").count() == 1
+
+
+def test_threshold_figure_redraws_every_gap_from_the_runs_curves(figure_page):
+    from site_src.rendering.calculator import threshold_explorer
+
+    rng = np.random.default_rng(3)
+    grid = np.round(np.linspace(0.05, 0.95, 19), 2)
+    data = {}
+    for name, shift in (("women", -0.1), ("men", 0.0)):
+        y = rng.uniform(size=500) < 0.3
+        score = np.clip(rng.normal(0.35 + 0.3 * y + shift, 0.15), 0, 1)
+        data[name] = (y, score)
+    curves = {"thresholds": grid.tolist()}
+    for name, (y, score) in data.items():
+        curves[name] = {"selection": [float((score >= t).mean()) for t in grid],
+                        "tpr": [float((score[y] >= t).mean()) for t in grid],
+                        "fpr": [float((score[~y] >= t).mean()) for t in grid]}
+    page = figure_page(str(threshold_explorer(curves, a="women", b="men", start_a=0.5, start_b=0.5)))
+    readout = page.locator("[data-fc-thresholds] .fc-fig-readout")
+
+    def expected(ta, tb):
+        (ya, sa), (yb, sb) = data["women"], data["men"]
+        return ((sa >= ta).mean() - (sb >= tb).mean(), (sa[ya] >= ta).mean() - (sb[yb] >= tb).mean(),
+                (sa[~ya] >= ta).mean() - (sb[~yb] >= tb).mean())
+
+    def shown():
+        text = readout.inner_text()
+        return [float(v.replace("−", "-")) / 100 for v in __import__("re").findall(r"\(([+−]?[\d.]+) pp\)", text)]
+
+    assert shown() == pytest.approx(expected(0.5, 0.5), abs=0.0006)
+    slider = page.locator("[data-fc-thresholds] input[type=range]").first
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    assert "Thresholds 0.40 for women" in readout.inner_text()
+    assert shown() == pytest.approx(expected(0.4, 0.5), abs=0.0006)

@@ -266,7 +266,7 @@
       if (Number.isNaN(om.p_value)) omText += ": " + om.reason;
       else omText += " (" + (om.method === "exact" ? "exact, every table with these margins enumerated" : "chi-squared approximation, " + om.dof + " degrees of freedom") +
         "): X² = " + fmt(om.statistic, 2) + ", " + formatP(om.log_p_value) + ".";
-      out.appendChild(el("p", { class: "fc-calc-reading" }, omText));
+      out.appendChild(el("p", { class: "fc-calc-omnibus" }, omText));
       var pt = el("table", { class: "fc-calc-table" });
       pt.appendChild(el("caption", {}, "Every pair: the exact test, and its p-value adjusted by Holm's method over the " + r.pairwise.length + " pairs"));
       var ph = el("tr");
@@ -277,8 +277,8 @@
         var tr = el("tr");
         tr.appendChild(el("th", { scope: "row" }, c.group_a + " vs " + c.group_b));
         tr.appendChild(el("td", {}, pp(c.gap)));
-        tr.appendChild(el("td", {}, formatP(c.log_p_value)));
-        tr.appendChild(el("td", {}, formatP(Math.log(c.p_value_adjusted))));
+        tr.appendChild(el("td", {}, formatP(c.log_p_value).replace("p = ", "")));
+        tr.appendChild(el("td", {}, formatP(Math.log(c.p_value_adjusted)).replace("p = ", "")));
         pb.appendChild(tr);
       });
       out.appendChild(pt);
