@@ -21,6 +21,13 @@ def test_check_gap_links_the_calculator_with_the_counts_in_its_query():
     assert parse_qs(url.query) == {"la": ["women"], "na": ["140"], "ka": ["12"], "lb": ["men"], "nb": ["210"],
                                    "kb": ["31"], "out": ["turned away"]}
     assert "fav=positive" in calculator_query(1, 2, 1, 2, favourable="positive")
+    # From the rates a run keeps: 12/140 as a float gives back 12 people.
+    assert str(check_gap(n_a=140, n_b=210, rate_a=12 / 140, rate_b=31 / 210, a="women", b="men", outcome="turned away")) == link
+
+
+def test_check_gap_refuses_a_rate_that_is_not_a_share_of_its_group():
+    with pytest.raises(ValueError, match="is not a whole number of people"):
+        check_gap(n_a=140, n_b=210, rate_a=0.1, rate_b=31 / 210)
 
 
 @pytest.mark.parametrize("args, kwargs, message", [

@@ -78,14 +78,31 @@ def calculator_query(flagged_a, n_a, flagged_b, n_b, *, a: str = "group A", b: s
     return urlencode(params)
 
 
-def check_gap(flagged_a, n_a, flagged_b, n_b, *, a: str = "group A", b: str = "group B",
-              outcome: str = "flagged", favourable: str = "negative", text: str = "Check these numbers",
-              depth: int = 2) -> Markup:
+def _flagged_from_rate(rate, n, name: str):
+    # A run often keeps a group's rate and size rather than its count: k = rate * n must then be
+    # a whole number of people (to rounding), or the rate is not a share of those n people.
+    if rate is None:
+        return None
+    if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0.0 <= float(rate) <= 1.0:
+        raise ValueError(f"check_gap: `rate_{name}` must be a rate in [0, 1]; got {rate!r}")
+    n = _count(n, f"n_{name}")
+    k = round(float(rate) * n)
+    if abs(float(rate) * n - k) > 1e-6 * max(1, n):
+        raise ValueError(f"check_gap: `rate_{name}` x `n_{name}` ({float(rate) * n:.6g}) is not a whole number "
+                         f"of people: is `rate_{name}` a share of the `n_{name}` people?")
+    return k
+
+
+def check_gap(flagged_a=None, n_a=None, flagged_b=None, n_b=None, *, rate_a=None, rate_b=None,
+              a: str = "group A", b: str = "group B", outcome: str = "flagged", favourable: str = "negative",
+              text: str = "Check these numbers", depth: int = 2) -> Markup:
     """A Markdown link to the calculator with two groups' counts filled in, for explainer prose.
 
     One line in an explainer: ``{{ check_gap(flagged_w, n_w, flagged_m, n_m, a="women", b="men",
-    outcome="turned away") }}``. Parameters as :func:`calculator_query`; ``text`` is the link's
-    words; ``depth`` the page's folders below the site root (2 for ``explainers/<slug>/``).
+    outcome="turned away") }}``, or with the rates a run keeps, ``{{ check_gap(n_a=n_w, n_b=n_m,
+    rate_a=rate_w, rate_b=rate_m, ...) }}`` (each ``rate * n`` must be a whole number of people).
+    Parameters as :func:`calculator_query`; ``text`` is the link's words; ``depth`` the page's
+    folders below the site root (2 for ``explainers/<slug>/``).
 
     Returns
     -------
@@ -93,6 +110,13 @@ def check_gap(flagged_a, n_a, flagged_b, n_b, *, a: str = "group A", b: str = "g
         ``[Check these numbers](../../check-a-gap/index.md?la=...)``: MkDocs checks the link and
         keeps its query.
     """
+    if rate_a is not None:
+        flagged_a = _flagged_from_rate(rate_a, n_a, "a")
+    if rate_b is not None:
+        flagged_b = _flagged_from_rate(rate_b, n_b, "b")
+    if flagged_a is None or flagged_b is None or n_a is None or n_b is None:
+        raise ValueError("check_gap: give each group's people (`n_a`, `n_b`) and either its count flagged "
+                         "(`flagged_a`, `flagged_b`) or its rate (`rate_a`, `rate_b`)")
     query = calculator_query(flagged_a, n_a, flagged_b, n_b, a=a, b=b, outcome=outcome, favourable=favourable)
     words = str(escape(text)).replace("[", "\\[").replace("]", "\\]")
     return Markup(f"[{words}]({'../' * depth}{CALCULATOR_PAGE}/index.md?{query})")

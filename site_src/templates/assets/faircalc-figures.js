@@ -53,7 +53,8 @@
     var size = slider(box, "Audit size (people):", { min: 0, max: SIZES.length - 1, step: 1, value: startIndex });
     var maxGap = Math.min(0.3, d.direction > 0 ? 1 - d.base_rate : d.base_rate);
     var gap = slider(box, "True gap (" + d.a + " minus " + d.b + "):", { min: 0, max: Math.round(1000 * maxGap), step: 5, value: Math.round(1000 * Math.min(d.gap, maxGap)) });
-    var W = 560, H = 300, L = 52, R = 14, T = 14, B = 44;
+    // The drawing's units are CSS pixels at the box's width, so its text stays readable on a phone.
+    var W = Math.max(300, Math.min(560, box.clientWidth - 24)), H = W < 420 ? 260 : 300, L = 48, R = 12, T = 14, B = 44;
     var svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, role: "img" });
     var desc = svgEl("title", {});
     svg.appendChild(desc);
@@ -75,7 +76,7 @@
       for (t = 0; t <= maxGap + 1e-9; t += step) {
         g.appendChild(svgEl("text", { x: x(t), y: H - B + 16, "text-anchor": "middle" }, (100 * t).toFixed(0)));
       }
-      g.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "true gap (percentage points, " + (d.direction > 0 ? d.a + " flagged more" : d.a + " flagged less") + ")"));
+      g.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "true gap (pp, " + (d.direction > 0 ? d.a + " flagged more" : d.a + " flagged less") + ")"));
       g.appendChild(svgEl("text", { x: 12, y: (T + H - B) / 2, "text-anchor": "middle", transform: "rotate(-90 12 " + ((T + H - B) / 2) + ")" }, "power"));
       g.appendChild(svgEl("line", { class: "fc-axis", x1: L, x2: W - R, y1: y(0), y2: y(0) }));
       g.appendChild(svgEl("line", { class: "fc-line-b", x1: L, x2: W - R, y1: y(d.target), y2: y(d.target) }));
@@ -146,7 +147,7 @@
     }
     var sa = slider(box, "Threshold for " + d.a + ":", { min: 0, max: t.length - 1, step: 1, value: nearest(d.start_a) });
     var sb = slider(box, "Threshold for " + d.b + ":", { min: 0, max: t.length - 1, step: 1, value: nearest(d.start_b) });
-    var W = 560, H = 190, L = 150, R = 20, T = 10, B = 36;
+    var W = Math.max(300, Math.min(560, box.clientWidth - 24)), H = 190, L = W < 420 ? 118 : 150, R = 24, T = 10, B = 36;
     var svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, role: "img" });
     var desc = svgEl("title", {});
     svg.appendChild(desc);
@@ -166,7 +167,7 @@
         g.appendChild(svgEl("line", { class: v === 0 ? "fc-axis" : "fc-grid", x1: x(v), x2: x(v), y1: T, y2: H - B }));
         g.appendChild(svgEl("text", { x: x(v), y: H - B + 14, "text-anchor": "middle" }, (v > 0 ? "+" : v < 0 ? "−" : "") + Math.abs(100 * v).toFixed(0)));
       });
-      g.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle" }, "gap, " + d.a + " minus " + d.b + " (percentage points)"));
+      g.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle" }, "gap, " + d.a + " minus " + d.b + " (pp)"));
       var band = (H - T - B) / metrics.length;
       var parts = [];
       metrics.forEach(function (m, i) {
