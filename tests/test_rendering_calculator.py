@@ -27,7 +27,7 @@ def test_check_gap_links_the_calculator_with_the_counts_in_its_query():
 
 def test_check_gap_refuses_a_rate_that_is_not_a_share_of_its_group():
     with pytest.raises(ValueError, match="is not a whole number of people"):
-        check_gap(n_a=140, n_b=210, rate_a=0.1, rate_b=31 / 210)
+        check_gap(n_a=140, n_b=210, rate_a=0.1234, rate_b=31 / 210)
 
 
 @pytest.mark.parametrize("args, kwargs, message", [
