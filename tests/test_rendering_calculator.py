@@ -65,3 +65,17 @@ def test_threshold_explorer_checks_the_curves_shape():
     with pytest.raises(ValueError, match="one rate per threshold"):
         threshold_explorer(curves | {"w": {"selection": [0.5], "tpr": [0.9, 0.5], "fpr": [0.3, 0.1]}},
                            a="w", b="m", start_a=0.5, start_b=0.5)
+
+
+def test_check_groups_and_check_p_values_fill_the_other_boxes():
+    from site_src.rendering.calculator import check_groups, check_p_values
+
+    link = str(check_groups([{"group": "Asian, Pacific", "n": 10, "k": 1}, ("b", 12, np.int64(6))]))
+    assert link == "[Check these numbers](../../check-a-gap/index.md?groups=Asian+Pacific,10,1;b,12,6)"
+    assert str(check_p_values([0.01, np.float64(0.5)])).endswith("index.md?p=0.01,0.5)")
+    with pytest.raises(ValueError, match="at least two groups"):
+        check_groups([("a", 1, 0)])
+    with pytest.raises(ValueError, match="has 3 flagged of 2 people"):
+        check_groups([("a", 2, 3), ("b", 2, 0)])
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        check_p_values([1.5])

@@ -18,7 +18,8 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
-__all__ = ["CALCULATOR_PAGE", "calculator_query", "check_gap", "power_explorer", "threshold_explorer"]
+__all__ = ["CALCULATOR_PAGE", "calculator_query", "check_gap", "check_groups", "check_p_values", "power_explorer",
+           "threshold_explorer"]
 
 #: The calculator's folder under ``docs/`` (``docs/check-a-gap/index.md``).
 CALCULATOR_PAGE = "check-a-gap"
@@ -118,8 +119,7 @@ def check_gap(flagged_a=None, n_a=None, flagged_b=None, n_b=None, *, rate_a=None
         raise ValueError("check_gap: give each group's people (`n_a`, `n_b`) and either its count flagged "
                          "(`flagged_a`, `flagged_b`) or its rate (`rate_a`, `rate_b`)")
     query = calculator_query(flagged_a, n_a, flagged_b, n_b, a=a, b=b, outcome=outcome, favourable=favourable)
-    words = str(escape(text)).replace("[", "\\[").replace("]", "\\]")
-    return Markup(f"[{words}]({'../' * depth}{CALCULATOR_PAGE}/index.md?{query})")
+    return _link(query, text, depth)
 
 
 def _rate(value, name: str, where: str) -> float:
@@ -242,3 +242,53 @@ def threshold_explorer(curves: dict, *, a: str, b: str, start_a: float, start_b:
             "start_a": _rate(start_a, "start_a", where), "start_b": _rate(start_b, "start_b", where),
             "title": title or f"Try it: move each group's threshold and watch every gap ({a} minus {b})"}
     return _figure_box("thresholds", data, "Interactive figure: thresholds per group and the gaps they give")
+
+
+def _link(query: str, text: str, depth: int) -> Markup:
+    words = str(escape(text)).replace("[", "\\[").replace("]", "\\]")
+    return Markup(f"[{words}]({'../' * depth}{CALCULATOR_PAGE}/index.md?{query})")
+
+
+def check_groups(groups, *, text: str = "Check these numbers", depth: int = 2) -> Markup:
+    """A Markdown link to the calculator's "more than two groups" box with a page's groups filled in.
+
+    Parameters
+    ----------
+    groups : list
+        One entry per group, ``(name, people, flagged)`` or a dict with keys ``group`` (or
+        ``name``), ``n`` and ``k`` (as a run's list of rows keeps them); at least two.
+    text, depth
+        As :func:`check_gap`.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two groups, a count that is not a whole number of people, flagged above people.
+    """
+    lines = []
+    for i, g in enumerate(groups or []):
+        if isinstance(g, dict):
+            name, n, k = g.get("group", g.get("name")), g.get("n"), g.get("k")
+        else:
+            name, n, k = g
+        n, k = _count(n, f"groups[{i}] people"), _count(k, f"groups[{i}] flagged")
+        if k > n:
+            raise ValueError(f"check_groups: group {name!r} has {k} flagged of {n} people")
+        # The box reads "name, people, flagged" a line: separators cannot be part of a name.
+        label = " ".join(str(name).replace(",", " ").replace(";", " ").split()) or f"group {i + 1}"
+        lines.append(f"{label},{n},{k}")
+    if len(lines) < 2:
+        raise ValueError("check_groups: give at least two groups")
+    return _link(urlencode({"groups": ";".join(lines)}, safe=",;"), text, depth)
+
+
+def check_p_values(p_values, *, text: str = "Adjust these p-values", depth: int = 2) -> Markup:
+    """A Markdown link to the calculator's adjustment box with ``p_values`` (each in [0, 1]) filled in."""
+    values = []
+    for p in p_values or []:
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
+            raise ValueError(f"check_p_values: each p-value must lie in [0, 1]; got {p!r}")
+        values.append(repr(float(p)))
+    if not values:
+        raise ValueError("check_p_values: give at least one p-value")
+    return _link(urlencode({"p": ",".join(values)}, safe=","), text, depth)

@@ -17,7 +17,8 @@ import jinja2
 from site_src.errors import ConfigError, SiteError
 from site_src.execution.execute import RunResult
 from site_src.publishing.provenance import BuildFacts, source_config
-from site_src.rendering.calculator import CALCULATOR_PAGE, check_gap, power_explorer, threshold_explorer
+from site_src.rendering.calculator import (CALCULATOR_PAGE, check_gap, check_groups, check_p_values, power_explorer,
+                                           threshold_explorer)
 from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
@@ -92,10 +93,12 @@ def render(
     env = make_environment(explainers, bytecode_dir=Path(root) / ".cache" / "fairsite-jinja")
     try:
         # Every page says where its code lives and which commit it was built from; explainer
-        # prose links a worked example to the calculator with check_gap(...) and places the
+        # prose links a worked example to the calculator with check_gap(...) (check_groups,
+        # check_p_values for the other boxes) and places the
         # interactive figures with power_explorer(...) and threshold_explorer(...).
-        env.globals.update(build=facts, source=source_config(root), check_gap=check_gap,
-                           power_explorer=power_explorer, threshold_explorer=threshold_explorer)
+        env.globals.update(build=facts, source=source_config(root), check_gap=check_gap, check_groups=check_groups,
+                           check_p_values=check_p_values, power_explorer=power_explorer,
+                           threshold_explorer=threshold_explorer)
     except ValueError as err:
         return Rendered([ConfigError(str(err))], ())
     docs_dir.mkdir(parents=True, exist_ok=True)
