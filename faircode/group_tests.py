@@ -898,6 +898,17 @@ def breslow_day_test(outcome, group, strata, *, tarone: bool = True) -> BreslowD
        The Analysis of Case-Control Studies*. IARC, sec. 4.4.
     .. [2] Tarone, R. E. (1985). On heterogeneity tests based on efficient scores.
        *Biometrika* 72, 91-95.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.group_tests import breslow_day_test
+    >>> strata = np.repeat([0, 1], 100)
+    >>> group = np.tile(np.repeat([1, 0], 50), 2)
+    >>> y = np.r_[np.ones(30), np.zeros(20), np.ones(25), np.zeros(25), np.ones(10), np.zeros(40), np.ones(6), np.zeros(44)]
+    >>> res = breslow_day_test(y, group, strata)
+    >>> res.dof, round(res.p_value, 2)
+    (1, 0.77)
     """
     st = _as_strata(outcome, group, strata, binary_outcome=True)
     if not isinstance(tarone, (bool, np.bool_)):
@@ -1003,6 +1014,17 @@ def stratified_permutation_test(
        conditional test for 2 x 2 x K tables).
     .. [3] Good, P. I. (2005). *Permutation, Parametric, and Bootstrap Tests of Hypotheses*,
        3rd ed. Springer, sec. 3.6 (stratified permutation tests).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from faircode.group_tests import stratified_permutation_test
+    >>> strata = np.repeat([0, 1], 100)
+    >>> group = np.tile(np.repeat([1, 0], 50), 2)
+    >>> y = np.r_[np.ones(30), np.zeros(20), np.ones(25), np.zeros(25), np.ones(10), np.zeros(40), np.ones(6), np.zeros(44)]
+    >>> res = stratified_permutation_test(y, group, strata)
+    >>> res.method, round(res.statistic, 3), round(res.p_value, 2)
+    ('exact', 0.09, 0.2)
     """
     st = _as_strata(outcome, group, strata, binary_outcome=False)
     method = _check_choice(method, "method", _PERMUTATION_METHODS)

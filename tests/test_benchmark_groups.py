@@ -109,3 +109,41 @@ def test_the_command_writes_and_checks_the_by_group_file(tmp_path, capsys, monke
     assert main([*args, "--check"]) == 1
     out = "".join(capsys.readouterr().out.split())  # rich folds long cells
     assert "p_value_max_gap" in out and "raceBlack" in out
+
+
+def test_omnibus_columns_are_the_chi_squared_test_of_the_compared_groups(run):
+    from scipy.stats import chi2_contingency
+
+    by_group = run[2]
+    assert (by_group["omnibus_test"] == "chi2_homogeneity").all()
+    for metric, rows in by_group.groupby("metric"):
+        big = rows[~rows["small_cell"]]
+        table = np.column_stack([big["n_outcome"], big["n_group"] - big["n_outcome"]]).astype(float)
+        stat, p, dof, expected = chi2_contingency(table, correction=False)
+        assert rows["p_value_omnibus"].nunique() == 1  # one test per family, repeated on its rows
+        if rows["method_omnibus"].iloc[0] == "asymptotic":
+            assert rows["p_value_omnibus"].iloc[0] == pytest.approx(p, rel=1e-9), metric
+        else:
+            assert rows["method_omnibus"].iloc[0] in ("exact", "monte_carlo")
+
+
+def test_family_q_values_adjust_one_p_per_family_within_each_audit(run):
+    by_group = run[2]
+    families = by_group.drop_duplicates(["audit", "strategy", "model", "attribute", "metric"])
+    for p_column, q_column in (("p_value_max_gap", "q_value_max_gap"), ("p_value_omnibus", "q_value_omnibus")):
+        p = np.array([float("%.10g" % v) for v in families[p_column]])
+        expected = multipletests(p, method="fdr_bh")[1]
+        np.testing.assert_allclose(families[q_column], expected, rtol=1e-12)
+        # every row of a family carries the family's q-value
+        assert (by_group.groupby("metric")[q_column].nunique() == 1).all()
+
+
+def test_a_partial_check_adjusts_q_values_within_the_committed_audit(run, tmp_path):
+    committed = run[2].copy()
+    other = committed.assign(strategy="S0", p_value_max_gap=0.001, p_value_omnibus=0.9)
+    whole = bm.tables._sorted_by_group(pd.concat([other, committed], ignore_index=True).to_dict("records"))
+    bm.write_results(*run[:2], tmp_path, by_group=whole)
+    # 14 families in the audit now: the run's 7 are adjusted with the 7 others, not alone.
+    mine = whole[whole["strategy"] == "S2"]
+    assert not np.allclose(mine["q_value_omnibus"].to_numpy(), run[2]["q_value_omnibus"].to_numpy())
+    assert bm.compare_results(*run[:2], tmp_path, by_group=run[2]).empty

@@ -58,3 +58,12 @@ def test_a_monte_carlo_max_gap_p_at_its_floor_reads_as_a_bound(method, shuffles,
     rows = _rows().assign(p_value_max_gap=1 / 10_000, method_max_gap=method, n_permutations=shuffles)
     html = str(groups_table_html(rows, alpha=0.05))
     assert f"<td>25.8 pp</td><td><strong>{shown}</strong></td>" in html
+
+
+def test_the_omnibus_p_sits_beside_the_max_gap_p():
+    rows = _rows().assign(p_value_omnibus=0.02, method_omnibus="asymptotic")
+    html = str(groups_table_html(rows, alpha=0.05))
+    assert "p (any group)</th></tr></thead>" in html
+    assert "<td>25.8 pp</td><td><strong>0.0011</strong></td><td><strong>0.020</strong></td></tr>" in html
+    floor = _rows().assign(p_value_omnibus=1 / 10_000, method_omnibus="monte_carlo", n_permutations=9999)
+    assert "<td><strong>≤ 1/10,000</strong></td></tr>" in str(groups_table_html(floor, alpha=0.05))

@@ -21,6 +21,12 @@ BY_GROUP_FILE = "results_by_group.csv"
 
 FAIRNESS_KEY = ["audit", "strategy", "model", "attribute", "metric"]
 BY_GROUP_KEY = ["audit", "strategy", "model", "attribute", "group", "metric"]
+#: One family of the by-group file: one comparison of k groups, whose tests (max-gap, omnibus)
+#: repeat on each of its group rows; its q-values are adjusted over these, within each audit.
+BY_GROUP_FAMILY_KEY = ["audit", "strategy", "model", "attribute", "metric"]
+#: What ``omnibus_test`` names: Pearson's chi-squared test of homogeneity of the k x 2 table
+#: (`faircode.group_tests.homogeneity_test`; ``method_omnibus`` says exact, asymptotic or Monte Carlo).
+OMNIBUS_TEST = "chi2_homogeneity"
 PERFORMANCE_KEY = ["audit", "strategy", "model"]
 
 FAIRNESS_COLUMNS = [
@@ -96,6 +102,11 @@ BY_GROUP_COLUMNS = [
     "n_groups_compared",
     "p_value_max_gap",
     "method_max_gap",
+    "q_value_max_gap",
+    "omnibus_test",
+    "p_value_omnibus",
+    "method_omnibus",
+    "q_value_omnibus",
     "n_permutations",
     "reason",
     "random_state",

@@ -20,7 +20,13 @@ from faircode.benchmark.columns import (
     PERFORMANCE_KEY,
 )
 from faircode.benchmark.results_io import _csv_text, _read_as_text
-from faircode.benchmark.tables import _as_written, _family_q_values, _significant
+from faircode.benchmark.tables import (
+    BY_GROUP_Q_VALUES,
+    _add_by_group_q_values,
+    _as_written,
+    _family_q_values,
+    _significant,
+)
 
 
 #: How each results column is compared with its committed value (see `faircode.tolerances`):
@@ -48,6 +54,12 @@ COLUMN_KINDS: dict[str, str] = {
     "p_value_vs_reference": "p_value",
     "p_value_vs_reference_holm": "p_value",
     "p_value_max_gap": "p_value",  # Monte Carlo: n_permutations relabellings
+    # The omnibus test: exact or asymptotic (deterministic), or Monte Carlo (method_omnibus);
+    # the q-values follow their p-values.
+    **dict.fromkeys(["omnibus_test", "method_omnibus"], "exact"),
+    "p_value_omnibus": "p_value",
+    "q_value_max_gap": "p_value",
+    "q_value_omnibus": "p_value",
 }
 
 
@@ -93,8 +105,15 @@ def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
         return tolerances.fitted_ratio(*rates) if is_ratio else tolerances.fitted()
     if kind == "p_value":
         n = _count(get("n_permutations"))
-        if column in ("p_value", "p_value_max_gap") and n is not None:
+        monte_carlo = column in ("p_value", "p_value_max_gap") or (
+            column == "p_value_omnibus" and get("method_omnibus") == "monte_carlo")
+        if monte_carlo and n is not None:
             return tolerances.monte_carlo(_cell(get(column, "")), n)
+        if column in ("q_value_max_gap", "q_value_omnibus") and n is not None:
+            # A q-value moves with every Monte Carlo p-value of its audit: judged like its own p.
+            p_column = "p_value_max_gap" if column == "q_value_max_gap" else "p_value_omnibus"
+            if p_column == "p_value_max_gap" or get("method_omnibus") == "monte_carlo":
+                return tolerances.monte_carlo(_cell(get(column, "")), n)
         return tolerances.p_value()
     return tolerances.exact()
 
@@ -142,6 +161,22 @@ def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.Data
     fairness["q_value"] = q.loc[ran].to_numpy()
     fairness["significant"] = _significant(fairness["q_value"].to_numpy())
     return fairness
+
+
+def _by_group_q_values_within(by_group: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
+    """Recompute a partial run's by-group q-values as if it were part of the committed table
+    (as `_q_values_within` does for the fairness file)."""
+    task = ["audit", "strategy", "model"]
+    ran = pd.MultiIndex.from_frame(by_group[task].astype(str))
+    in_run = pd.MultiIndex.from_frame(committed[task]).isin(ran) if len(committed) else np.zeros(0, bool)
+    columns = [*BY_GROUP_COLUMNS]
+    kept = committed.loc[~in_run].reindex(columns=columns).replace("", np.nan)
+    merged = pd.concat([kept, by_group[columns]], ignore_index=True)
+    merged = _add_by_group_q_values(merged)
+    by_group = by_group.copy()
+    for q_column in BY_GROUP_Q_VALUES.values():
+        by_group[q_column] = merged[q_column].to_numpy()[len(kept):]
+    return by_group
 
 
 def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results", *,
@@ -192,6 +227,8 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         (PERFORMANCE_FILE, performance, PERFORMANCE_COLUMNS, PERFORMANCE_KEY),
     ]
     if by_group is not None:
+        if (out / BY_GROUP_FILE).is_file():
+            by_group = _by_group_q_values_within(by_group, _read_as_text(out / BY_GROUP_FILE))
         files.append((BY_GROUP_FILE, by_group, BY_GROUP_COLUMNS, BY_GROUP_KEY))
     for name, df, columns, key in files:
         path = out / name

@@ -9,6 +9,7 @@ from faircode.benchmark.columns import (
     _FLOAT_FORMAT,
     ALPHA,
     BY_GROUP_COLUMNS,
+    BY_GROUP_FAMILY_KEY,
     FAIRNESS_COLUMNS,
     PERFORMANCE_COLUMNS,
     PERFORMANCE_KEY,
@@ -92,6 +93,52 @@ def _add_q_values(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+#: The by-group file's family tests and the q-value column of each.
+BY_GROUP_Q_VALUES = {"p_value_max_gap": "q_value_max_gap", "p_value_omnibus": "q_value_omnibus"}
+
+
+def _by_group_q_values(df: pd.DataFrame, p_column: str) -> np.ndarray:
+    """Benjamini-Hochberg q-values of one family test of the by-group file, within each audit.
+
+    A family is one comparison of k groups (`BY_GROUP_FAMILY_KEY`: audit x strategy x model x
+    attribute x metric); its test's p-value repeats on each of its group rows and counts once,
+    as `_family_q_values` counts each distinct hypothesis of the fairness file once. The
+    adjustment runs over one audit's families, the family an auditor of one system faces.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Columns `BY_GROUP_FAMILY_KEY` and ``p_column``; p-values as written in the CSV (they are
+        rounded to it here, so the q-values can be recomputed from the file alone).
+    p_column : str
+        ``"p_value_max_gap"`` or ``"p_value_omnibus"``.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (len(df),)
+        Each row's family q-value in [0, 1]; NaN where the family has no test.
+    """
+    from faircode.significance import adjust_p_values
+
+    p = _as_written(pd.to_numeric(df[p_column], errors="coerce").to_numpy(dtype=float))
+    codes, _ = pd.factorize(pd.MultiIndex.from_frame(df[BY_GROUP_FAMILY_KEY].astype(str)))
+    _, first = np.unique(codes, return_index=True)  # one row per family, in code order
+    family_p = p[first]
+    family_audit = df["audit"].astype(str).to_numpy()[first]
+    family_q = np.full(first.size, np.nan)
+    for audit in pd.unique(family_audit):
+        mine = family_audit == audit
+        family_q[mine] = adjust_p_values(family_p[mine], method="bh")
+    return family_q[codes]
+
+
+def _add_by_group_q_values(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    for p_column, q_column in BY_GROUP_Q_VALUES.items():
+        df[q_column] = _by_group_q_values(df, p_column)
+    return df
+
+
 def _sorted_by_group(rows: list[dict]) -> pd.DataFrame:
     # Tasks finish in any order; within a task the rows are already in manifest order.
     df = pd.DataFrame(rows, columns=BY_GROUP_COLUMNS)
@@ -99,4 +146,4 @@ def _sorted_by_group(rows: list[dict]) -> pd.DataFrame:
     for col in ("n_outcome", "n_group", "min_size", "n_groups_compared", "n_permutations", "random_state"):
         df[col] = df[col].astype("Int64")
     df["small_cell"] = df["small_cell"].astype(bool)
-    return df
+    return _add_by_group_q_values(df)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
 
-from faircode.benchmark.columns import CONFIDENCE_LEVEL, N_PERMUTATIONS
+from faircode.benchmark.columns import CONFIDENCE_LEVEL, N_PERMUTATIONS, OMNIBUS_TEST
 from faircode.benchmark.plan import Task, _load_audit
 from faircode.metrics import GAP_KIND, GAP_METRICS, gap, gap_rate, group_outcomes
 from faircode.significance import (
@@ -256,7 +256,7 @@ def _group_row(audit, pred, labels, c, group: str, g, *, random_state: int) -> d
     ``labels`` is the attribute's `faircode.groups.GroupLabels`, ``c`` its
     `faircode.groups.GroupComparison` for one rate; the max-gap columns repeat on every group.
     """
-    test = c.max_gap_test
+    test, omnibus = c.max_gap_test, c.omnibus_test
     small = f"fewer than {c.min_size} rows: reported, left out of the largest gap and the tests"
     return {
         "audit": audit.slug,
@@ -287,6 +287,14 @@ def _group_row(audit, pred, labels, c, group: str, g, *, random_state: int) -> d
         "n_groups_compared": len(c.compared),
         "p_value_max_gap": float("nan") if test is None else test.p_value,
         "method_max_gap": "" if test is None else test.method,
+        "q_value_max_gap": float("nan"),  # within each audit, once every row is in (tables._by_group_q_values)
+        "omnibus_test": "" if omnibus is None else OMNIBUS_TEST,
+        "p_value_omnibus": float("nan") if omnibus is None else omnibus.p_value,
+        "method_omnibus": "" if omnibus is None else omnibus.method,
+        "q_value_omnibus": float("nan"),
+        # The Monte Carlo draws of the max-gap test and, when it is Monte Carlo, of the omnibus
+        # test (both use N_PERMUTATIONS; a Monte Carlo omnibus only arises with k >= 3 groups,
+        # where the max-gap test is Monte Carlo too).
         "n_permutations": pd.NA if test is None or test.n_permutations is None else test.n_permutations,
         "reason": "; ".join(filter(None, (g["reason"], small if g["small_cell"] else "", c.reason))),
         "random_state": random_state,

@@ -327,8 +327,9 @@ def groups_table_html(df: pd.DataFrame, *, alpha: float) -> Markup:
 
     Rows carry ``data-<column>`` attributes for ``assets/results.js``; a group below the
     manifest's minimum size is marked (``fc-small``) and its comparison cells say why they are
-    empty. The largest gap and its max-gap p-value repeat on each row of a comparison; p-values
-    below ``alpha`` are bold. Raises ValueError naming the columns ``df`` lacks.
+    empty. The largest gap, its max-gap p-value and the omnibus p-value (chi-squared test that
+    every compared group has the same rate) repeat on each row of a comparison; p-values below
+    ``alpha`` are bold. Raises ValueError naming the columns ``df`` lacks.
     """
     require_columns(df, ("audit", "strategy", "model", "attribute", "group", "metric", "value", "ci_low", "ci_high",
                          "n_group", "small_cell", "diff_vs_reference", "p_value_vs_reference_holm", "max_gap",
@@ -350,6 +351,9 @@ def groups_table_html(df: pd.DataFrame, *, alpha: float) -> Markup:
             "p_ref": _group_p(row["p_value_vs_reference_holm"], alpha),
             "largest": "" if is_missing(row["max_gap"]) else _gap_text(row["max_gap"], False).lstrip("+"),
             "p_max": _group_p(row["p_value_max_gap"], alpha, n_permutations=_monte_carlo_shuffles(row, "method_max_gap")),
+            # The omnibus test (issue 24), beside the max-gap test; absent from older files.
+            "p_omnibus": _group_p(row.get("p_value_omnibus"), alpha,
+                                  n_permutations=_monte_carlo_shuffles(row, "method_omnibus")),
         })
     return _html("results-groups.html.j2", rows=rows)
 
