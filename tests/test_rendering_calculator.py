@@ -73,6 +73,8 @@ def test_check_groups_and_check_p_values_fill_the_other_boxes():
     link = str(check_groups([{"group": "Asian, Pacific", "n": 10, "k": 1}, ("b", 12, np.int64(6))]))
     assert link == "[Check these numbers](../../check-a-gap/index.md?groups=Asian+Pacific,10,1;b,12,6)"
     assert str(check_p_values([0.01, np.float64(0.5)])).endswith("index.md?p=0.01,0.5)")
+    rows = [{"group": "Black", "n": 650, "rate": 303 / 650}, {"group": "White", "n": 423, "rate": 88 / 423}]
+    assert str(check_groups(rows)).endswith("?groups=Black,650,303;White,423,88)")
     with pytest.raises(ValueError, match="at least two groups"):
         check_groups([("a", 1, 0)])
     with pytest.raises(ValueError, match="has 3 flagged of 2 people"):

@@ -86,7 +86,7 @@ def _flagged_from_rate(rate, n, name: str):
         return None
     if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0.0 <= float(rate) <= 1.0:
         raise ValueError(f"check_gap: `rate_{name}` must be a rate in [0, 1]; got {rate!r}")
-    n = _count(n, f"n_{name}")
+    n = _count(n, f"n_{name}" if len(name) == 1 else f"{name} people")
     k = round(float(rate) * n)
     if abs(float(rate) * n - k) > 1e-6 * max(1, n):
         raise ValueError(f"check_gap: `rate_{name}` x `n_{name}` ({float(rate) * n:.6g}) is not a whole number "
@@ -256,7 +256,8 @@ def check_groups(groups, *, text: str = "Check these numbers", depth: int = 2) -
     ----------
     groups : list
         One entry per group, ``(name, people, flagged)`` or a dict with keys ``group`` (or
-        ``name``), ``n`` and ``k`` (as a run's list of rows keeps them); at least two.
+        ``name``), ``n`` and ``k`` or ``rate`` (as a run's list of rows keeps them; ``rate * n``
+        must be a whole number of people); at least two.
     text, depth
         As :func:`check_gap`.
 
@@ -269,6 +270,8 @@ def check_groups(groups, *, text: str = "Check these numbers", depth: int = 2) -
     for i, g in enumerate(groups or []):
         if isinstance(g, dict):
             name, n, k = g.get("group", g.get("name")), g.get("n"), g.get("k")
+            if k is None and g.get("rate") is not None:  # a run's row keeps the rate: k = rate * n
+                k = _flagged_from_rate(g["rate"], n, f"groups[{i}]")
         else:
             name, n, k = g
         n, k = _count(n, f"groups[{i}] people"), _count(k, f"groups[{i}] flagged")
