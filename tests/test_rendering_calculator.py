@@ -81,3 +81,8 @@ def test_check_groups_and_check_p_values_fill_the_other_boxes():
         check_groups([("a", 2, 3), ("b", 2, 0)])
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         check_p_values([1.5])
+
+
+def test_a_folded_figure_sits_in_a_closed_fold_hidden_until_drawn():
+    box = str(power_explorer(rows=200, share_a=0.32, base_rate=0.3, gap=0.1, folded="Try it"))
+    assert box.startswith('<details class="fc-fig-fold" hidden><summary>Try it</summary><div class="fc-fig"')

@@ -134,15 +134,19 @@ def _words(value, name: str, where: str) -> str:
     return value.strip()
 
 
-def _figure_box(kind: str, data: dict, label: str) -> Markup:
+def _figure_box(kind: str, data: dict, label: str, folded: str | None = None) -> Markup:
     # Hidden until assets/faircalc-figures.js draws it: without JavaScript the page's static
-    # figure stands alone. The data ride in a data attribute, escaped as HTML.
+    # figure stands alone. The data ride in a data attribute, escaped as HTML. `folded`: the
+    # summary line of a closed fold around it (a page near its reading length keeps it folded).
     payload = escape(json.dumps(data, separators=(",", ":"), allow_nan=False))
-    return Markup(f'<div class="fc-fig" data-fc-{kind}="{payload}" role="group" aria-label="{escape(label)}" hidden></div>')
+    box = f'<div class="fc-fig" data-fc-{kind}="{payload}" role="group" aria-label="{escape(label)}" hidden></div>'
+    if folded:
+        box = f'<details class="fc-fig-fold" hidden><summary>{escape(folded)}</summary>{box}</details>'
+    return Markup(box)
 
 
 def power_explorer(*, rows, share_a, base_rate, gap, a: str = "group A", b: str = "group B",
-                   target: float = 0.8, title: str | None = None) -> Markup:
+                   target: float = 0.8, title: str | None = None, folded: str | None = None) -> Markup:
     """An interactive figure: the exact power against the true gap, for an audit size and a gap
     the reader picks with two sliders, with the minimum detectable gap marked.
 
@@ -166,11 +170,15 @@ def power_explorer(*, rows, share_a, base_rate, gap, a: str = "group A", b: str 
         The power the minimum detectable gap reaches.
     title : str, optional
         The line above the sliders.
+    folded : str, optional
+        Place the figure in a closed fold with this summary line (for a page near its reading
+        length: the words of a closed fold do not count).
 
     Returns
     -------
     markupsafe.Markup
-        ``<div class="fc-fig" data-fc-power="...">``, hidden until the script draws it.
+        ``<div class="fc-fig" data-fc-power="...">`` (in a ``<details>`` if ``folded``), hidden
+        until the script draws it.
 
     Raises
     ------
@@ -190,11 +198,11 @@ def power_explorer(*, rows, share_a, base_rate, gap, a: str = "group A", b: str 
             "gap": abs(float(gap)), "direction": -1 if float(gap) < 0 else 1, "a": a, "b": b,
             "target": _rate(target, "target", where),
             "title": title or f"Try it: how often does an audit find a gap? ({b}'s rate held at {100 * float(base_rate):.1f}%)"}
-    return _figure_box("power", data, "Interactive figure: power against the true gap")
+    return _figure_box("power", data, "Interactive figure: power against the true gap", folded)
 
 
 def threshold_explorer(curves: dict, *, a: str, b: str, start_a: float, start_b: float,
-                       title: str | None = None) -> Markup:
+                       title: str | None = None, folded: str | None = None) -> Markup:
     """An interactive figure: a threshold per group, and the selection-rate, true positive rate
     and false positive rate gaps (A minus B) at those thresholds, redrawn as the sliders move.
 
@@ -211,6 +219,8 @@ def threshold_explorer(curves: dict, *, a: str, b: str, start_a: float, start_b:
         The thresholds the sliders start at (the nearest grid points are used).
     title : str, optional
         The line above the sliders.
+    folded : str, optional
+        As :func:`power_explorer`.
 
     Returns
     -------
@@ -241,7 +251,7 @@ def threshold_explorer(curves: dict, *, a: str, b: str, start_a: float, start_b:
     data = {"thresholds": grid, "groups": groups, "a": a.strip(), "b": b.strip(),
             "start_a": _rate(start_a, "start_a", where), "start_b": _rate(start_b, "start_b", where),
             "title": title or f"Try it: move each group's threshold and watch every gap ({a} minus {b})"}
-    return _figure_box("thresholds", data, "Interactive figure: thresholds per group and the gaps they give")
+    return _figure_box("thresholds", data, "Interactive figure: thresholds per group and the gaps they give", folded)
 
 
 def _link(query: str, text: str, depth: int) -> Markup:

@@ -543,3 +543,19 @@ def test_threshold_figure_redraws_every_gap_from_the_runs_curves(figure_page):
     page.keyboard.press("ArrowLeft")
     assert "Thresholds 0.40 for women" in readout.inner_text()
     assert shown() == pytest.approx(expected(0.4, 0.5), abs=0.0006)
+
+
+def test_a_folded_figure_opens_by_keyboard_and_draws(figure_page):
+    from site_src.rendering.calculator import power_explorer
+
+    page = figure_page(str(power_explorer(rows=200, share_a=0.32, base_rate=0.3, gap=-0.1, a="women", b="men",
+                                          folded="Try it: audit size and true gap")))
+    summary = page.locator("details.fc-fig-fold > summary")
+    assert summary.is_visible()  # the script unhid the fold; without it the fold stays hidden
+    assert page.locator("[data-fc-power] svg").count() == 0  # drawn only when opened
+    summary.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('[data-fc-power] .fc-fig-readout') !== null "
+                           "&& document.querySelector('[data-fc-power] .fc-fig-readout').textContent.length > 0")
+    power = permutation_test_power(0.2, 0.3, 64, 136)
+    assert f"{100 * power:.0f}% of the time" in page.locator("[data-fc-power] .fc-fig-readout").inner_text()

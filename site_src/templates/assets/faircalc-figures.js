@@ -190,16 +190,29 @@
     draw();
   }
 
+  // A figure in a closed fold is drawn when the fold first opens (its width is known then).
+  function whenShown(box, draw) {
+    var fold = box.closest("details.fc-fig-fold");
+    if (!fold) return draw(box);
+    fold.hidden = false;
+    if (fold.open) return draw(box);
+    fold.addEventListener("toggle", function once() {
+      if (!fold.open) return;
+      fold.removeEventListener("toggle", once);
+      draw(box);
+    });
+  }
+
   function setup() {
     document.querySelectorAll("[data-fc-power]").forEach(function (box) {
       if (box.dataset.fcReady || !window.FairCalc) return;
       box.dataset.fcReady = "true";
-      setupPower(box);
+      whenShown(box, setupPower);
     });
     document.querySelectorAll("[data-fc-thresholds]").forEach(function (box) {
       if (box.dataset.fcReady) return;
       box.dataset.fcReady = "true";
-      setupThresholds(box);
+      whenShown(box, setupThresholds);
     });
   }
 
