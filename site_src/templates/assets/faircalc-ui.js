@@ -119,9 +119,10 @@
       });
       if (rateMode) q.set("mode", "rate");
       if (favourable() === "positive") q.set("fav", "positive");
-      var g = groupsBox.value.trim();
+      // The boxes' examples stay out of the address until the reader changes them.
+      var g = groupsBox.value === groupsBox.defaultValue ? "" : groupsBox.value.trim();
       if (g) q.set("groups", g.split(/\n+/).map(function (s) { return s.trim(); }).filter(Boolean).join(";"));
-      var p = pBox.value.trim();
+      var p = pBox.value === pBox.defaultValue ? "" : pBox.value.trim();
       if (p) q.set("p", p.split(/[\s,;]+/).filter(Boolean).join(","));
       var url = window.location.pathname + "?" + q.toString().replace(/%2C/g, ",").replace(/%3B/g, ";") + window.location.hash;
       window.history.replaceState(window.history.state, "", url);
