@@ -85,15 +85,24 @@ def _run(args: argparse.Namespace):
 
 
 def _write(args, console, fairness, performance, by_group, elapsed: float) -> int:
-    """Write the results files (a partial run merged into the committed ones); exit code 0."""
+    """Write the results files (a partial run merged into the committed ones); exit code 0, or 1
+    when a committed file cannot be merged or a file cannot be written (the error names it)."""
     from faircode.benchmark import merge_by_group, merge_results, write_results
 
     ran = len(fairness)
-    if args.audit or args.strategy or args.model:
+    if _partial(args):
         # A partial run updates its own rows of the committed tables, never truncates them.
-        fairness, performance = merge_results(fairness, performance, args.output)
-        by_group = merge_by_group(by_group, args.output)
-    paths = write_results(fairness, performance, args.output, by_group=by_group)
+        try:
+            fairness, performance = merge_results(fairness, performance, args.output)
+            by_group = merge_by_group(by_group, args.output)
+        except ValueError as exc:  # a malformed or repeated committed row, named by file and line
+            _error(console, f"{exc}; nothing was written")
+            return 1
+    try:
+        paths = write_results(fairness, performance, args.output, by_group=by_group)
+    except OSError as exc:  # a full disk, a read-only folder: the message names the file
+        _error(console, exc.strerror if exc.filename is None and exc.strerror else str(exc))
+        return 1
     console.print(
         f"ran {ran} fairness rows; wrote {len(fairness)} fairness rows, {len(performance)} "
         f"performance rows and {len(by_group)} by-group rows to {paths[0].parent} in {elapsed:.1f} s"
@@ -104,16 +113,27 @@ def _write(args, console, fairness, performance, by_group, elapsed: float) -> in
 def _check(args, console, fairness, performance, by_group, elapsed: float) -> int:
     """Compare with the committed files; exit code 1 on a cell beyond its tolerance."""
     from faircode.benchmark import compare_results
+    from faircode.benchmark.compare import unchecked_rows
 
+    partial = _partial(args)
     try:
-        diffs = compare_results(fairness, performance, args.output, by_group=by_group, include_within=True)
-    except FileNotFoundError as exc:
+        diffs = compare_results(fairness, performance, args.output, by_group=by_group, include_within=True,
+                                complete=not partial)
+    except (FileNotFoundError, ValueError) as exc:  # no committed file; a malformed row (file and line)
         _error(console, str(exc))
         return 1
     within = diffs[diffs["within_tolerance"]]
     beyond = diffs[~diffs["within_tolerance"]]
     noise = (f"; {len(within)} cells differ within their tolerance (e.g. "
              f"{_example(within)})" if len(within) else "")
+    if partial:
+        # Say what a partial check left alone: its "reproduce" covers the selected tasks only.
+        skipped = {name: n for name, n in unchecked_rows(performance, args.output).items() if n}
+        chosen = " ".join(f"{flag} {' '.join(values)}" for flag, values in
+                          (("--audit", args.audit), ("--strategy", args.strategy), ("--model", args.model)) if values)
+        left = ", ".join(f"{n} rows of {name}" for name, n in skipped.items()) or "no other rows"
+        console.print(f"partial check ({chosen}): only the tasks selected were compared; not checked: {left} "
+                      f"(run without --audit, --strategy and --model to check every row)", markup=False)
     if beyond.empty:
         console.print(f"results reproduce: {len(fairness)} fairness rows and {len(by_group)} by-group rows "
                       f"match the committed ones{noise} "
@@ -127,11 +147,18 @@ def _check(args, console, fairness, performance, by_group, elapsed: float) -> in
     return 1
 
 
+def _partial(args: argparse.Namespace) -> bool:
+    return bool(args.audit or args.strategy or args.model)
+
+
 def _difference_table(beyond, output: str):
     """The cells beyond tolerance, one row each, named by their key columns."""
     from rich.table import Table
 
-    table = Table(title=f"{len(beyond)} cells differ from the committed results in {output} beyond tolerance")
+    rows = int((beyond["column"] == "(row)").sum())
+    what = ", ".join(part for part in (f"{len(beyond) - rows} cells differ" if len(beyond) > rows else "",
+                                       f"{rows} rows cannot be accounted for" if rows else "") if part)
+    table = Table(title=f"{what}: the committed results in {output} against the run (beyond tolerance)")
     for col in ("file", "row", "column", "committed", "current", "difference", "tolerance"):
         table.add_column(col, overflow="fold")
     key = ["audit", "strategy", "model", "attribute", "group", "metric"]
@@ -170,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit code: 0 on success, 1 when ``--check`` finds a difference, 2 on a usage error.
+        Exit code: 0 on success, 1 when ``--check`` finds a difference or a row it cannot
+        account for, or a results file is malformed or cannot be written; 2 on a usage error.
     """
     args = _build_parser().parse_args(argv)
     return args.handler(args)

@@ -19,6 +19,7 @@ error type.
 
 from __future__ import annotations
 
+import itertools
 import json
 import types
 import typing
@@ -43,6 +44,7 @@ from faircode.data import project_root, read_header, sha256_of
 from faircode.formatting import did_you_mean
 
 __all__ = [
+    "read_manifest_yaml",
     "MODEL_NAMES",
     "STRATEGY_NAMES",
     "AuditManifest",
@@ -239,6 +241,11 @@ class ProtectedAttribute(_Strict):
             both = {str(v) for v in self.disadvantaged} & {str(v) for v in self.advantaged}
             if both:
                 raise ValueError(f"values {sorted(both)} are in both `disadvantaged` and `advantaged`")
+        if self.disadvantaged_label == self.reference_label:
+            raise ValueError(f"the label {self.disadvantaged_label!r} is given to both groups: the disadvantaged "
+                             f"{[str(v) for v in self.disadvantaged]} and the reference ("
+                             f"{'everyone else' if self.advantaged is None else [str(v) for v in self.advantaged]}); "
+                             f"give `advantaged_label` a name of its own")
         return self
 
     @property
@@ -323,12 +330,41 @@ class GroupAttribute(_Strict):
         unknown = [k for k in self.labels if k not in groups]
         if unknown:
             raise ValueError(f"`labels` names {unknown}, which are not groups; the groups are {groups}")
+        _check_labels_distinct(self.labels, groups)
         return self
+
+    def display_name(self, group: str) -> str:
+        """The name a group is shown by: its ``labels`` entry, else the group itself."""
+        return self.labels.get(group, group)
 
     @property
     def group_names(self) -> list[str]:
         """The groups as text, before display labels: each category, then each merged group."""
         return [str(v) for v in self.categories] + [m.into for m in self.merge]
+
+
+def _check_labels_distinct(labels: dict[str, str], groups: list[str]) -> None:
+    """Refuse a display name that two groups would share, or that names another group.
+
+    Tables key the rows by display name, so two groups shown by one name would be counted as one
+    (fairlearn#1679): ``labels: {Male: Men, Female: Men}``, or ``{Female: Male}`` beside the
+    category ``Male``. A label equal to another group's own name is refused even when that group
+    is relabelled too, since the manifest's ``reference`` and ``merge`` still mean it by that name.
+    """
+    shown: dict[str, str] = {}
+    for group in groups:
+        name = labels.get(group, group)
+        if name in shown:
+            first = shown[name]
+            how = " and ".join(f"{g!r}" + (" (through `labels`)" if g in labels else " (its own name)")
+                               for g in (first, group))
+            raise ValueError(f"two groups would be shown as one: the label {name!r} is given to both {how}; "
+                             f"give each group a label of its own")
+        shown[name] = group
+    for group, name in labels.items():
+        if name in groups and name != group:
+            raise ValueError(f"the label {name!r} of group {group!r} is the name of another group, {name!r}; "
+                             f"give {group!r} a label no other group is called by")
 
 
 class Intersection(_Strict):
@@ -484,6 +520,46 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     manifest._path = path.resolve()
     manifest._root = root_path
     return manifest
+
+
+def read_manifest_yaml(path: str | Path, *, label: str | None = None) -> dict:
+    """An ``audit.yaml`` as the mapping its YAML holds, before any validation.
+
+    For readers that need a field or two of every manifest without loading the audits (the site
+    build's provenance lists each data file's sha256): a syntax error is the same
+    `ManifestError` :func:`load_manifest` raises, naming the file and the line, never a
+    ``yaml.YAMLError`` traceback.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The manifest file.
+    label : str, optional
+        How the file is named in messages; default the path.
+
+    Returns
+    -------
+    dict
+        The top-level mapping, unvalidated.
+
+    Raises
+    ------
+    ManifestError
+        ``"<file>: line L, column C: YAML syntax error: ..."``, or a top level that is not a mapping.
+    FileNotFoundError
+        If ``path`` does not exist.
+    """
+    path = Path(path)
+    # libyaml's safe loader when it is there: the same mapping, several times faster (the site
+    # build reads every manifest on each build). On a problem, the pure-Python reader says what
+    # load_manifest says.
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        raw = None
+    if isinstance(raw, dict):
+        return raw
+    return _read_yaml(path, label or str(path))
 
 
 def _read_yaml(path: Path, label: str) -> dict:
@@ -748,6 +824,27 @@ def _group_name_problems(attributes: dict[int, GroupAttribute], intersections: d
                 names = by_name[attr].group_names
                 problems.append(f"{field}.reference[{j}]: {ref!r} is not a group of {attr!r} {names}"
                                 f"{did_you_mean(str(ref), names)}")
+        if all(a in by_name for a in x.attributes):
+            problems.extend(_joined_name_problems(field, [by_name[a] for a in x.attributes]))
+    return problems
+
+
+def _joined_name_problems(field: str, parts: list[GroupAttribute]) -> list[str]:
+    """Two cells of an intersection whose joined display names are equal (``a & b`` + ``c`` is
+    ``a`` + ``b & c``) would be counted as one group, as two groups given one label would."""
+    from faircode.groups import INTERSECTION_SEPARATOR  # groups imports the audit, which imports this
+
+    seen: dict[str, tuple[str, ...]] = {}
+    problems = []
+    for cell in itertools.product(*(p.group_names for p in parts)):
+        shown = INTERSECTION_SEPARATOR.join(p.display_name(g) for p, g in zip(parts, cell))
+        if shown in seen:
+            first, second = (" + ".join(f"{p.name}={g!r}" for p, g in zip(parts, c)) for c in (seen[shown], cell))
+            problems.append(f"{field}: the cells {first} and {second} would both be shown as {shown!r} "
+                            f"(the groups' names are joined with {INTERSECTION_SEPARATOR!r}); "
+                            f"give the groups labels without {INTERSECTION_SEPARATOR.strip()!r}")
+        else:
+            seen[shown] = cell
     return problems
 
 

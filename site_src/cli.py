@@ -49,9 +49,16 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         The exit status: 0 on success, 1 when the build or check failed (the error is printed,
-        ``docs/`` and ``site/`` are as they were), 2 for bad arguments, 130 when interrupted.
+        ``docs/`` and ``site/`` are as they were), 2 for bad arguments or a missing ``site`` extra,
+        130 when interrupted.
     """
     args = _parser().parse_args(argv)
+    from site_src.extra import INSTALL_HINT, missing_site_packages
+
+    if missing := missing_site_packages():  # a library-only install (issue 25): say so, not a traceback
+        console.print(f"[bold red]fairsite needs the site extra:[/] {', '.join(missing)} not installed; "
+                      f"install it with {INSTALL_HINT}", highlight=False)
+        return 2
     root = args.root.resolve()
     if not root.is_dir():
         console.print(f"[bold red]{args.command} failed:[/] no repository at {root} (--root must be a folder)")
@@ -234,14 +241,15 @@ def _against(root: Path, source: str) -> int:
 
 def _serve(root: Path, args) -> int:
     """Build, then serve ``site/`` with live reload, rebuilding when any input changes."""
-    from mkdocs.livereload import LiveReloadServer
-
     from site_src.build import BuildOptions, NumbersMode, build
+    from site_src.publishing.serve import ServeState, live_server
 
     problem = _port_problem(args.host, args.port)
     if problem:  # before a build that may take minutes
         console.print(f"[bold red]serve failed:[/] {problem}", markup=True, highlight=False)
         return 1
+
+    state = ServeState()
 
     def rebuild():
         try:
@@ -250,13 +258,15 @@ def _serve(root: Path, args) -> int:
                 report = build(BuildOptions(root=root, jobs=args.jobs, numbers=NumbersMode.SERVE,
                                             on_run_start=progress.start, on_run_done=progress.done,
                                             on_stage=progress.stage))
+            state.succeeded()
             _summary(report, explain=True, budget_s=args.budget)
-        except SiteError as err:  # keep serving the previous site; say what broke
-            console.print("[bold red]build failed; still serving the previous site:[/]")
+        except SiteError as err:  # keep serving the previous site; say what broke, here and in the browser
+            state.failed(err)
+            console.print("[bold red]build failed; still serving the previous site (its pages say so):[/]")
             console.print(str(err), markup=False)
 
     rebuild()
-    server = LiveReloadServer(builder=rebuild, host=args.host, port=args.port, root=str(root / "site"))
+    server = live_server(builder=rebuild, state=state, host=args.host, port=args.port, root=str(root / "site"))
     for name in ("explainers", "faircode", "audits", "data", "results", "site_src/templates", "mkdocs.yml"):
         if (root / name).exists():
             server.watch(str(root / name))

@@ -257,3 +257,58 @@ def test_real_manifests_declare_favourable_and_missing(slug):
     # Every audit's positive class is the harmful flag, so not being flagged is favourable.
     assert m.target.favourable == "negative"
     assert m.target.missing is not None and all(p.missing is not None for p in m.protected)
+
+
+# --------------------------------------------------------------------------- one label, one group (issue 25)
+
+
+def _with_groups(colour_labels: dict, sex_labels: dict | None = None, *, intersect: bool = False) -> dict:
+    raw = _valid()
+    attributes = [{"name": "colour", "column": "colour", "categories": ["Black", "White"], "reference": "White",
+                   "labels": colour_labels}]
+    if sex_labels is not None:
+        attributes.append({"name": "sex", "column": "sex", "categories": ["Male", "Female"], "reference": "Male",
+                           "labels": sex_labels})
+    raw["groups"] = {"min_size": 1, "attributes": attributes}
+    if intersect:
+        raw["groups"]["intersections"] = [{"name": "colour_x_sex", "attributes": ["colour", "sex"],
+                                           "reference": ["White", "Male"]}]
+    return raw
+
+
+@pytest.mark.parametrize("labels, named", [
+    ({"Black": "People", "White": "People"}, ["'People'", "'Black'", "'White'"]),  # one label for two groups
+    ({"Black": "White"}, ["'White'", "'Black'"]),  # a label that is another group's own name
+    ({"Black": "White", "White": "Whites"}, ["'White'", "'Black'"]),  # ... even when that group is relabelled
+])
+def test_two_groups_given_one_label_are_refused_naming_the_label_and_both_groups(tmp_path, labels, named):
+    # On main these loaded, and every table then counted both groups as one (854 + 789 rows shown as one).
+    with pytest.raises(ManifestError) as info:
+        load_manifest(_write(tmp_path, _with_groups(labels)))
+    (problem,) = info.value.problems
+    assert "groups.attributes[0]" in problem
+    for name in named:
+        assert name in problem, (name, problem)
+
+
+def test_intersection_cells_joined_to_one_name_are_refused(tmp_path):
+    # ("x & y", "z") and ("x", "y & z") both join to "x & y & z" with the " & " of intersections.
+    raw = _with_groups({"Black": "x & y", "White": "x"}, {"Male": "z", "Female": "y & z"}, intersect=True)
+    with pytest.raises(ManifestError) as info:
+        load_manifest(_write(tmp_path, raw))
+    (problem,) = info.value.problems
+    assert "groups.intersections[0]" in problem and "'x & y & z'" in problem
+    assert "colour='Black' + sex='Male'" in problem and "colour='White' + sex='Female'" in problem
+
+
+def test_distinct_labels_and_an_unambiguous_ampersand_still_load(tmp_path):
+    raw = _with_groups({"Black": "Black people", "White": "White people"}, {"Female": "Women & girls"},
+                       intersect=True)
+    assert load_manifest(_write(tmp_path, raw)).groups.attributes[1].display_name("Female") == "Women & girls"
+
+
+def test_a_protected_attribute_with_one_label_for_both_groups_is_refused(tmp_path):
+    raw = _valid()
+    raw["protected"][0].update(advantaged=["White"], advantaged_label="Black")
+    with pytest.raises(ManifestError, match=r"protected\[0\].*the label 'Black' is given to both groups"):
+        load_manifest(_write(tmp_path, raw))

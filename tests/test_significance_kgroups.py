@@ -219,3 +219,13 @@ def test_max_gap_test_holds_its_size_under_the_null():
     size, se = rejected / n_sims, _mc_error(alpha, n_sims)
     assert abs(size - alpha) <= 3 * se, f"type I error {size:.4f}, expected {alpha} +/- {3 * se:.4f}"
     assert naive / n_sims > alpha + 6 * se  # picking the largest gap inflates the naive test
+
+
+def test_object_dtype_string_labels_are_accepted():
+    # pandas columns hand over object arrays of str; the labels must come back as plain str.
+    groups = np.array(["a"] * 50 + ["b"] * 50 + ["c"] * 40, dtype=object)
+    flagged = np.r_[np.ones(20), np.zeros(30), np.ones(30), np.zeros(20), np.ones(10), np.zeros(30)]
+    res = max_gap_test(flagged, groups, n_permutations=99, random_state=0)
+    assert (res.high_group, res.low_group) == ("b", "c")
+    pairs = pairwise_tests(flagged, groups, reference="a")
+    assert [(c.group_a, c.group_b) for c in pairs] == [("b", "a"), ("c", "a")]

@@ -5,8 +5,10 @@
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.calibration import calibration_curve
+from statsmodels.stats.contingency_tables import StratifiedTable
 
 from faircode import fit_predict, load_audit
+from faircode.group_tests import breslow_day_test, cmh_test, stratified_permutation_test
 from faircode.metrics import gap, group_outcomes
 from faircode.significance import format_p_value, permutation_test
 
@@ -45,7 +47,43 @@ n_close = sum(abs(row["gap"]) < close_band for row in by_decile)
 largest_gap_row = max(by_decile, key=lambda row: abs(row["gap"]))
 chance_at_least_one = 1 - (1 - ALPHA) ** len(by_decile)  # if the ten tests were independent
 
-# %% Checked against scikit-learn's calibration_curve
+# %% One test over all deciles (CMH); build checks
+in_pair = is_black_all | is_white_all
+cmh = cmh_test(reoffended[in_pair], is_black_all[in_pair].astype(int), decile[in_pair])
+p_cmh, cmh_or, cmh_low, cmh_high, cmh_gap = cmh.p_value, cmh.odds_ratio, cmh.ci_low, cmh.ci_high, cmh.risk_difference
+cmh_level = cmh.confidence_level
+stratified = stratified_permutation_test(reoffended[in_pair], is_black_all[in_pair].astype(int), decile[in_pair])
+p_stratified, stratified_gap = stratified.p_value, stratified.statistic
+p_breslow_day = breslow_day_test(reoffended[in_pair], is_black_all[in_pair].astype(int), decile[in_pair]).p_value
+print(f"CMH: chi2 {cmh.statistic:.2f}, {cmh.format_p_value()}; common odds ratio {cmh_or:.3f} "
+      f"[{cmh_low:.3f}, {cmh_high:.3f}]; weighted gap {100 * cmh_gap:+.1f} pp")
+print(f"exact stratified permutation test {stratified.format_p_value()} ({stratified.method}); "
+      f"Breslow-Day {format_p_value(p_breslow_day)}")
+
+# Checks. By hand: one 2 x 2 table per decile (Black / white x charged again or not).
+tables, num, den, gap_num, gap_den = [], 0.0, 0.0, 0.0, 0.0
+for d in deciles:
+    at_d = decile == d
+    a_, b_ = reoffended[at_d & is_black_all], reoffended[at_d & is_white_all]
+    t = np.array([[a_.sum(), a_.size - a_.sum()], [b_.sum(), b_.size - b_.sum()]], dtype=float)
+    tables.append(t)
+    n_d = t.sum()
+    num += t[0, 0] * t[1, 1] / n_d          # Mantel and Haenszel (1959): sum a d / n over sum b c / n
+    den += t[0, 1] * t[1, 0] / n_d
+    weight = a_.size * b_.size / n_d        # the weights of the Mantel-Haenszel risk difference
+    gap_num += weight * (a_.mean() - b_.mean())
+    gap_den += weight
+cmh_hand_diff = max(abs(num / den - cmh_or), abs(gap_num / gap_den - cmh_gap))
+# statsmodels' StratifiedTable on the same tables (an independent implementation).
+table_sm = StratifiedTable(tables)
+null_sm = table_sm.test_null_odds(correction=False)
+cmh_statsmodels_diff = max(abs(null_sm.statistic - cmh.statistic), abs(null_sm.pvalue - p_cmh),
+                           abs(table_sm.oddsratio_pooled - cmh_or),
+                           *np.abs(np.subtract(table_sm.oddsratio_pooled_confint(), (cmh_low, cmh_high))))
+print(f"by hand: odds ratio {num / den:.3f}, weighted gap {100 * gap_num / gap_den:+.1f} pp; "
+      f"largest difference from statsmodels {cmh_statsmodels_diff:.1e}")
+
+# Build check: scikit-learn's calibration_curve on the COMPAS deciles.
 
 # scikit-learn's calibration_curve on the same data: decile d is the bin [(d-1)/10, d/10).
 sklearn_max_difference = 0.0
@@ -71,12 +109,15 @@ fpr_black, fpr_white = (compas["false_positive_rate_difference"].disadvantaged.v
 fnr_black = 1 - compas["true_positive_rate_difference"].disadvantaged.value
 fnr_white = 1 - compas["true_positive_rate_difference"].advantaged.value
 ppv_gap = ppv_black - ppv_white
+# Calibration holds decile by decile; PPV averages over the flagged people's deciles.
+mean_decile_flagged_black = float(decile[is_black_all & (flagged == 1)].mean())
+mean_decile_flagged_white = float(decile[is_white_all & (flagged == 1)].mean())
 fpr_gap = fpr_black - fpr_white
 fnr_gap = fnr_black - fnr_white
 print(f"Black / white: PPV {100 * ppv_black:.1f}% / {100 * ppv_white:.1f}%, "
       f"FPR {100 * fpr_black:.1f}% / {100 * fpr_white:.1f}%, FNR {100 * fnr_black:.1f}% / {100 * fnr_white:.1f}%")
 
-# %% Chouldechova's identity
+# %% Build checks: Chouldechova's identity; shuffle tests by hand
 
 
 def implied_fpr(base, ppv, fnr):
@@ -91,7 +132,7 @@ fpr_white_if_matched = implied_fpr(base_white, ppv_black, fnr_black)
 print(f"identity holds to {identity_error:.1e}; white FPR if PPV and FNR matched the Black group's: "
       f"{100 * fpr_white_if_matched:.1f}%")
 
-# %% Permutation tests, by hand and exact
+# Permutation tests, by hand and exact.
 
 
 def shuffle_test(a, b, n_shuffles, rng):
@@ -181,7 +222,7 @@ m_fnr_white = 1 - model_rates["true_positive_rate_difference"].advantaged.value
 print(f"model at 0.5, Black / white: PPV {100 * m_ppv_black:.1f}% / {100 * m_ppv_white:.1f}%, "
       f"FPR {100 * m_fpr_black:.1f}% / {100 * m_fpr_white:.1f}%, FNR {100 * m_fnr_black:.1f}% / {100 * m_fnr_white:.1f}%")
 
-# %% Figure 1: calibration curves
+# %% Figures 1 and 2
 
 COLOURS = {"Black": "#5c6bc0", "White": "#ef6c00"}
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -211,7 +252,7 @@ right.set_title("Our model (S2 features), test split")
 right.legend(loc="upper left")
 fig.tight_layout()
 
-# %% Figure 2: error rates at the cut
+# Figure 2: error rates at the cut.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 names = ["reoffended among\nflagged (PPV)", "false positive\nrate", "false negative\nrate"]
 x = np.arange(len(names))

@@ -75,8 +75,12 @@ report_after = significance_report(after.y_pred[women], after.y_pred[men],
                                    random_state=7)
 p_after = report_after.p_value
 ci_after = (report_after.ci_low, report_after.ci_high)
+ci_level = report_after.confidence_level
+# The report names the interval it computed; the prose names it too.
+ci_after_method = {"newcombe": "Newcombe's score interval", "percentile": "a percentile bootstrap",
+                   "bca": "a BCa bootstrap"}[report_after.ci_method]
 p_before = permutation_test(before.y_pred[women], before.y_pred[men])
-print(f"after mitigation: gap {100 * report_after.gap:+.1f} pp, 95% interval "
+print(f"after mitigation: gap {100 * report_after.gap:+.1f} pp, 95% {report_after.ci_method} interval "
       f"{100 * report_after.ci_low:+.1f} to {100 * report_after.ci_high:+.1f} pp, {format_p_value(p_after)}")
 
 # %% Build checks: by hand, fairlearn, the benchmark

@@ -1,13 +1,16 @@
 # Generated from explainers/intersections-small-cells.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/intersections-small-cells.py
 # %% A toy case
-"""Sex x race on Benefits Denial: cells, small cells, the minimum-size rule and the max-gap test."""
+"""Sex x race on Benefits Denial: cells, small cells, the minimum-size rule, the chi-squared, maxT and range tests."""
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.stats import chi2, chi2_contingency, norm
 
 from faircode import fit_predict, load_audit
+from faircode.group_tests import homogeneity_test
 from faircode.groups import compare_groups, group_labels
 from faircode.significance import format_p_value
 
@@ -56,7 +59,7 @@ print(f"women - men {100 * sex_gap:+.1f} pp; Black - white {100 * race_gap:+.1f}
       f"cells match faircode and a crosstab: {cells_match}")
 
 # %% Every cell's rate and Wilson interval
-n_permutations = 9999
+n_permutations = 199_999  # a p near 0.03 to within about 0.0004
 alpha = 0.05
 c = compare_groups("selection_rate", pred.y_true, pred.y_pred, cells_labels, favourable=favourable,
                    reference=cross.reference, order=cross.groups, min_size=min_size,
@@ -79,7 +82,7 @@ bw_rate = c.by_group.at["Women & Black", "value"]
 wm_rate = c.by_group.at["Men & White", "value"]
 bw_gap = bw_rate - wm_rate
 
-# %% Taken at face value
+# Taken at face value: the largest gap over every cell.
 by_rate = sorted(cells, key=lambda x: x["rate"])
 naive_gap = by_rate[-1]["rate"] - by_rate[0]["rate"]
 naive_high, naive_low = by_rate[-1]["group"], by_rate[0]["group"]
@@ -87,21 +90,57 @@ naive_involves_small = min(by_rate[-1]["n"], by_rate[0]["n"]) < min_size
 naive_small_n = min(by_rate[-1]["n"], by_rate[0]["n"])
 print(f"largest gap, all cells: {100 * naive_gap:+.1f} pp ({naive_high} - {naive_low})")
 
-# %% With the rule: the max-gap test
+# %% Is any cell different? Chi-squared, maxT, range
 n_compared = len(c.compared)
+compared = np.isin(cells_labels, c.compared)
+outcome, labels = flagged[compared], np.asarray(cells_labels[compared], dtype=str)
+omnibus, maxt = c.omnibus_test, c.max_t_test  # "is any cell different?", and which pairs
+chi2_stat, chi2_dof, p_omnibus, min_expected = omnibus.statistic, omnibus.dof, omnibus.p_value, omnibus.min_expected
+omnibus_monte_carlo = omnibus.method == "monte_carlo"
+p_maxt = maxt.p_value
+maxt_high, maxt_low = maxt.pair
+maxt_t = max(abs(t) for _, _, t, _ in maxt.pairs_adjusted)
+maxt_pair_n = [int(c.by_group.at[g, "n_group"]) for g in maxt.pair]
+
+
+def chi2_by_hand(outcome, labels):
+    """Pearson's X^2 for a k x 2 table (each cell: flagged, not flagged) and its chi2(k - 1) p."""
+    names = sorted(set(labels))
+    n = np.array([np.sum(labels == g) for g in names], dtype=float)
+    k = np.array([outcome[labels == g].sum() for g in names], dtype=float)
+    shared = k.sum() / n.sum()                   # the one rate every cell would share
+    expected = np.column_stack([n * shared, n * (1 - shared)])
+    observed = np.column_stack([k, n - k])
+    x2 = float(np.sum((observed - expected) ** 2 / expected))
+    return x2, float(chi2.sf(x2, len(names) - 1))
+
+
+x2_hand, p_chi2_hand = chi2_by_hand(outcome, labels)
+x2_scipy, p_chi2_scipy, _, _ = chi2_contingency(pd.crosstab(labels, outcome).to_numpy(), correction=False)
+p_chi2_library = homogeneity_test(outcome, labels, method="asymptotic").p_value
+chi2_diff = max(abs(x2_hand - chi2_stat), abs(x2_hand - x2_scipy),
+                abs(math.log10(p_chi2_hand) - math.log10(p_chi2_library)))
+print(f"chi-squared {chi2_stat:.1f} on {chi2_dof} dof, {omnibus.format_p_value()} ({omnibus.method}; "
+      f"smallest expected count {min_expected:.1f}); chi2 distribution {format_p_value(p_chi2_scipy)}; "
+      f"by hand {x2_hand:.1f}")
+print(f"maxT {maxt.statistic:.1f} ({maxt_high} vs {maxt_low}), {maxt.format_p_value()}")
 pair_gap, pair_high, pair_low = c.difference, c.high_group, c.low_group
 pair_high_n = int(c.by_group.at[pair_high, "n_group"])
 pair_low_n = int(c.by_group.at[pair_low, "n_group"])
 p_library = c.max_gap_test.p_value
+p_library_se = math.sqrt(p_library * (1 - p_library) / n_permutations)  # its Monte Carlo standard error
+maxt_range_pair = next(q for x, y, _, q in maxt.pairs_adjusted if {x, y} == {pair_high, pair_low})
+maxt_range_pair_se = math.sqrt(maxt_range_pair * (1 - maxt_range_pair) / n_permutations)
 vs_reference = [{"group": g, "gap": float(c.by_group.at[g, "diff_vs_reference"]),
                  "p_holm": float(c.by_group.at[g, "p_value_vs_reference_holm"])}
                 for g in c.compared if g != cross.reference]
 print(f"{n_compared} cells compared: {pair_high} - {pair_low} {100 * pair_gap:+.1f} pp, "
-      f"max-gap {format_p_value(p_library, floor=1 / (n_permutations + 1))}")
+      f"range test {format_p_value(p_library, floor=1 / (n_permutations + 1))}; maxT-adjusted for the pair "
+      f"{format_p_value(maxt_range_pair, floor=1 / (n_permutations + 1))}")
 for row in vs_reference:
     print(f"  {row['group']} - {cross.reference}: {100 * row['gap']:+.1f} pp, Holm-adjusted {format_p_value(row['p_holm'])}")
 
-# %% Build check, by hand: relabel the compared cells, record the largest gap
+# %% Build checks, by hand: relabelling; small cells at the extremes
 rng = np.random.default_rng(20261130)
 n_shuffles = 2000
 compared = np.isin(cells_labels, c.compared)
@@ -114,10 +153,10 @@ for i in range(n_shuffles):
     shuffled = np.bincount(rng.permutation(codes), weights=flagged[compared]) / sizes
     null[i] = shuffled.max() - shuffled.min()
 p_by_hand = (np.sum(null >= observed - 1e-12) + 1) / (n_shuffles + 1)
+p_by_hand_se = math.sqrt(p_by_hand * (1 - p_by_hand) / n_shuffles)
 print(f"by hand: {format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))} (faircode {format_p_value(p_library, floor=1 / (n_permutations + 1))})")
 
-# %% Small cells at the extremes by chance
-# Relabel all cells; is the highest or lowest rate a small cell's?
+# Small cells at the extremes by chance. Relabel all cells; is the highest or lowest rate a small cell's?
 all_codes = pd.Categorical(cells_labels, categories=cross.groups).codes
 all_sizes = np.bincount(all_codes, minlength=n_cells)
 is_small = all_sizes < min_size

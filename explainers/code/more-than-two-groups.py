@@ -1,16 +1,19 @@
 # Generated from explainers/more-than-two-groups.md by `fairsite build`; edit the explainer, not this file.
 # Run it from the repository root:  python explainers/code/more-than-two-groups.py
 # %% Every race category: its rate and Wilson interval
-"""Every race category of COMPAS: rates, Wilson intervals, the max-gap permutation test, Holm."""
+"""Every race category of COMPAS: rates, Wilson intervals, the chi-squared, maxT and range tests, Holm."""
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from fairlearn.metrics import MetricFrame, false_positive_rate, selection_rate
-from scipy.stats import norm
+from scipy.stats import chi2, chi2_contingency, norm
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from faircode import fit_predict, load_audit
+from faircode.group_tests import homogeneity_test
 from faircode.groups import compare_groups, group_labels
 from faircode.significance import format_p_value, wilson_interval
 
@@ -20,7 +23,9 @@ race = group_labels(audit, "race")          # the manifest's groups: every race 
 groups = race.labels[pred.rows]             # one label per test row
 min_size = audit.manifest.groups.min_size
 n_test, n_categories = len(pred.rows), len(race.groups)
-n_permutations = 9999
+# Relabellings of the Monte Carlo tests: enough that a p-value near 0.001 keeps its first digit
+# (standard error about 7e-5); each p is printed with its Monte Carlo standard error.
+n_permutations = 199_999
 alpha = 0.05
 
 
@@ -49,7 +54,7 @@ for g in race.groups:
 small_rows = [r for r in rows if r["n"] < min_size]
 small_intervals_wide = all(r["high"] - r["low"] > 0.5 for r in small_rows)
 
-# %% Taken at face value: the largest gap over every group, however small
+# Taken at face value: the largest gap over every group, however small.
 by_rate = sorted(rows, key=lambda r: r["rate"])
 naive_gap = by_rate[-1]["rate"] - by_rate[0]["rate"]
 naive_high, naive_low = by_rate[-1]["group"], by_rate[0]["group"]
@@ -58,57 +63,95 @@ print(f"largest gap, all groups: {100 * naive_gap:+.1f} pp ({naive_high}, n={nai
       f"against {naive_low}, n={naive_low_n})")
 
 
-# %% Build check, by hand: the largest gap and its relabelling p-value
-def max_gap_by_hand(outcome, labels, n_shuffles, rng):
-    """The largest group rate minus the smallest, and its relabelling p-value, by hand."""
+# %% Build checks, by hand: chi-squared, range and maxT
+def chi2_by_hand(outcome, labels):
+    """Pearson's X^2 for a k x 2 table (each group: flagged, not flagged) and its chi2(k - 1) p."""
+    names = sorted(set(labels))
+    n = np.array([np.sum(labels == g) for g in names], dtype=float)
+    k = np.array([outcome[labels == g].sum() for g in names], dtype=float)
+    shared = k.sum() / n.sum()                   # the one rate every group would share
+    expected = np.column_stack([n * shared, n * (1 - shared)])
+    observed = np.column_stack([k, n - k])
+    x2 = float(np.sum((observed - expected) ** 2 / expected))
+    return x2, float(chi2.sf(x2, len(names) - 1))
+
+
+def relabel_by_hand(outcome, labels, n_shuffles, rng):
+    """The largest raw gap (range) and the largest studentised pairwise gap (maxT), observed and
+    under relabelling, with their (b + 1) / (m + 1) p-values."""
     names = sorted(set(labels))
     codes = np.array([names.index(g) for g in labels])
     sizes = np.bincount(codes)
+    shared = outcome.mean()                      # fixed under relabelling, so is the pooled variance
+    i, j = np.triu_indices(len(names), 1)
+    se = np.sqrt(shared * (1 - shared) * (1 / sizes[i] + 1 / sizes[j]))
 
-    def largest_gap(c):
+    def both(c):
         rates = np.bincount(c, weights=outcome) / sizes
-        return rates.max() - rates.min()
+        return rates.max() - rates.min(), np.max(np.abs(rates[i] - rates[j]) / se)
 
-    observed = largest_gap(codes)
-    null = np.array([largest_gap(rng.permutation(codes)) for _ in range(n_shuffles)])
-    as_extreme = int(np.sum(null >= observed - 1e-12))
-    return observed, (as_extreme + 1) / (n_shuffles + 1)
+    observed = both(codes)
+    null = np.array([both(rng.permutation(codes)) for _ in range(n_shuffles)])
+    as_extreme = np.sum(null >= np.array(observed) - 1e-12, axis=0)
+    p_range, p_maxt = (as_extreme + 1) / (n_shuffles + 1)
+    return {"range": observed[0], "p_range": float(p_range), "p_maxt": float(p_maxt),
+            "null": null, "names": names, "sizes": sizes, "pairs": list(zip(i, j)), "se": se}
 
 
-# %% The max-gap permutation test among groups of the minimum size
+# %% The three tests
 rng = np.random.default_rng(20261130)
 n_shuffles = 2000
-comparisons, max_gap_diffs = {}, 0.0
+comparisons, tests, by_hand, max_gap_diffs, chi2_diff = {}, {}, {}, 0.0, 0.0
 for metric, fairlearn_metric, rows_used in (("selection_rate", selection_rate, np.ones(n_test, bool)),
                                             ("false_positive_rate", false_positive_rate, negative)):
     c = compare_groups(metric, pred.y_true, pred.y_pred, groups, favourable=audit.manifest.target.favourable,
                        reference=race.reference, order=race.groups, min_size=min_size,
                        n_permutations=n_permutations, random_state=7)
     comparisons[metric] = c
-    kept = np.isin(groups, c.compared)
-    outcome = pred.y_pred[kept & rows_used].astype(float)
-    gap_by_hand, p_by_hand = max_gap_by_hand(outcome, list(groups[kept & rows_used]), n_shuffles, rng)
-    frame = MetricFrame(metrics=fairlearn_metric, y_true=pred.y_true[kept], y_pred=pred.y_pred[kept],
-                        sensitive_features=groups[kept])
-    max_gap_diffs = max(max_gap_diffs, abs(gap_by_hand - frame.difference()), abs(gap_by_hand - c.difference))
-    print(f"{metric}: {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, "
-          f"{format_p_value(c.max_gap_test.p_value, floor=1 / (n_permutations + 1))} "
-          f"(by hand: {round(p_by_hand * (n_shuffles + 1)) - 1} of {n_shuffles:,} shuffles as large, "
-          f"{format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))})")
-    if metric == "selection_rate":
-        p_by_hand_sel = p_by_hand
-    else:
-        p_by_hand_fpr = p_by_hand
+    kept = np.isin(groups, c.compared) & rows_used
+    outcome, labels = pred.y_pred[kept].astype(float), np.asarray(groups[kept], dtype=str)
+    omnibus, maxt = c.omnibus_test, c.max_t_test  # "is any group treated differently?", and which pairs
+    tests[metric] = omnibus, maxt
+    # Checks: the chi-squared by hand, against faircode (its chi2 reference distribution) and SciPy.
+    x2, p_chi2 = chi2_by_hand(outcome, labels)
+    scipy_x2, scipy_p, _, _ = chi2_contingency(pd.crosstab(labels, outcome).to_numpy(), correction=False)
+    asymptotic = homogeneity_test(outcome, labels, method="asymptotic")
+    chi2_diff = max(chi2_diff, abs(x2 - omnibus.statistic), abs(x2 - scipy_x2),
+                    abs(p_chi2 - asymptotic.p_value), abs(p_chi2 - scipy_p))
+    by_hand[metric] = relabel_by_hand(outcome, labels, n_shuffles, rng)
+    frame = MetricFrame(metrics=fairlearn_metric, y_true=pred.y_true[np.isin(groups, c.compared)],
+                        y_pred=pred.y_pred[np.isin(groups, c.compared)],
+                        sensitive_features=groups[np.isin(groups, c.compared)])
+    max_gap_diffs = max(max_gap_diffs, abs(by_hand[metric]["range"] - frame.difference()),
+                        abs(by_hand[metric]["range"] - c.difference))
+    print(f"{metric}: chi-squared {omnibus.statistic:.2f} on {omnibus.dof} dof, {omnibus.format_p_value()} "
+          f"({omnibus.method}); maxT {maxt.statistic:.2f}, {maxt.format_p_value()}; "
+          f"range {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, {c.max_gap_test.format_p_value()}")
+    print(f"  by hand, {n_shuffles:,} shuffles: range {format_p_value(by_hand[metric]['p_range'], floor=1 / (n_shuffles + 1))}, "
+          f"maxT {format_p_value(by_hand[metric]['p_maxt'], floor=1 / (n_shuffles + 1))}")
 
+method_names = {"asymptotic": "against the chi-squared distribution", "exact": "exact",
+                "monte_carlo": "Monte Carlo"}
 sel, fpr_c = comparisons["selection_rate"], comparisons["false_positive_rate"]
 n_compared = len(sel.compared)
 sel_gap, sel_high, sel_low = sel.difference, sel.high_group, sel.low_group
-p_library_sel = sel.max_gap_test.p_value
 fpr_gap, fpr_high, fpr_low = fpr_c.difference, fpr_c.high_group, fpr_c.low_group
-p_library_fpr = fpr_c.max_gap_test.p_value
+p_library_sel, p_library_fpr = sel.max_gap_test.p_value, fpr_c.max_gap_test.p_value
+(omnibus_sel, maxt_sel), (omnibus_fpr, maxt_fpr) = tests["selection_rate"], tests["false_positive_rate"]
+p_omnibus_sel, p_omnibus_fpr = omnibus_sel.p_value, omnibus_fpr.p_value
+omnibus_method_sel, omnibus_method_fpr = method_names[omnibus_sel.method], method_names[omnibus_fpr.method]
+p_maxt_sel, p_maxt_fpr = maxt_sel.p_value, maxt_fpr.p_value
+maxt_sel_at_floor = maxt_sel.is_monte_carlo_minimum
+# Monte Carlo standard errors of the relabelling p-values, as the prose prints them.
+p_library_sel_se, p_library_fpr_se, p_maxt_sel_se, p_maxt_fpr_se = (
+    math.sqrt(q * (1 - q) / n_permutations) for q in (p_library_sel, p_library_fpr, p_maxt_sel, p_maxt_fpr))
+p_by_hand_sel, p_by_hand_fpr = by_hand["selection_rate"]["p_range"], by_hand["false_positive_rate"]["p_range"]
+p_maxt_hand_fpr = by_hand["false_positive_rate"]["p_maxt"]
+range_misses_fpr = bool(p_omnibus_fpr < alpha and p_maxt_fpr < alpha and p_library_fpr >= alpha)
+fpr_sizes = [(g, int(n)) for g, n in zip(omnibus_fpr.groups, omnibus_fpr.sizes)]
 
-# %% Which pairs differ
-# Every pair of compared groups, Holm-adjusted (checked against statsmodels).
+# %% Which pairs differ; each test's bar
+# Every pair of compared groups, Holm-adjusted (checked against statsmodels), and maxT's adjusted p.
 pairs = fpr_c.pairwise
 n_pairs = len(pairs)
 holm_diff = float(np.max(np.abs(np.array([q.p_value_adjusted for q in pairs])
@@ -116,17 +159,43 @@ holm_diff = float(np.max(np.abs(np.array([q.p_value_adjusted for q in pairs])
 bw = next(q for q in pairs if {q.group_a, q.group_b} == {"Black", "White"})
 fpr_bw_gap = bw.gap if bw.group_a == "Black" else -bw.gap
 fpr_bw_p, fpr_bw_holm = bw.p_value, bw.p_value_adjusted
+
+
+def maxt_pair(result, a, b):
+    """maxT's studentised gap and adjusted p-value for the pair {a, b}."""
+    return next((t, q) for x, y, t, q in result.pairs_adjusted if {x, y} == {a, b})
+
+
+fpr_bw_t, maxt_bw_fpr = maxt_pair(maxt_fpr, "Black", "White")
+fpr_bw_n = int(sum(n for g, n in zip(maxt_fpr.groups, maxt_fpr.sizes) if g in ("Black", "White")))
+fpr_bw_t = abs(fpr_bw_t)
+maxt_bw_sel = maxt_pair(maxt_sel, sel_high, sel_low)[1]
+holm_sel_pair = next(q.p_value_adjusted for q in sel.pairwise if {q.group_a, q.group_b} == {sel_high, sel_low})
 table = sel.by_group
 vs_reference = [{"group": g, "gap": float(table.at[g, "diff_vs_reference"]),
                  "p_holm": float(table.at[g, "p_value_vs_reference_holm"])}
                 for g in sel.compared if g != race.reference]
-print(f"FPR, Black - White: {100 * fpr_bw_gap:+.1f} pp, {format_p_value(fpr_bw_p)}; "
+# The bar each test sets the false positive rate's pairs, from the hand-written relabelling:
+# the range test one bar in percentage points, maxT one bar in each pair's standard errors.
+h = by_hand["false_positive_rate"]
+range_q95_fpr, maxt_q95_fpr = (float(v) for v in np.quantile(h["null"], 0.95, axis=0))
+pair_names = [(h["names"][i], h["names"][j]) for i, j in h["pairs"]]
+pair_sizes = [h["sizes"][i] + h["sizes"][j] for i, j in h["pairs"]]
+small_at, big_at = int(np.argmin(pair_sizes)), int(np.argmax(pair_sizes))
+small_pair, big_pair = pair_names[small_at], pair_names[big_at]
+bar_se_small_pair, bar_se_big_pair = range_q95_fpr / h["se"][small_at], range_q95_fpr / h["se"][big_at]
+maxt_bar_bw = maxt_q95_fpr * h["se"][pair_names.index(("Black", "White"))]
+bw_clears_maxt_not_range = bool(maxt_bar_bw <= abs(fpr_bw_gap) < range_q95_fpr)
+print(f"FPR, Black - White: {100 * fpr_bw_gap:+.1f} pp, t = {fpr_bw_t:.2f}, {format_p_value(fpr_bw_p)} alone; "
+      f"maxT-adjusted {format_p_value(maxt_bw_fpr, floor=maxt_fpr.p_value_floor)}; "
       f"Holm-adjusted over {n_pairs} pairs {format_p_value(fpr_bw_holm)}")
+print(f"the range test's bar: {100 * range_q95_fpr:.1f} pp = {bar_se_small_pair:.1f} standard errors for "
+      f"{' and '.join(small_pair)}, {bar_se_big_pair:.1f} for {' and '.join(big_pair)}; maxT's bar: {maxt_q95_fpr:.2f}")
 for row in vs_reference:
     print(f"selection rate, {row['group']} - {race.reference}: {100 * row['gap']:+.1f} pp, "
           f"Holm-adjusted {format_p_value(row['p_holm'])}")
 
-# %% The largest gap when no gap is real
+# %% Build checks: the largest gap when no gap is real; the benchmark
 # Relabel race at random, keeping the group sizes.
 codes = np.array([race.groups.index(g) for g in groups])
 sizes = np.bincount(codes, minlength=n_categories)
@@ -142,7 +211,7 @@ null_q95_all_at_max = bool(null_q95_all >= 1 - 1e-9)  # a gap between rates cann
 print(f"largest gap under relabelling, on average: all groups {100 * null_mean_all:.1f} pp,\n"
       f"  compared groups {100 * null_mean_compared:.1f} pp, one pre-chosen pair {100 * null_mean_pair:.1f} pp")
 
-# %% Build check: the benchmark's row for the same model and strategy
+# The benchmark's row for the same model and strategy.
 bench = pd.read_csv("results/results_by_group.csv")
 bench_row = bench[(bench["audit"] == "recidivism-risk") & (bench["strategy"] == "S2")
                   & (bench["model"] == "logistic_regression") & (bench["attribute"] == "race")
@@ -150,7 +219,7 @@ bench_row = bench[(bench["audit"] == "recidivism-risk") & (bench["strategy"] == 
 benchmark_max_gap = float(bench_row["max_gap"].iloc[0])
 print(f"benchmark's largest selection rate gap: {100 * benchmark_max_gap:+.1f} pp")
 
-# %% Figure 1: every group's rate, and the largest gap under relabelling
+# %% Figures 1 and 2
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
 for y, r in enumerate(rows):
     colour = "#0072B2" if r["n"] >= min_size else "#999999"
@@ -172,4 +241,22 @@ right.xaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}")  # percentage poi
 right.set_xlabel("largest gap, relabelled (pp)")
 right.set_ylabel("relabellings")
 right.legend(fontsize=8)
+fig.tight_layout()
+
+# Figure 2: the false positive rate's pairs against the bar each test sets.
+fig, ax = plt.subplots(figsize=(8, 3.6))
+order = np.argsort(pair_sizes)[::-1]           # the best-measured pairs first
+observed_rates = {g: float(flagged[(groups == g) & negative].mean()) for g in h["names"]}
+for x, at in enumerate(order):
+    a, b = pair_names[at]
+    ax.bar(x, 100 * maxt_q95_fpr * h["se"][at], color="#9ecae1", width=0.6,
+           label="maxT's bar (the pair's own standard errors)" if x == 0 else None)
+    ax.plot(x, 100 * abs(observed_rates[a] - observed_rates[b]), "o", color="#D55E00",
+            label="observed gap" if x == 0 else None)
+ax.axhline(100 * range_q95_fpr, color="black", linestyle="--", label="the range test's bar (one for all)")
+ax.set_xticks(range(len(order)), [f"{pair_names[at][0]}\n{pair_names[at][1]}\n(n={pair_sizes[at]:,})" for at in order],
+              fontsize=8)
+ax.set_ylabel("false positive rate gap (pp)")
+ax.set_ylim(0, 1.6 * ax.get_ylim()[1])  # headroom: the legend sits above the bars
+ax.legend(fontsize=8, loc="upper left", frameon=False)
 fig.tight_layout()

@@ -11,10 +11,16 @@ from faircode.significance import adjust_p_values, format_p_value
 
 alpha = 0.05
 table = pd.read_csv("results/results_fairness.csv")
-tested = table[table["p_value"].notna()].reset_index(drop=True)
+n_rows = len(table)
+rows_tested = table[table["p_value"].notna()].reset_index(drop=True)
+n_rows_tested = len(rows_tested)
+# A row whose same_test_as names another metric repeats that row's permutation test: one null
+# hypothesis in two rows. The family is the distinct hypotheses, each counted once.
+repeats = rows_tested["same_test_as"].notna().to_numpy()
+n_repeat = int(repeats.sum())
+tested = rows_tested[~repeats].reset_index(drop=True)
 p = tested["p_value"].to_numpy(dtype=float)
 m = len(p)
-n_rows = len(table)
 expected_by_chance = m * alpha                   # if no gap anywhere were real
 chance_of_none = (1 - alpha) ** m            # P(no p < alpha at all) for m independent nulls
 bonferroni_threshold = alpha / m
@@ -24,6 +30,7 @@ bh = adjust_p_values(p, method="bh")
 n_raw = int(np.sum(p < alpha))
 n_holm = int(np.sum(holm < alpha))
 n_bh = int(np.sum(bh < alpha))
+print(f"{n_rows} rows, {n_repeat} repeat another row's test: {m} distinct hypotheses")
 print(f"{m} p-values: {n_raw} below {alpha}, {n_holm} after Holm, {n_bh} after Benjamini-Hochberg")
 print(f"chance alone: {expected_by_chance:.1f} expected; P(none) = {chance_of_none:.2e}")
 
@@ -58,18 +65,17 @@ sm_holm = multipletests(p, alpha=alpha, method="holm")[1]
 sm_bh = multipletests(p, alpha=alpha, method="fdr_bh")[1]
 max_diff_holm = float(np.max(np.abs(holm - sm_holm)))
 max_diff_bh = float(np.max(np.abs(bh - sm_bh)))
-# The table's own q-value column is BH within each audit, over its distinct hypotheses: a row
+# The table's own q-value column is BH within each audit, over its distinct hypotheses; a row
 # whose same_test_as names another metric repeats that row's test and carries its q-value.
-repeats = tested["same_test_as"].notna().to_numpy()
 bh_own = np.full(m, np.nan)
-for slug, rows in tested[~repeats].groupby("audit"):
+for slug, rows in tested.groupby("audit"):
     bh_own[rows.index] = adjust_p_values(p[rows.index], method="bh")
 q_by_row = dict(zip(zip(tested["audit"], tested["strategy"], tested["model"], tested["attribute"], tested["metric"]), bh_own))
-for i in np.flatnonzero(repeats):
-    r = tested.iloc[i]
-    bh_own[i] = q_by_row[(r["audit"], r["strategy"], r["model"], r["attribute"], r["same_test_as"])]
+q_repeated = np.array([q_by_row[(r["audit"], r["strategy"], r["model"], r["attribute"], r["same_test_as"])]
+                       for _, r in rows_tested[repeats].iterrows()])
 q_column = tested["q_value"].to_numpy(dtype=float)
-q_column_matches = bool(np.allclose(bh_own, q_column, rtol=1e-8, atol=1e-12))
+q_column_matches = bool(np.allclose(bh_own, q_column, rtol=1e-8, atol=1e-12)
+                        and np.allclose(q_repeated, rows_tested.loc[repeats, "q_value"], rtol=1e-8, atol=1e-12))
 print(f"vs statsmodels: Holm {max_diff_holm:.1e}, BH {max_diff_bh:.1e}; "
       f"q column matches: {q_column_matches}")
 
@@ -98,7 +104,7 @@ print(f"by hand: Holm {hand_holm}, BH {hand_bh}")
 
 
 
-# %% Each audit: corrected over the whole table, and within the audit
+# %% Each audit: over the whole table and within the audit; every row counted
 def within_each_audit(p, audits, method):
     """Adjust p-values within each audit's own family of tests, not across the whole table."""
     adjusted = np.full(len(p), np.nan)
@@ -120,11 +126,10 @@ for slug, rows in tested.groupby("audit", sort=True):
                      "raw": int(np.sum(p[idx] < alpha)),
                      "holm": int(np.sum(holm[idx] < alpha)), "bh": int(np.sum(bh[idx] < alpha)),
                      "holm_within": int(np.sum(holm_within[idx] < alpha)),
-                     "bh_within": int(np.sum(bh_within[idx] < alpha)),
-                     "bh_own": int(np.sum(bh_own[idx][~repeats[idx]] < alpha))})
+                     "bh_within": int(np.sum(bh_within[idx] < alpha))})
     _row = by_audit[-1]
-    print(f"{_row['audit']}: {_row['tests']} gaps; raw {_row['raw']}, BH {_row['bh']} ({_row['bh_within']} within), "
-          f"Holm {_row['holm']} ({_row['holm_within']} within); q column {_row['bh_own']}")
+    print(f"{_row['audit']}: {_row['tests']} hypotheses; raw {_row['raw']}, BH {_row['bh']} ({_row['bh_within']} within, "
+          f"as the q column), Holm {_row['holm']} ({_row['holm_within']} within)")
 german = next(row for row in by_audit if row["slug"] == "german-credit")
 # Holm is a closed test: a smaller family never rejects less (Holm 1979). BH has no such rule.
 holm_within_never_fewer = all(row["holm_within"] >= row["holm"] for row in by_audit)
@@ -132,25 +137,39 @@ holm_gains = [row for row in by_audit if row["holm_within"] > row["holm"]]
 german_test_rows = int(tested.loc[tested["audit"] == "german-credit",
                                   ["n_disadvantaged", "n_advantaged"]].sum(axis=1).max())
 significant_is_q_below_alpha = bool(
-    (tested["significant"].astype(bool) == (q_column < alpha)).all())
+    (rows_tested["significant"].astype(bool) == (rows_tested["q_value"] < alpha)).all())
 print(f"significant = q < {alpha}: {significant_is_q_below_alpha}")
 
-# %% Counting each hypothesis once
-# Rows that repeat another row's test (same_test_as); counting each hypothesis once.
-distinct = ~repeats
-m_distinct = int(distinct.sum())
-n_raw_distinct = int(np.sum(p[distinct] < alpha))
-n_holm_distinct = int(np.sum(adjust_p_values(p[distinct], method="holm") < alpha))
-n_bh_distinct = int(np.sum(adjust_p_values(p[distinct], method="bh") < alpha))
-# "The same picture": counting each hypothesis once moves no count by more than a fifth.
+# German Credit's BH findings (the q_value column): how many comparisons are they?
+german_found = tested[(tested["audit"] == "german-credit") & (tested["q_value"] < alpha)]
+german_found_one_comparison = bool(len(german_found) > 0 and german_found[
+    ["attribute", "disadvantaged_group", "advantaged_group"]].drop_duplicates().shape[0] == 1)
+german_found_attribute = str(german_found["attribute"].iloc[0]) if len(german_found) else ""
+german_found_group = str(german_found["disadvantaged_group"].iloc[0]) if len(german_found) else ""
+german_found_reference = str(german_found["advantaged_group"].iloc[0]) if len(german_found) else ""
+german_found_views = int(german_found[["strategy", "model"]].drop_duplicates().shape[0])
+german_found_metrics = sorted(german_found["metric"].value_counts().items(), key=lambda kv: -kv[1])
+german_found_n_low = int(german_found["n_disadvantaged"].min()) if len(german_found) else 0
+german_found_n_high = int(german_found["n_disadvantaged"].max()) if len(german_found) else 0
+n_german_found = len(german_found)
+print(f"German Credit's {n_german_found} BH findings: attributes {sorted(set(german_found['attribute']))}, "
+      f"{german_found_views} model/strategy rows, {german_found_n_low}-{german_found_n_high} people in the smaller group")
+
+# Counting every row instead.
+# Every row as a test, a repeated test counted twice: the count a naive reading gives.
+p_rows = rows_tested["p_value"].to_numpy(dtype=float)
+n_raw_rows = int(np.sum(p_rows < alpha))
+n_holm_rows = int(np.sum(adjust_p_values(p_rows, method="holm") < alpha))
+n_bh_rows = int(np.sum(adjust_p_values(p_rows, method="bh") < alpha))
+# "The same picture": scaled to the number of tests, no count moves by more than a fifth.
 same_picture = all(abs(a - b) <= 0.2 * b + 1 for a, b in (
-    (n_raw_distinct, n_raw * m_distinct / m), (n_holm_distinct, n_holm * m_distinct / m),
-    (n_bh_distinct, n_bh * m_distinct / m)))
-print(f"{m_distinct} distinct tests: {n_raw_distinct} raw, {n_bh_distinct} BH, {n_holm_distinct} Holm")
+    (n_raw_rows, n_raw * n_rows_tested / m), (n_holm_rows, n_holm * n_rows_tested / m),
+    (n_bh_rows, n_bh * n_rows_tested / m)))
+print(f"{n_rows_tested} rows as tests: {n_raw_rows} raw, {n_bh_rows} BH, {n_holm_rows} Holm")
 
 # %% German Credit's strongest finding
 # The strongest finding of the smallest audit: passes on its own and after BH, but not Holm.
-strongest = tested.assign(holm=holm, bh=bh)[~repeats]  # a repeated test is not a finding of its own
+strongest = tested.assign(holm=holm, bh=bh)
 strongest = strongest[strongest["audit"] == "german-credit"].sort_values("p_value", kind="stable").iloc[0]
 example = {key: str(strongest[key]) for key in ("audit", "strategy", "model", "attribute", "metric")}
 example.update(p=float(strongest["p_value"]), holm=float(strongest["holm"]), bh=float(strongest["bh"]))

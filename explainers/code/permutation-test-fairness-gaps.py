@@ -52,7 +52,7 @@ report_gap = report.gap
 print(f"by hand: {n_as_extreme} of {n_shuffles:,} shuffles as extreme, "
       f"{format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))}")
 print(f"faircode exact: {format_p_value(p_library)}")
-print(f"faircode report: gap {100 * report.gap:+.1f} pp, {report.confidence_level:.0%} interval "
+print(f"faircode report: gap {100 * report.gap:+.1f} pp, {report.confidence_level:.0%} {report.ci_method} interval "
       f"[{100 * report.ci_low:+.1f}, {100 * report.ci_high:+.1f}] pp, {report.format_p_value()}")
 
 # %% The same test on a small audit

@@ -188,10 +188,12 @@ print(f"hand enumeration vs faircode at {n_enumerated} points: largest differenc
 # 2. One Monte Carlo check: simulate German Credit's test split with the larger gap.
 p_a_large = german["comparison_rate"] + math.copysign(gap_large, german["observed_gap"])
 power_sim = simulated_power(p_a_large, german["comparison_rate"], german["n_a"], german["n_b"], n_sims, rng)
-sim_se = math.sqrt(german["power_test_10"] * (1 - german["power_test_10"]) / n_sims)
+share_se = math.sqrt(power_sim * (1 - power_sim) / n_sims)  # the simulated share's own error, as the page's ±
+sim_se = math.sqrt(german["power_test_10"] * (1 - german["power_test_10"]) / n_sims)  # at the exact power
 sim_errors = abs(power_sim - german["power_test_10"]) / sim_se
-print(f"{n_sims:,} simulated audits: {power_sim:.1%} found the gap; exact {german['power_test_10']:.1%} "
-      f"(standard error {100 * sim_se:.1f} pp; {sim_errors:.1f} standard errors apart)")
+print(f"{n_sims:,} simulated audits: {power_sim:.1%} ± {100 * share_se:.1f} found the gap; "
+      f"exact {german['power_test_10']:.1%} (standard error at the exact power {100 * sim_se:.1f} pp; "
+      f"{sim_errors:.1f} standard errors apart)")
 # 3. The formula: statsmodels' implementation, and its distance from the exact power.
 min_count = 20  # expected flagged and unflagged people per group for the normal approximation
 worst_closed_vs_statsmodels = max(abs(r["closed_form"] - r["statsmodels"]) for r in curve)

@@ -20,6 +20,7 @@ from faircode.benchmark.columns import (
     PERFORMANCE_KEY,
 )
 from faircode.benchmark.results_io import _csv_text, _read_as_text
+from faircode.results_csv import read_results_csv
 from faircode.benchmark.tables import (
     BY_GROUP_Q_VALUES,
     _add_by_group_q_values,
@@ -118,7 +119,8 @@ def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
     return tolerances.exact()
 
 
-def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], file: str) -> list[dict]:
+def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], file: str,
+                lines: pd.Series | None = None) -> list[dict]:
     committed = committed.set_index(key)
     current = current.set_index(key)
     diffs = []
@@ -127,7 +129,9 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
         base = {"file": file, **{k: ident.get(k, "") for k in [*FAIRNESS_KEY, "group"]}}
         row = {"tolerance": "exact", "difference": "", "within_tolerance": False}
         if idx not in current.index:
-            diffs.append({**base, "column": "(row)", "committed": "present", "current": "missing", **row})
+            at = f" (line {lines.loc[idx]})" if lines is not None else ""
+            diffs.append({**base, "column": "(row)", "committed": f"present{at}",
+                          "current": "missing: the run gives no such row", **row})
         elif idx not in committed.index:
             diffs.append({**base, "column": "(row)", "committed": "missing", "current": "present", **row})
         else:
@@ -141,6 +145,54 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
                               "difference": rule.excess(_cell(o), _cell(n)),
                               "within_tolerance": rule.matches(_cell(o), _cell(n))})
     return diffs
+
+
+def _read_committed(path: Path, key: list[str]) -> tuple[pd.DataFrame, pd.Series, list[dict]]:
+    """A committed results file as text, the line of each row, and a listing of its repeated rows.
+
+    A repeated key is listed once per extra row (with the lines that hold it) and only its first
+    row is compared: a copied row must not pass because it equals the row it copies.
+    """
+    file = read_results_csv(path, key=key, duplicates="keep")
+    frame = pd.DataFrame(list(file.rows), columns=list(file.columns), dtype=object)
+    lines = pd.Series(file.lines, index=frame.index)
+    repeated = frame.duplicated(subset=key, keep="first") if len(frame) else pd.Series([], dtype=bool)
+    listed = []
+    for ident, at in file.duplicates:
+        listed.append({"file": path.name, **_ident(key, ident), "column": "(row)",
+                       "committed": f"lines {', '.join(map(str, at))}",
+                       "current": f"duplicated: {len(at)} rows with this key, one expected",
+                       "tolerance": "exact", "difference": "", "within_tolerance": False})
+    return frame[~repeated.to_numpy()], lines[~repeated.to_numpy()], listed
+
+
+def _ident(key: list[str], values) -> dict:
+    ident = dict(zip(key, values))
+    return {k: ident.get(k, "") for k in [*FAIRNESS_KEY, "group"]}
+
+
+def _unaccounted(committed: pd.DataFrame, lines: pd.Series, key: list[str], file: str,
+                 covered: set[tuple[str, ...]]) -> list[dict]:
+    """Rows of a full check's committed file whose (audit, strategy, model) the run never fitted,
+    each with why: an audit, strategy or model the run does not have."""
+    audits = sorted({a for a, _, _ in covered})
+    listed = []
+    for i, row in committed.iterrows():
+        task = tuple(row[k] for k in PERFORMANCE_KEY)
+        if task in covered:
+            continue
+        audit, strategy, model = task
+        if audit not in audits:
+            why = f"no audit {audit!r} (the audits are {', '.join(audits)})"
+        elif (ran := sorted({s for a, s, _ in covered if a == audit})) and strategy not in ran:
+            why = f"{audit} has no strategy {strategy!r} (it runs {', '.join(ran)})"
+        else:
+            ran = sorted({m for a, s, m in covered if a == audit and s == strategy})
+            why = f"{audit} {strategy} has no model {model!r} (it runs {', '.join(ran)})"
+        listed.append({"file": file, **_ident(key, [row[k] for k in key]), "column": "(row)",
+                       "committed": f"present (line {lines.loc[i]})", "current": f"not produced by any run: {why}",
+                       "tolerance": "exact", "difference": "", "within_tolerance": False})
+    return listed
 
 
 def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
@@ -180,11 +232,15 @@ def _by_group_q_values_within(by_group: pd.DataFrame, committed: pd.DataFrame) -
 
 
 def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_dir="results", *,
-                    include_within: bool = False, by_group: pd.DataFrame | None = None) -> pd.DataFrame:
+                    include_within: bool = False, by_group: pd.DataFrame | None = None,
+                    complete: bool = False) -> pd.DataFrame:
     """List every cell where a fresh run differs from the committed results files beyond tolerance.
 
-    Only rows whose (audit, strategy, model) the fresh run covers are compared, so a check of
-    a subset ignores the rest of the committed table.
+    A partial check (``complete=False``) compares only the committed rows whose (audit, strategy,
+    model) the fresh run covers, so a check of a subset ignores the rest of the committed table
+    (`unchecked_rows` counts what it left out). A full check (``complete=True``: the run is the
+    whole benchmark) accounts for every committed row: a row of an audit, strategy or model the
+    run does not have is listed, with why.
 
     Parameters
     ----------
@@ -197,6 +253,8 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
     by_group : DataFrame, optional
         A fresh by-group table (``run_benchmark(return_by_group=True)``), compared with the
         committed ``results_by_group.csv`` the same way.
+    complete : bool, default False
+        The run is the full benchmark: a committed row no task of it produced is listed.
 
     Returns
     -------
@@ -208,19 +266,21 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         CSV holds them: identical text matches; otherwise by the rule of `column_tolerance`
         (``faircode.tolerances``: counts and labels exact, fitted-model quantities, Monte Carlo
         quantities, bootstrap endpoints and p-values each within their own tolerance). A
-        missing or extra row is always listed.
+        missing, extra or repeated row is always listed (column ``"(row)"``, with the file's
+        line numbers in ``committed`` and what is wrong in ``current``).
 
     Raises
     ------
     FileNotFoundError
         If a committed results file is missing.
+    faircode.results_csv.ResultsFileError
+        If a committed file is malformed (a row with more or fewer cells than the header, an
+        empty key cell, not UTF-8): the message names the file and the line.
     """
     from io import StringIO
 
     out = Path(output_dir)
     diffs: list[dict] = []
-    if (out / FAIRNESS_FILE).is_file():
-        fairness = _q_values_within(fairness, _read_as_text(out / FAIRNESS_FILE))
     covered = set(map(tuple, performance[PERFORMANCE_KEY].astype(str).to_numpy().tolist()))
     files = [
         (FAIRNESS_FILE, fairness, FAIRNESS_COLUMNS, FAIRNESS_KEY),
@@ -234,12 +294,44 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         path = out / name
         if not path.is_file():
             raise FileNotFoundError(f"committed results file {path} does not exist; run `faircode benchmark` first")
-        committed = _read_as_text(path)
-        in_run = committed[PERFORMANCE_KEY].apply(tuple, axis=1).isin(covered) if len(committed) else []
-        committed = committed[in_run] if len(committed) else committed
+        committed, lines, repeated = _read_committed(path, key)
+        diffs.extend(repeated)
+        if name == FAIRNESS_FILE:
+            df = _q_values_within(df, committed)
+        in_run = (committed[PERFORMANCE_KEY].apply(tuple, axis=1).isin(covered) if len(committed)
+                  else pd.Series([], dtype=bool))
+        if complete:
+            diffs.extend(_unaccounted(committed, lines, key, name, covered))
+        committed, lines = committed[in_run.to_numpy()], lines[in_run.to_numpy()]
         current = _read_as_text(StringIO(_csv_text(df[columns])))
-        diffs.extend(_diff_table(committed, current, key, name))
+        by_key = lines.set_axis(pd.MultiIndex.from_frame(committed[key]))
+        diffs.extend(_diff_table(committed, current, key, name, by_key))
     table = pd.DataFrame(diffs, columns=["file", *FAIRNESS_KEY, "group", "column", "committed", "current",
                                          "tolerance", "difference", "within_tolerance"])
     table["within_tolerance"] = table["within_tolerance"].astype(bool)
     return table if include_within else table[~table["within_tolerance"]].reset_index(drop=True)
+
+
+def unchecked_rows(performance: pd.DataFrame, output_dir="results") -> dict[str, int]:
+    """How many rows of each committed results file a partial check did not compare.
+
+    Parameters
+    ----------
+    performance : DataFrame
+        The partial run's performance table (one row per (audit, strategy, model) it fitted).
+    output_dir : str or Path, default "results"
+
+    Returns
+    -------
+    dict of str to int
+        File name -> committed rows of tasks the run did not cover (files that do not exist are
+        left out).
+    """
+    covered = set(map(tuple, performance[PERFORMANCE_KEY].astype(str).to_numpy().tolist()))
+    counts = {}
+    for name in (FAIRNESS_FILE, PERFORMANCE_FILE, BY_GROUP_FILE):
+        path = Path(output_dir) / name
+        if path.is_file():
+            file = read_results_csv(path, duplicates="keep")
+            counts[name] = sum(tuple(r.get(k, "") for k in PERFORMANCE_KEY) not in covered for r in file.rows)
+    return counts

@@ -16,9 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import yaml
-
-from site_src.errors import SiteError
+from site_src.errors import ConfigError, SiteError
 from site_src import filestate
 from site_src.filestate import hash_file
 
@@ -43,7 +41,8 @@ class BuildFacts:
 
     ``commit`` is the full hash of ``HEAD``, ``None`` outside a git repository; ``dirty`` is True
     when tracked files differ from it or untracked files (not ignored) exist, so the site may hold
-    something no commit has. ``date`` is the build time in UTC (ISO 8601), or the
+    something no commit has (generated files whose explainer is gone do not count: the build
+    removes them). ``date`` is the build time in UTC (ISO 8601), or the
     ``SOURCE_DATE_EPOCH`` time when that is set (the reproducible-builds convention).
     """
 
@@ -84,7 +83,12 @@ def build_facts(root: Path, explainer_paths: list[Path], *, now: datetime | None
         When git exists but cannot read the repository (a corrupt ``.git``).
     """
     root = Path(root)
-    commit, dirty = git_state(root)
+    # A generated file whose explainer is gone is removed by the build that succeeds: the site it
+    # makes comes from the tree without it (an explainer drafted and deleted leaves it untracked).
+    code_dir = root / "explainers" / "code"
+    slugs = {Path(p).stem for p in explainer_paths}
+    orphans = [f"explainers/code/{p.name}" for p in sorted(code_dir.glob("*.py")) if p.stem not in slugs]
+    commit, dirty = git_state(root, exclude=orphans)
     explainers = {}
     for path in sorted(explainer_paths):
         slug = path.stem
@@ -106,8 +110,9 @@ def from_json(data: dict) -> BuildFacts:
     return BuildFacts(**{**data, "explainers": explainers})
 
 
-def git_state(root: Path) -> tuple[str | None, bool]:
+def git_state(root: Path, *, exclude: list[str] = ()) -> tuple[str | None, bool]:
     """``(commit of HEAD, dirty)``; ``(None, False)`` when ``root`` is not in a git repository.
+    Changes to the files ``exclude`` names (relative to ``root``) do not count.
 
     Raises
     ------
@@ -115,7 +120,7 @@ def git_state(root: Path) -> tuple[str | None, bool]:
         ``git status`` failed inside a repository (its message is given).
     """
     try:
-        return filestate.git_state(root, strict=True)
+        return filestate.git_state(root, strict=True, exclude=exclude)
     except RuntimeError as err:
         raise SiteError(str(err)) from None
 
@@ -225,10 +230,14 @@ def results_facts(results_file: Path, root: Path) -> dict:
 
 def _audit_data(root: Path) -> list[tuple[str, str]]:
     """Each audit's data files with their sha256, as the manifests declare them."""
+    from faircode.manifest import ManifestError, read_manifest_yaml  # pydantic and pandas: only when drawn
+
     out = []
     for manifest in sorted((root / "audits").glob("*/audit.yaml")):
-        # libyaml's loader when it is there: the same result, several times faster (every build reads these).
-        spec = yaml.load(manifest.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        try:  # a YAML syntax error named by file and line, as the benchmark names it (issue 25)
+            spec = read_manifest_yaml(manifest, label=str(manifest.relative_to(root)))
+        except ManifestError as exc:
+            raise ConfigError(str(exc)) from None
         out += [(entry["file"], entry["sha256"]) for entry in _file_entries(spec)]
     return sorted(set(out))
 

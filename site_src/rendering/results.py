@@ -4,12 +4,12 @@ how the results page reads a cell (a code value as words, an empty cell, a true 
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 from pathlib import Path
 
 from faircode.formatting import did_you_mean  # NumPy-free
+from faircode.results_csv import ResultsFileError, read_results_csv  # NumPy-free
 from site_src.errors import CheckError
 
 
@@ -30,14 +30,14 @@ class ResultsTable:
 
     @functools.cached_property
     def rows(self) -> list[dict]:
-        with open(self.path, newline="", encoding="utf-8") as fh:
-            return [{k: _typed(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+        return [{k: _typed(v) for k, v in row.items()} for row in read_checked(self.path).rows]
 
     @functools.cached_property
     def df(self):
         """The table as a DataFrame (for the results page)."""
         import pandas as pd
 
+        read_checked(self.path)  # a malformed or repeated row: an error naming file and line
         return pd.read_csv(self.path)
 
     def lookup(self, **key) -> dict:
@@ -61,6 +61,16 @@ class ResultsTable:
         if len(rows) != 1:
             raise CheckError(f"result({_fmt(key)}): {len(rows)} rows match; name more columns so that exactly one does")
         return ResultRow(key, rows[0])
+
+
+def read_checked(path: Path):
+    """A results file read by `faircode.results_csv.read_results_csv`: a row with too many or too
+    few cells, a repeated row or bytes that are not UTF-8 raise ``CheckError`` naming the file and
+    the line, so the build reports it instead of a parser's traceback (or a doubled row)."""
+    try:
+        return read_results_csv(path)
+    except ResultsFileError as exc:
+        raise CheckError(f"{exc}; fix the file or re-run `faircode benchmark`") from None
 
 
 def _typed(text: str):

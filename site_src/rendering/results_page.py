@@ -14,7 +14,6 @@ most of a re-render's time, and a prose edit should not pay for it.
 
 from __future__ import annotations
 
-import csv
 import functools
 import shutil
 import tempfile
@@ -31,7 +30,7 @@ from site_src.publishing.provenance import results_facts
 from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.filters import gap as gap_pp
 from site_src.rendering.filters import pvalue
-from site_src.rendering.results import ResultsTable, is_missing, is_true, label, require_columns
+from site_src.rendering.results import ResultsTable, is_missing, is_true, label, read_checked, require_columns
 
 if TYPE_CHECKING:  # the build imports this module on every run; pandas only when the page is made
     import pandas as pd
@@ -159,8 +158,7 @@ def _dropped_per_audit(performance: Path) -> dict[str, int]:
     (empty when the performance file or its ``n_dropped`` column is absent)."""
     if not performance.exists():
         return {}
-    with open(performance, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_checked(performance).rows  # a malformed or repeated row: named by file and line
     return {r["audit_name"]: int(r["n_dropped"]) for r in rows if r.get("n_dropped", "") != ""}
 
 
@@ -171,6 +169,7 @@ def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
     import pandas as pd
 
     shutil.copyfile(path, out / path.name)
+    read_checked(path)  # a malformed or repeated row: an error naming file and line (issue 25)
     df = pd.read_csv(path, keep_default_na=False, na_values=[""])
     return {"csv_name": path.name, "n_rows": len(df), "options": group_filter_options(df),
             "defaults": GROUP_DEFAULTS, "table": groups_table_html(df, alpha=alpha),
@@ -261,7 +260,7 @@ def _cell(key: str, row: dict, *, small_sample: int) -> dict:
             return {"text": ""}
         warn = is_true(row.get("small_sample_warning"))
         return {"text": "● yes" if is_true(value) else "no",
-                "warn": _help(f"fewer than {small_sample} rows in a group: fragile") if warn else None}
+                "warn": _help(f"fewer than {small_sample} rows in a group: the p-value and interval stay valid, but the interval is wide and a real gap is easily missed") if warn else None}
     if is_missing(value):
         reason = row.get("reason")
         return {"text": "—", "attrs": [("data-value", ""), *_help(reason if not is_missing(reason) else None)]}

@@ -67,7 +67,7 @@ def test_each_explainer_says_how_to_verify_it(site_root, open_page):
         assert f"git clone {repo_url}.git" in text and f"git checkout {commit}" in text, slug
         # ... with the locked versions the page was built with, as the README installs them.
         assert "pip install --require-hashes -r requirements/site.txt" in text, slug
-        assert "pip install --no-deps -e ." in text and "pip install faircode\n" not in text, slug
+        assert "pip install --no-deps --no-build-isolation -e ." in text and "pip install faircode\n" not in text, slug
         assert f"python explainers/code/{slug}.py" in text, slug
         assert block.locator(f"a[href='{repo_url}/blob/{commit}/explainers/{slug}.numbers.json']").count() == 1
         assert 'should match "What it prints"' in text, slug

@@ -1,0 +1,67 @@
+"""`fairsite build` on ordinary bad input names the file and the line, never a raw traceback
+(issue 25, point 12): a YAML syntax error in an audit.yaml, a malformed or repeated row in a
+results file."""
+
+from __future__ import annotations
+
+import pytest
+
+from site_src import cli
+from site_src.errors import CheckError
+from site_src.rendering.results import ResultsTable
+from test_site_build import _copy_fixture
+
+
+def _build(root, capsys) -> tuple[int, str]:
+    code = cli.main(["--root", str(root), "build", "--jobs", "1"])
+    return code, capsys.readouterr().err
+
+
+def test_a_yaml_syntax_error_in_an_audit_manifest_is_named_with_its_line(tmp_path, capsys):
+    # On main the results page's provenance read every audit.yaml with yaml.load and the build
+    # ended in yaml's ParserError traceback.
+    root = _copy_fixture(tmp_path)
+    manifest = root / "audits" / "broken" / "audit.yaml"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text("name: Broken\ndataset:\n  file: data/x.csv\n  sha256: [unclosed\n")
+    code, err = _build(root, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "audits/broken/audit.yaml: line 5, column 1: YAML syntax error" in err
+
+
+@pytest.mark.parametrize("extra, named", [
+    ("toy,S2,logistic_regression", "line 4: 3 cells where the header has 13"),
+    ("toy,S2,logistic_regression,sex,selection_rate,0.2,0.3,-0.1,-0.15,-0.05,0.001,True,False",
+     "line 4: the same row as line 2 (audit=toy, strategy=S2, model=logistic_regression, attribute=sex, "
+     "metric=selection_rate)"),
+])
+def test_a_malformed_or_repeated_results_row_is_named_with_its_line(tmp_path, capsys, extra, named):
+    # On main: a TypeError from the template (a short row's cells read as None), or "2 rows match".
+    root = _copy_fixture(tmp_path)
+    results = root / "results" / "results_fairness.csv"
+    assert results.read_text().splitlines()[1].startswith(extra.split(",0.2")[0])  # the fixture's first row
+    with open(results, "a") as fh:
+        fh.write(extra + "\n")
+    code, err = _build(root, capsys)
+    assert code == 1 and "Traceback" not in err and "TypeError" not in err
+    assert f"{results}, {named}" in err.replace("\n", "")
+
+
+def test_a_results_lookup_on_a_repeated_row_names_both_lines(tmp_path):
+    path = tmp_path / "results_fairness.csv"
+    path.write_text("audit,strategy,model,attribute,metric,gap\n"
+                    "a,S0,m,sex,selection_rate,0.1\n"
+                    "a,S0,m,sex,selection_rate,0.2\n")
+    with pytest.raises(CheckError, match=r"results_fairness.csv, line 3: the same row as line 2"):
+        ResultsTable(path).lookup(audit="a", attribute="sex")
+
+
+def test_a_short_row_in_the_performance_file_is_named_with_its_line(tmp_path, capsys):
+    # On main: the results page read it with csv.DictReader and int(None) raised a TypeError.
+    root = _copy_fixture(tmp_path)
+    performance = root / "results" / "results_performance.csv"
+    performance.write_text("audit,audit_name,strategy,model,n_dropped\ntoy,Toy,S2,logistic_regression,0\n"
+                           "toy,Toy,S2\n")
+    code, err = _build(root, capsys)
+    assert code == 1 and "Traceback" not in err and "TypeError" not in err
+    assert f"{performance}, line 3: 3 cells where the header has 5" in err.replace("\n", "")
