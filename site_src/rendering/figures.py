@@ -8,6 +8,7 @@ in its run: ``site_src.execution``.)
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,7 +108,10 @@ def _draw(rows: pd.DataFrame, metrics: list[str], combos: list[tuple[str, str]],
         ticks = [f"{s} · {label(m)}" for s, m in combos]
         for ax, metric in zip(axes, metrics):
             _panel(ax, rows[rows["metric"] == metric], combos, attributes)
-            ax.set_title(FIGURE_METRICS[metric], fontsize=10)
+            # On a phone the axes are narrower than the wide figure's title lines: wrap them shorter.
+            title_text = "\n".join(textwrap.wrap(FIGURE_METRICS[metric].replace("\n", " "), 28)) if narrow \
+                else FIGURE_METRICS[metric]
+            ax.set_title(title_text, fontsize=10)
             if narrow or ax is axes[0]:  # side by side, the panels share the first one's y axis
                 ax.set_yticks(range(len(combos)), ticks)
                 ax.invert_yaxis()  # S0 at the top, as in the table
