@@ -57,9 +57,11 @@ def on_page_content(html, page, config, files):
     """
     m = _DOCUMENT_WRAPPER.match(html)
     html = m.group(1) if m else html
-    html = insert_fragments(html, Path(page.file.abs_src_path).parent if page.file.abs_src_path else None)
-    html = define_terms(html, glossary_page=page.file.src_uri == "glossary/index.md")
-    if page.file.src_uri.startswith("explainers/"):
+    file = getattr(page, "file", None)
+    src = file.src_uri if file is not None else ""
+    html = insert_fragments(html, Path(file.abs_src_path).parent if file is not None and file.abs_src_path else None)
+    html = define_terms(html, glossary_page=src == "glossary/index.md")
+    if src.startswith("explainers/"):
         html = add_reading_time(html, page)
     # Permalinks (the ¶ after each heading) are for the mouse: left in the tab order, a keyboard
     # reader meets one before each section's content (issue 28). The table of contents, after
