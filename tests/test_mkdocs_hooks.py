@@ -166,3 +166,5 @@ def test_the_404_page_finds_the_site_root_wherever_it_is_served(tmp_path):
     assert 'src="./assets/bundle.js"' in out and 'href="//cdn.example/x.css"' in out  # not the site's: kept
     head = out.split("<head>", 1)[1]
     assert head.lstrip().startswith("<script>") and "fairsite-manifest.json" in head.split("<link")[0]
+    # The address it was built for, as a <base> the preloader reads, before any URL that needs it.
+    assert '</script>\n<base href="/fair-code/">\n<link rel="stylesheet" href="./assets/main.css">' in head

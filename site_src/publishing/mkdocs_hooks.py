@@ -186,12 +186,15 @@ def on_post_page(output, page, config):
 
 # ----------------------------------------------------------------------------------- the 404 page
 
-# Finds the site's root from wherever the 404 page is served: the nearest folder above the
-# missing address that holds the site's manifest (fairsite-manifest.json, written at the root).
-# Synchronous on purpose: the <base> it writes must exist before the stylesheets are read.
+# Finds the site's root from wherever the 404 page is served: the address it was built for, or
+# else the nearest folder above the missing address that holds the site's manifest
+# (fairsite-manifest.json, written at the root). Synchronous on purpose: the <base> it writes
+# must exist before the stylesheets are read. The page also carries a <base> for the address it
+# was built for, after this script: the browser's preloader reads that one, so at the usual
+# address nothing is fetched twice; elsewhere the script's <base> comes first and wins.
 _FIND_ROOT = """<script>(function () {
   var built = %s, path = location.pathname, root = null;
-  if (path.indexOf(built) === 0) root = built;
+  if (path.indexOf(built) === 0) { window.fcSiteRoot = built; return; }
   var parts = path.replace(/[^/]*$/, "").split("/");
   for (var i = parts.length - 1; root === null && i > 0; i--) {
     var candidate = parts.slice(0, i).join("/") + "/";
@@ -232,7 +235,8 @@ def on_post_build(config):
     # href="/fair-code/x" -> href="./x" (not "//host": a protocol-relative URL is not the site's)
     text = re.sub(r'((?:href|src|srcset)=")' + re.escape(prefix) + r"(?!/)", r"\1./", text)
     head = re.search(r"<head>\s*", text)
-    text = text[:head.end()] + _FIND_ROOT % json.dumps(prefix) + "\n" + text[head.end():]
+    text = (text[:head.end()] + _FIND_ROOT % json.dumps(prefix) + f'\n<base href="{html_lib.escape(prefix)}">\n'
+            + text[head.end():])
     config_end = re.search(r'<script id="__config"[^>]*>.*?</script>', text, flags=re.S)
     if config_end:
         text = text[:config_end.end()] + _FIX_CONFIG % json.dumps(prefix) + text[config_end.end():]
