@@ -230,3 +230,18 @@ def test_the_glossary_states_the_level_the_results_page_uses():
     significant = next(t for t in TERMS if t.anchor == "significant")
     assert f"q-value is below {ALPHA:g}" in significant.definition
     assert f"p below {ALPHA:g}" in significant.definition
+
+
+def test_the_rows_file_is_a_script_holding_every_row(table, tmp_path):
+    """The rows results.js loads on demand: a script (it loads from a site opened from disk, where
+    fetch() cannot), every row, without the labels the script gives back from the headings."""
+    from site_src.rendering.results_page import _write_rows
+
+    _write_rows(tmp_path / "rows.js", "results", table_rows(table))
+    text = (tmp_path / "rows.js").read_text(encoding="utf-8")
+    prefix = '(window.fcRows = window.fcRows || {})["results"] = '
+    assert text.startswith(prefix) and text.endswith(";\n")
+    html = json.loads(text[len(prefix):-2])
+    assert html.count("<tr data-audit=") == len(table) and "data-label" not in html
+    assert "</" not in text  # nothing in it can end the script early
+    assert re.sub(r' data-label="[^"]*"', "", "\n".join(table_rows(table))) == html

@@ -18,6 +18,15 @@
     if (table.fcWaiting.length > 1) return;  // already loading
     function finish() {
       table.tBodies[0].innerHTML = window.fcRows[name];
+      // The rows file leaves out each cell's data-label (its column's name, which a phone shows
+      // above the value): the headings give it back.
+      var labels = Array.prototype.map.call(table.tHead.rows[0].cells, function (th) {
+        var named = th.querySelector(".fc-sort") || th;
+        return named.firstChild ? named.firstChild.textContent.trim() : "";
+      });
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+        Array.prototype.forEach.call(row.cells, function (cell, i) { cell.setAttribute("data-label", labels[i]); });
+      });
       table.dataset.fcComplete = "true";
       var waiting = table.fcWaiting;
       table.fcWaiting = [];
