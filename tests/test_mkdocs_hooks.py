@@ -140,7 +140,7 @@ def test_an_explainer_gets_its_reading_time_and_its_card_too():
     page = SimpleNamespace(url="explainers/x/")
     out = mkdocs_hooks.add_reading_time(html, page)
     # 700 + 2 + 1 (title) + 2 (subtitle) + 1 (summary) visible words at 230 a minute: 4 minutes
-    assert '<p class="fc-subtitle">A question?</p>\n<p class="fc-reading-time"><span class="fc-reading-time__minutes">4 min read' in out
+    assert '<p class="fc-subtitle">A question?</p>\n<p class="fc-reading-time"><span class="fc-reading-time__minutes" title="at 230 words a minute, folds closed">4 min read</span></p>' in out
     home = ('<div class="grid cards fc-cards"><ul><li><p><strong><a href="explainers/x/">X</a></strong></p>'
             '<p><a href="explainers/x/" tabindex="-1" aria-hidden="true"><img></a></p></li></ul></div>')
     card = mkdocs_hooks.on_post_page(home, SimpleNamespace(is_homepage=True), None)

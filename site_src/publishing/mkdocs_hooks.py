@@ -153,8 +153,9 @@ def add_reading_time(html: str, page) -> str:
 
 
 def _reading_time_text(minutes: int) -> str:
-    return f'<span class="fc-reading-time__minutes">{minutes} min read</span>' \
-           f'<span class="fc-visually-hidden"> (at {WORDS_PER_MINUTE} words a minute, folds closed)</span>'
+    # The rate is in the line's title (hover), not in its words: the line is not prose to count.
+    return (f'<span class="fc-reading-time__minutes" title="at {WORDS_PER_MINUTE} words a minute, folds closed">'
+            f"{minutes} min read</span>")
 
 
 # A card's title link on the home page (the thumbnail's link has tabindex="-1" and is skipped).
