@@ -112,6 +112,7 @@ for t in tables:
     heterogeneity_x2 += float(np.sum((t - expected) ** 2 / expected))
 heterogeneity_diff = abs(heterogeneity_x2 - sum(chi2_contingency(t, correction=False)[0] for t in tables))
 p_each_decile = float(chi2.sf(heterogeneity_x2, heterogeneity_dof))
+n_deciles_same_sign = sum(np.sign(row["gap"]) == np.sign(np.log(cmh_or)) for row in by_decile)
 print(f"equal rates in every decile: X2 = {heterogeneity_x2:.1f} on {heterogeneity_dof} dof, "
       f"{format_p_value(p_each_decile)}")
 
