@@ -249,7 +249,7 @@ observed_rates = {g: float(flagged[(groups == g) & negative].mean()) for g in h[
 for x, at in enumerate(order):
     a, b = pair_names[at]
     ax.bar(x, 100 * maxt_q95_fpr * h["se"][at], color="#9ecae1", width=0.6,
-           label="maxT's bar (the pair's own standard errors)" if x == 0 else None)
+           label="maxT's bar (the pair's standard errors, from the pooled rate)" if x == 0 else None)
     ax.plot(x, 100 * abs(observed_rates[a] - observed_rates[b]), "o", color="#D55E00",
             label="observed gap" if x == 0 else None)
 ax.axhline(100 * range_q95_fpr, color="black", linestyle="--", label="the range test's bar (one for all)")
