@@ -139,7 +139,7 @@ def test_target_and_flag_are_told_apart_and_pinned_counts_are_not_published(tmp_
     compas = html.unescape(page.split("{ #recidivism-risk }")[1].split("\n## ")[0])
     assert "| Target | `two_year_recid` = 1 (a new charge within two years) |" in compas
     assert '| Flagged | predicted to have it (on the COMPAS pages: a decile score of 5 or more' in compas
-    published, pinned = compas.split("Counts the site pins (not published) (8)")
+    published, pinned = compas.split("Counts the site pins, not published (8)")
     assert "| 805 |" in published and "| 641 |" not in published  # ProPublica's FP on all rows; the site's filtered FP
     assert "| 641 |" in pinned and "propublica.org" not in pinned
     assert "Published facts the build checks (19)" in published
