@@ -36,7 +36,9 @@ in a private module of its own, which this namespace gathers, the layout of
   ``SMALL_SAMPLE_THRESHOLD``); ``_validation``: the input checks, shared options and special
   functions every family uses.
 
-Each module's docstring cites the references of its family, and each function's docstring those
+Each module's docstring cites the sources of its family (Good 2005 and Phipson and Smyth 2010
+for the permutation tests, Efron 1987 and Efron and Tibshirani 1993 for the bootstrap, Holm
+1979 and Benjamini and Hochberg 1995 for the adjustments), and each function's docstring those
 of its method.
 
 Vocabulary, the same in every function and result here and in :mod:`faircode.metrics`: ``a``
@@ -48,23 +50,6 @@ difference of rates, in [-1, 1]). The data are positional, as in SciPy's two-sam
 keywords ``disadvantaged=`` and ``advantaged=`` and hands their outcomes over as
 ``GroupOutcomes.a`` and ``.b``. With k groups (:func:`pairwise_tests`) ``a`` is the group
 compared and ``b`` the one it is compared with (the reference, when there is one).
-
-References
-----------
-.. [1] Good, P. I. (2005). *Permutation, Parametric, and Bootstrap Tests of Hypotheses*,
-   3rd ed. Springer.
-.. [2] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero:
-   calculating exact p-values when permutations are randomly drawn. *Statistical Applications
-   in Genetics and Molecular Biology* 9(1), Article 39.
-.. [3] Efron, B. (1987). Better bootstrap confidence intervals. *Journal of the American
-   Statistical Association* 82(397), 171-185.
-.. [4] Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*. Chapman &
-   Hall, ch. 14.
-.. [5] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
-   *Scandinavian Journal of Statistics* 6(2), 65-70.
-.. [6] Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery rate: a practical
-   and powerful approach to multiple testing. *Journal of the Royal Statistical Society B*
-   57(1), 289-300.
 """
 
 from faircode.formatting import format_p_value

@@ -2,21 +2,15 @@
 
 fairlearn's ``MetricFrame.difference()`` and Aequitas report the largest of k group gaps as it
 is. The largest of many noisy gaps is biased upward (it is a maximum), so :func:`max_gap_test`
-judges it against the permutation distribution of the maximum itself [1]_, with a Monte Carlo
-p-value that is never 0 [2]_; :func:`pairwise_tests` tests each pair with the two-group
-permutation test and adjusts the family (:mod:`faircode.significance._multiplicity`). The tests
-that weigh each group's gap by its standard error (:func:`homogeneity_test`, :func:`max_t_test`)
-are in :mod:`faircode.significance._homogeneity`; the tests within strata in
+judges it against the permutation distribution of the maximum itself (Good 2005), with a Monte
+Carlo p-value that is never 0 (Phipson and Smyth 2010; both cited in full in
+:mod:`faircode.significance._permutation` and in the functions' docstrings);
+:func:`pairwise_tests` tests each pair with the two-group permutation test and adjusts the
+family (:mod:`faircode.significance._multiplicity`). The tests that weigh each group's gap by its
+standard error (:func:`homogeneity_test`, :func:`max_t_test`) are in
+:mod:`faircode.significance._homogeneity`; the tests within strata in
 :mod:`faircode.significance._strata`; the per-group score interval, :func:`wilson_interval`, in
 :mod:`faircode.significance._intervals`.
-
-References
-----------
-.. [1] Good, P. I. (2005). *Permutation, Parametric, and Bootstrap Tests of Hypotheses*,
-   3rd ed. Springer.
-.. [2] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero:
-   calculating exact p-values when permutations are randomly drawn. *Statistical Applications
-   in Genetics and Molecular Biology* 9(1), Article 39.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Score intervals for 0/1 outcomes: the intervals of the benchmark's results table.
 
 :func:`proportion_difference_ci` (a difference of two rates: Newcombe's hybrid score interval
-from Wilson limits [1]_, or Agresti-Caffo [2]_), :func:`proportion_ratio_ci` (a ratio of two
-rates: MOVER-R with Wilson limits [3]_, or Koopman's score interval [4]_) and
-:func:`wilson_interval` (one rate [5]_). No resampling: the bootstrap intervals are in
-:mod:`faircode.significance._bootstrap`.
-
-References
-----------
-.. [1] Newcombe, R. G. (1998). Interval estimation for the difference between independent
-   proportions: comparison of eleven methods. *Statistics in Medicine* 17(8), 873-890.
-.. [2] Agresti, A. and Caffo, B. (2000). Simple and effective confidence intervals for
-   proportions and differences of proportions result from adding two successes and two
-   failures. *The American Statistician* 54(4), 280-288.
-.. [3] Donner, A. and Zou, G. Y. (2012). Closed-form confidence intervals for functions of the
-   normal mean and standard deviation. *Statistical Methods in Medical Research* 21(4), 347-359.
-.. [4] Koopman, P. A. R. (1984). Confidence intervals for the ratio of two binomial
-   proportions. *Biometrics* 40(2), 513-517.
-.. [5] Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
-   inference. *Journal of the American Statistical Association* 22(158), 209-212.
+from Wilson limits, Newcombe 1998, or Agresti and Caffo 2000), :func:`proportion_ratio_ci` (a
+ratio of two rates: MOVER-R with Wilson limits, Donner and Zou 2012, or Koopman's score interval,
+Koopman 1984) and :func:`wilson_interval` (one rate, Wilson 1927). No resampling: the bootstrap
+intervals are in :mod:`faircode.significance._bootstrap`. The full references are in each
+function's docstring.
 """
 
 from __future__ import annotations

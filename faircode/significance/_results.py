@@ -4,16 +4,11 @@
 (:func:`~faircode.significance.permutation_test_result`), :class:`SignificanceReport`
 (:func:`~faircode.significance.significance_report`), the base class every result with a
 ``p_value`` and a ``p_value_floor`` shares (it prints the p-value with
-:func:`faircode.formatting.format_p_value`, never "p = 0", after Phipson and Smyth [1]_), the
-:class:`DegenerateSampleWarning` of the resampling procedures, and ``SMALL_SAMPLE_THRESHOLD``.
-The results of the k-group and stratified tests live with those tests
-(:mod:`faircode.significance._groups`, ``_homogeneity``, ``_strata``).
-
-References
-----------
-.. [1] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero:
-   calculating exact p-values when permutations are randomly drawn. *Statistical Applications
-   in Genetics and Molecular Biology* 9(1), Article 39.
+:func:`faircode.formatting.format_p_value`, never "p = 0", after Phipson and Smyth 2010, cited in
+:mod:`faircode.significance._permutation`), the :class:`DegenerateSampleWarning` of the
+resampling procedures, and ``SMALL_SAMPLE_THRESHOLD``. The results of the k-group and stratified
+tests live with those tests (:mod:`faircode.significance._groups`, ``_homogeneity``,
+``_strata``).
 """
 
 from __future__ import annotations

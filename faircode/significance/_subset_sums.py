@@ -4,14 +4,9 @@ A relabelling of ``n_a + n_b`` rows (or whole clusters) under the null is a unif
 ``n_a``-subset; the gap it gives is linear in the sum of the outcomes in that subset.
 :class:`_SubsetSums` draws such sums in batches without materialising permutations (bit sets of
 the chosen rows, byte-indexed tables of partial sums), and :mod:`._permutation` turns them into
-gaps and p-values. Part of the permutation family: see :mod:`faircode.significance._permutation`
-for the tests and their references (Good [1]_ for the test, Phipson and Smyth for the Monte Carlo
-p-value).
-
-References
-----------
-.. [1] Good, P. I. (2005). *Permutation, Parametric, and Bootstrap Tests of Hypotheses*,
-   3rd ed. Springer.
+gaps and p-values. Part of the permutation family: :mod:`faircode.significance._permutation`
+holds the tests and their references (Good 2005 for the test, Phipson and Smyth 2010 for the Monte
+Carlo p-value).
 """
 
 from __future__ import annotations
