@@ -14,7 +14,8 @@ collect -> extract -> execute -> check -> render -> site. Each stage has a folde
   results explorer and its cache), ``figures`` (its matplotlib figures), ``results`` (lookups in
   the results file), ``notebook``, ``filters``, ``glossary``, ``terminal``.
 - ``publishing/``: stage 6: ``mkdocs_site`` (MkDocs makes ``site/``), ``mkdocs_hooks``,
-  ``linkcheck``, ``provenance`` (where a build came from), ``publish``.
+  ``linkcheck``, ``provenance`` (where a build came from), ``publish``, ``serve`` (the server of
+  ``fairsite serve``, with a failed rebuild's banner).
 
 Beside them: ``cli`` (the ``fairsite`` command), ``errors`` (the exception tree) and
 ``filestate`` (file digests remembered by metadata; read before anything heavy is imported).

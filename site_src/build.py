@@ -183,7 +183,7 @@ def build(options: BuildOptions) -> BuildReport:
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
-            accepted = _finish(root, options, explainers, code_files, runs, checked)
+            accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
@@ -195,7 +195,7 @@ def build(options: BuildOptions) -> BuildReport:
             warnings, manifest = _site(root, stage, runs, facts, options)
             swap_in(stage, root)
             record_outputs(root, fingerprint)
-        accepted = _finish(root, options, explainers, code_files, runs, checked)
+        accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, wall_s=time.perf_counter() - started)
 
@@ -288,21 +288,25 @@ def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.Buil
 
 
 def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code_files: list[CodeFile],
-            runs: list[RunResult], checked: _Checked) -> list[str]:
+            runs: list[RunResult], checked: _Checked, facts: provenance.BuildFacts) -> list[str]:
     """What only a build that succeeded writes: the generated code, the checks that passed (its
     pages were made from what passed), the accepted numbers (their paths are returned) and the
     state the next build compares (`_record_state`)."""
     publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed
     checked.passed.save()
     accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
-    _record_state(root, options, explainers, runs, checked.notes)
+    _record_state(root, options, explainers, runs, checked.notes, facts)
     return accepted
 
 
 def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer], runs: list[RunResult],
-                  notes: list[str]) -> None:
+                  notes: list[str], facts: provenance.BuildFacts) -> None:
     """After a plain successful ``build``, record the metadata of everything it consulted, so the
-    next one can say "nothing changed" without importing or hashing anything (site_src.filestate)."""
+    next one can say "nothing changed" without importing or hashing anything (site_src.filestate).
+
+    The git state recorded is the one the pages show (``facts``, read before the build), not the
+    one after it: removing an orphaned generated file can make a dirty tree clean (or a clean one
+    dirty), and the next build must then run to say so in the pages."""
     # A run whose reads the cache cannot track re-runs on every build: never answered early.
     if not options.plain or any(r.untracked and e.meta.inputs is None for e, r in zip(explainers, runs)):
         return
@@ -337,7 +341,8 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
         "notes": notes,
     }
     filestate.record(root, files={p for p in files if "__pycache__" not in p.parts},
-                     dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary)
+                     dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary,
+                     git=(facts.commit, facts.dirty))
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ def _explainer(code: str, *, prose: str = "Prose.", front: str = "", check: str 
 
 
 def _write(root: Path, slug: str, source: str) -> None:
-    (root / "explainers" / f"{slug}.md").write_text(source)
+    # Each its own title: two explainers with one title are refused (issue 25.15b).
+    (root / "explainers" / f"{slug}.md").write_text(source.replace("title: Case\n", f"title: Case {slug}\n", 1))
 
 
 def _line_of(source: str, needle: str) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from site_src.rendering.environment import markdown_text
 from site_src.sources.collect import CODE_PLACEHOLDER
 
 __all__ = ["CELL_MARK", "cell_outputs", "page_notebook", "page_notebook_json", "split_cells"]
@@ -80,7 +81,8 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
         without ``# %%`` cells is split further at its commented steps (``split_cells``), with the
         outputs on its last piece.
     title, subtitle : str
-        The page's title and subtitle, the first Markdown cell.
+        The page's title and subtitle, the first Markdown cell: plain text, escaped there so
+        that Markdown or HTML in them is shown as typed.
     code_rel : str
         The generated script's path in the repository, named in the first cell.
 
@@ -89,7 +91,8 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
     str
         nbformat 4 JSON; identical for identical arguments (numbered cell ids, no dates).
     """
-    intro = (f"# {title}\n\n*{subtitle}*\n\nThis notebook is the explainer page: its text, and its code "
+    # The title and subtitle are text, shown as themselves, as the page shows them (``markdown_text``).
+    intro = (f"# {markdown_text(title)}\n\n*{markdown_text(subtitle)}*\n\nThis notebook is the explainer page: its text, and its code "
              f"(the same as `{code_rel}`) with the outputs of the build that made the page. Start Jupyter "
              "from the root of a clone of the Fair Code repository after the README's install step: the "
              "code reads the audits and data from there. Running it again should print the same.")

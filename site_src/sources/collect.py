@@ -177,9 +177,27 @@ def collect(explainers_dir: Path) -> list[Explainer]:
                 problems.append(f"{e.display_path}: related: an explainer cannot list itself ('{rel}')")
             elif rel not in slugs:
                 problems.append(f"{e.display_path}: related: no explainer '{rel}'{did_you_mean(rel, slugs)}")
+    problems += _same_titles(explainers)
     if problems:
         raise ConfigError("\n".join(problems))
     return sorted(explainers, key=lambda e: (e.meta.order, e.slug))
+
+
+def title_key(title: str) -> str:
+    """What makes two titles the same to a reader: case and runs of spaces do not count."""
+    return " ".join(str(title).split()).casefold()
+
+
+def _same_titles(explainers: list[Explainer]) -> list[str]:
+    """Two explainers with one title: the navigation, search and links could not tell them apart."""
+    first: dict[str, Explainer] = {}
+    problems = []
+    for e in sorted(explainers, key=lambda e: e.slug):
+        other = first.setdefault(title_key(e.meta.title), e)
+        if other is not e:
+            problems.append(f"{e.display_path}: title: {e.meta.title!r} is already the title of {other.display_path}; "
+                            "give each explainer its own title")
+    return problems
 
 
 def parse_explainer(path: Path) -> Explainer:
