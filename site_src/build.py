@@ -28,7 +28,7 @@ from faircode.formatting import did_you_mean
 from site_src import filestate
 from site_src.filestate import ENV_VARS
 from site_src.checking import check as check_stage
-from site_src.checking import lint, snapshot
+from site_src.checking import lint, published, snapshot
 from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
@@ -237,11 +237,14 @@ class _Checked:
 
 
 def _check(explainers: list[Explainer], runs: list[RunResult], *, options: BuildOptions, cache_dir: Path) -> _Checked:
-    """Stage 4: each explainer's prose for bare numbers, its ``checks:`` over its run's values,
-    and its cited numbers against the accepted ones, by the rule of ``options.numbers``."""
+    """Stage 4: the datasheets' published facts; each explainer's prose for bare numbers, its
+    ``checks:`` over its run's values, and its cited numbers against the accepted ones, by the
+    rule of ``options.numbers``."""
     by_slug = {r.slug: r for r in runs}
     checked = _Checked(cache.PassedChecks(
         cache_dir, enabled=options.use_cache and options.numbers in (NumbersMode.BUILD, NumbersMode.SERVE)))
+    # The datasheets' published facts against the data (counts exact), with their citations.
+    checked.errors += published.verify(Path(options.root), use_cache=options.use_cache)
     for e in explainers:
         run = by_slug.get(e.slug)
         if run is None:  # its run failed (reported above); its prose is still checked
@@ -333,7 +336,7 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
     for folder in (Path(__file__).parent, _faircode_dir(), root / "docs", root / "site", root / "results"):
         tree(folder)
     files.update({root / "mkdocs.yml", root / provenance.LOCK_FILE, root / LAST_BUILD,
-                  *(root / "audits").glob("*/audit.yaml")})
+                  *(root / "audits").glob("*/audit.yaml"), *(root / "data").glob("*.md")})
     dirs.update(p.parent for p in (root / "audits").glob("*/audit.yaml"))
     summary = {
         "runs": [{"slug": r.slug, "duration_s": r.duration_s, "peak_memory_mb": r.peak_memory_mb, "run_at": r.run_at,
@@ -406,9 +409,10 @@ def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult],
                 yield filestate.hash_file(path)
     # A fork's addresses given through the environment (mkdocs.yml reads them with !ENV).
     yield " ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS)
-    # The manifests too: the glossary's table of what each audit's words mean is read from them.
+    # The manifests too: the glossary's table of what each audit's words mean is read from them;
+    # and the datasheets, which the data page is made of.
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
-                 *sorted((root / "audits").glob("*/audit.yaml"))):
+                 *sorted((root / "audits").glob("*/audit.yaml")), *sorted((root / "data").glob("*.md"))):
         yield str(path.relative_to(root))
         yield filestate.hash_file(path)
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",

@@ -126,7 +126,7 @@ def pvalue(value, n_resamples: int | None = None) -> str:
 
     ``n_resamples`` is the number ``m`` of Monte Carlo relabellings behind the p-value, whose
     smallest value under the ``(b + 1) / (m + 1)`` convention is ``1 / (m + 1)``: a p at that
-    floor (no relabelling as extreme) reads ``p ≤ 1/(m + 1)``, e.g. ``p ≤ 1/2,001`` for 2,000
+    floor (no relabelling as extreme) reads ``p = 1/(m + 1)``, e.g. ``p = 1/2,001`` for 2,000
     shuffles. Without it the p-value is exact: ``p = 0.034``, ``p = 0.0012``, ``p = 2.1 × 10⁻⁹``.
     """
     p = _real_arg(value, "pvalue")
