@@ -220,6 +220,7 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
             timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
             inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
+            expected_warnings={e.slug: [w.match for w in e.meta.warnings] for e in explainers},
             use_cache=options.use_cache, force_all=options.force_all, force=options.force,
             on_done=options.on_run_done,
         )
@@ -254,6 +255,8 @@ def _check(explainers: list[Explainer], runs: list[RunResult], *, options: Build
         if checked.passed.holds(e.slug, key):
             continue  # the same source, run and accepted numbers passed every check before
         found = lint.bare_numbers(e) + check_stage.run_checks(e, run)
+        if options.numbers is NumbersMode.CHECK:  # `build` names them in the run's warnings instead
+            found += check_stage.unexpected_warnings(e, run)
         checked.errors += found
         if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
             checked.to_accept.append((e, run))
@@ -311,7 +314,8 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
     one after it: removing an orphaned generated file can make a dirty tree clean (or a clean one
     dirty), and the next build must then run to say so in the pages."""
     # A run whose reads the cache cannot track re-runs on every build: never answered early.
-    if not options.plain or any(r.untracked and e.meta.inputs is None for e, r in zip(explainers, runs)):
+    if not options.plain or any((r.untracked and e.meta.inputs is None) or r.changed_its_inputs
+                                for e, r in zip(explainers, runs)):
         return
     files: set[Path] = set()
     dirs: set[Path] = set()

@@ -55,7 +55,7 @@ def test_cells_split_at_step_comments_only_between_statements():
 def test_page_notebook_holds_prose_code_and_outputs_in_page_order(tmp_path):
     svg = tmp_path / "figure-1.svg"
     svg.write_text('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10pt" height="10pt"></svg>\n')
-    parts = [("markdown", "Some *prose* first."), ("code", CODE, "3.14 2\n", [svg]), ("markdown", "Then more.")]
+    parts = [("markdown", "Some *prose* first."), ("code", CODE, [("stdout", "3.14 2\n")], [svg]), ("markdown", "Then more.")]
     args = dict(title="T <b>", subtitle="Why?", code_rel="explainers/code/t.py")
     text = page_notebook_json(parts, **args)
     assert text == page_notebook_json(parts, **args)  # byte-identical: no random cell ids

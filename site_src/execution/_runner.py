@@ -48,7 +48,7 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     recorder = _InputRecorder(root, out_dir)
     figures = _FigureCapture(_pyplot(), out_dir)
     _seed_global_rngs()
-    namespace = {"__name__": "__main__", "__file__": str(code_path)}
+    namespace = _main_module(code_path, spec, out_dir).__dict__
     result = _run_code(spec, code_path, root, namespace, recorder=recorder, figures=figures)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -57,6 +57,48 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells")))
     (out_dir / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True))
     return 0
+
+
+def _main_module(code_path: Path, spec: dict, out_dir: Path):
+    """A fresh ``__main__`` module for the code to run in, as ``python explainers/code/<slug>.py``
+    gives a script: ``sys.modules["__main__"]`` is the module whose namespace the code defines
+    its names in, so pickle finds a function or class the code defines by reference
+    (``__main__.f``), as a process pool (``ProcessPoolExecutor``, ``multiprocessing``, joblib)
+    sends it to its workers.
+
+    A worker started by "spawn" runs the main module's file again as ``__mp_main__``. The file
+    the reader runs is written only once the build succeeds, so it may be stale or missing: such
+    a worker is pointed at a copy of the code this run executes (in ``out_dir``)."""
+    import builtins
+    import types
+
+    module = types.ModuleType("__main__")
+    module.__file__ = str(code_path)
+    module.__builtins__ = builtins
+    sys.modules["__main__"] = module
+    code = spec.get("code_text")
+    if code is not None and (not code_path.exists() or code_path.read_text(encoding="utf-8") != code):
+        copy = out_dir / "main.py"
+        copy.write_text(code, encoding="utf-8")
+        _spawn_main_from(code_path, copy)
+    return module
+
+
+def _spawn_main_from(code_path: Path, copy: Path) -> None:
+    """Make workers multiprocessing spawns run ``copy`` as their main module where they would run
+    ``code_path``. (joblib's loky workers do not run the main module: cloudpickle sends the
+    functions ``__main__`` defines by value.)"""
+    import multiprocessing.spawn as mp_spawn
+
+    real = mp_spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = real(name)
+        if data.get("init_main_from_path") == str(code_path):
+            data["init_main_from_path"] = str(copy)
+        return data
+
+    mp_spawn.get_preparation_data = get_preparation_data
 
 
 def _pyplot():
@@ -101,7 +143,8 @@ def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recor
     result: dict = {"status": "ok"}
     started = time.perf_counter()
     try:
-        result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"], figures=figures)
+        result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"], figures=figures,
+                                    line_of=lambda line: _source_line(spec, line))
     except BaseException as exc:  # noqa: BLE001 - everything the explainer raises is reported
         result = {"status": "error", **_describe_error(exc, code_path, spec)}
         result["memory_exceeded"] = isinstance(exc, MemoryError)
@@ -125,6 +168,8 @@ def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figu
         "packages": _packages(),
         "data_files": sorted(recorder.opened),
         "untracked": list(recorder.untracked),
+        "written": list(recorder.written),
+        "written_outside": recorder.written_outside(),
         "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "python": sys.version.split()[0],
     }
@@ -149,18 +194,23 @@ def in_environment(path: Path) -> bool:
 
 
 class _InputRecorder:
-    """An audit hook (PEP 578) recording what the run reads.
+    """An audit hook (PEP 578) recording what the run reads and writes.
 
     Files opened through Python (``open``, ``os.open``, ``io.open``, and C code that calls them,
     such as pandas or NumPy) are recorded by path, so their digests join the cache key; an
     ``open`` of a bare file descriptor is resolved through ``/proc/self/fd``. What cannot be
-    keyed by a file's digest is recorded as a sentence in ``untracked``: SQLite connections,
-    child processes (``subprocess``, ``os.system``, ``os.exec*``, ``os.posix_spawn``,
-    ``os.spawn*``, ``os.fork``), directory listings inside the project (``os.listdir``,
-    ``os.scandir`` and so ``os.walk``, ``glob``, ``pathlib`` globbing), project libraries
-    loaded with ``ctypes`` and network connections. The import system's own listings are not
-    the run's. Reads by C code that calls the C library directly raise no audit event and
-    cannot be seen; explainers that use such code declare ``inputs:``.
+    keyed by a file's digest is recorded as a sentence in ``untracked``: SQLite connections
+    (a database the run creates too: it may grow from one run to the next), child processes
+    (``subprocess``, ``os.system``, ``os.exec*``, ``os.posix_spawn``, ``os.spawn*``,
+    ``os.fork``), directory listings (``os.listdir``, ``os.scandir`` and so ``os.walk``,
+    ``glob``, ``pathlib`` globbing), files read outside the repository (``/tmp/...``), project
+    libraries loaded with ``ctypes`` and network connections. Not the run's inputs: the Python
+    environment, the system's own files (``/proc``, ``/sys``, ``/dev``, ``/etc``, ``/usr``, ...),
+    matplotlib's configuration and cache, the import system's listings, and files the run wrote
+    itself. Files opened for writing are recorded in ``written`` (inside the repository) and
+    ``written_outside`` (outside it, if still there when the run ends), for the build to warn
+    of. Reads by C code that calls the C library directly raise no audit event and cannot be
+    seen; explainers that use such code declare ``inputs:``.
     See https://docs.python.org/3/library/audit_events.html.
     """
 
@@ -168,11 +218,20 @@ class _InputRecorder:
               "os.posix_spawn": "os.posix_spawn", "os.spawn": "os.spawn", "os.startfile": "os.startfile"}
     _LISTING = {"os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "pathlib.Path.glob",
                 "pathlib.Path.rglob"}
+    _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    # The system's own files: read by libraries for what the machine is (CPU count, time zone,
+    # fonts, locale), not data the explainer's numbers come from.
+    _SYSTEM = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc", "/usr", "/lib", "/lib32", "/lib64",
+                                      "/bin", "/sbin", "/run", "/var/lib", "/var/cache", "/opt"))
 
     def __init__(self, root: Path, out_dir: Path):
         self.root, self.out_dir = root, out_dir
         self.opened: set[str] = set()
         self.untracked: dict[str, None] = {}  # an ordered set of sentences
+        self.written: dict[str, None] = {}  # project files opened for writing, in order
+        self._written_outside: dict[str, None] = {}
+        self._wrote: set[Path] = set()  # every file the run opened for writing (absolute)
+        self._private = tuple(_matplotlib_dirs())
         self.active = True
 
     def __call__(self, event: str, args: tuple) -> None:
@@ -180,7 +239,7 @@ class _InputRecorder:
             return
         try:
             if event == "open" and args:
-                self._open(args[0])
+                self._open(*args[:3])
             elif event in self._LISTING:
                 self._listing(event, args)
             elif event in self._CHILD:
@@ -198,19 +257,31 @@ class _InputRecorder:
         except Exception:  # noqa: BLE001 - recording must never break the run it watches
             pass
 
+    def written_outside(self) -> list[str]:
+        """Files outside the repository the run wrote and left behind (absolute paths)."""
+        return [p for p in self._written_outside if os.path.exists(p)]
+
     def _note(self, sentence: str) -> None:
         self.untracked.setdefault(sentence, None)
 
-    def _project_path(self, raw) -> str | None:
-        """``raw`` relative to the project root if it is a project file (not the environment,
-        not the run's own output, not a hidden or generated folder), else None."""
+    @staticmethod
+    def _path(raw) -> Path | None:
+        """``raw`` (a path, or a file descriptor) as an absolute path; None for a pipe or socket."""
         if isinstance(raw, int):  # a file descriptor: its file, unless it is a pipe or socket
             raw = os.readlink(f"/proc/self/fd/{raw}")
             if not raw.startswith("/"):
                 return None
         if not isinstance(raw, (str, bytes, os.PathLike)):
             return None
-        p = Path(os.fsdecode(raw)).resolve()
+        return Path(os.path.abspath(os.fsdecode(raw)))
+
+    def _project_path(self, raw) -> str | None:
+        """``raw`` relative to the project root if it is a project file (not the environment,
+        not the run's own output, not a hidden or generated folder), else None."""
+        p = self._path(raw)
+        if p is None:
+            return None
+        p = p.resolve()
         if not p.is_relative_to(self.root) or p.is_relative_to(self.out_dir) or in_environment(p):
             return None
         rel = p.relative_to(self.root)
@@ -219,10 +290,36 @@ class _InputRecorder:
             return None
         return str(rel)
 
-    def _open(self, raw) -> None:
+    def _outside_path(self, raw) -> Path | None:
+        """``raw`` as an absolute path if it is outside the repository and none of the system's,
+        the environment's, matplotlib's or the run's own output; else None."""
+        p = self._path(raw)
+        if p is None:
+            return None
+        p = p.resolve()
+        if (p.is_relative_to(self.root) or p.is_relative_to(self.out_dir) or in_environment(p)
+                or any(p.is_relative_to(d) for d in self._SYSTEM + self._private)):
+            return None
+        return p
+
+    def _open(self, raw, mode=None, flags=0) -> None:
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            not isinstance(mode, str) and isinstance(flags, int) and bool(flags & self._WRITE_FLAGS))
         rel = self._project_path(raw)
-        if rel is not None and Path(rel).suffix not in {".py", ".pyc"} and not (self.root / rel).is_dir():
-            self.opened.add(rel)
+        if rel is not None:
+            if Path(rel).suffix not in {".py", ".pyc"} and not (self.root / rel).is_dir():
+                self.opened.add(rel)
+                if writes:
+                    self.written.setdefault(rel, None)
+            return
+        outside = self._outside_path(raw)
+        if outside is None or outside.is_dir():
+            return
+        if writes:
+            self._wrote.add(outside)
+            self._written_outside.setdefault(str(outside), None)
+        elif outside not in self._wrote:  # a file the run wrote itself is its own output
+            self._note(f"read {outside} (outside the repository)")
 
     def _listing(self, event: str, args: tuple) -> None:
         if _called_by_import_system():
@@ -239,21 +336,23 @@ class _InputRecorder:
             target = os.fsdecode(target)
         # A glob pattern is not a path: it is the folder it starts from that is listed.
         folder = os.path.abspath(target.split("*")[0].split("?")[0].split("[")[0] or ".")
-        if Path(folder).resolve() != self.root and self._project_path(folder) is None:
-            return
-        shown = os.path.relpath(os.path.abspath(target), self.root)
-        self._note(f"listed {shown} ({event.removesuffix('/2')})")  # glob raises glob.glob and glob.glob/2
+        name = event.removesuffix("/2")  # glob raises glob.glob and glob.glob/2
+        if Path(folder).resolve() == self.root or self._project_path(folder) is not None:
+            self._note(f"listed {os.path.relpath(os.path.abspath(target), self.root)} ({name})")
+        elif self._outside_path(folder) is not None:
+            self._note(f"listed {os.path.abspath(target)} ({name}, outside the repository)")
 
     def _sqlite(self, database) -> None:
         if not isinstance(database, (str, bytes, os.PathLike)):
             return
         name = os.fsdecode(database)
-        if name in ("", ":memory:") or name.startswith("file::memory:"):
+        if name in ("", ":memory:") or name.startswith("file::memory:") or "mode=memory" in name:
             return
-        path = name[5:].split("?")[0] if name.startswith("file:") else name
-        if not os.path.exists(path):
-            return  # a database the run creates is its output, not an input
-        shown = os.path.relpath(os.path.abspath(path), self.root)
+        path = os.path.abspath(name[5:].split("?")[0] if name.startswith("file:") else name)
+        # Recorded whether or not the file exists yet: a database the run creates may be one it
+        # adds to on every run, and its next run reads what this one left.
+        inside = Path(path).resolve().is_relative_to(self.root)
+        shown = os.path.relpath(path, self.root) if inside else f"{path}, outside the repository"
         self._note(f"connected to {shown} (sqlite3)")
 
     @staticmethod
@@ -267,6 +366,17 @@ class _InputRecorder:
             argv = args[1] if len(args) > 1 and args[1] else [args[0]]
             cmd = shlex.join(os.fsdecode(a) for a in argv)
         return f"`{cmd if len(cmd) <= 80 else cmd[:77] + '...'}`"
+
+
+def _matplotlib_dirs() -> list[Path]:
+    """matplotlib's configuration and cache folders (its font list, style files): the library's
+    own state, not the run's data."""
+    try:
+        import matplotlib
+
+        return [Path(matplotlib.get_configdir()).resolve(), Path(matplotlib.get_cachedir()).resolve()]
+    except Exception:  # noqa: BLE001 - without matplotlib there is nothing of it to ignore
+        return []
 
 
 def _called_by_import_system() -> bool:
@@ -359,7 +469,12 @@ def _source_line(spec: dict, generated_line: int) -> int:
 class _FigureCapture:
     """Figures saved in drawing order: at ``plt.show()``, when a figure is closed (``plt.close``
     with a figure, a number, a label or ``'all'``), and those still open at the end. A figure is
-    saved again only if it changed since it was last saved (matplotlib marks it stale)."""
+    saved again only if it changed since it was last saved (matplotlib marks it stale).
+
+    Figures made without pyplot (``matplotlib.figure.Figure()``, drawn and saved by the code) are
+    not pyplot's to show or close: every Figure the run creates is noted (a hook on
+    ``Figure.__init__``), and one that was never saved and holds something is saved at the end,
+    after pyplot's, in the order they were created, as the output of the cell that created it."""
 
     def __init__(self, plt, out_dir: Path):
         from matplotlib._pylab_helpers import Gcf
@@ -373,15 +488,30 @@ class _FigureCapture:
             manager = num if hasattr(num, "canvas") else cls.figs.get(num)
             if manager is not None:
                 self._save(manager.canvas.figure)
+                self._created.pop(id(manager.canvas.figure), None)  # saved; let it be freed
             real_destroy(cls, num)
 
         def destroy_all(cls):
             for manager in sorted(cls.figs.values(), key=lambda m: m.num):
                 self._save(manager.canvas.figure)
+                self._created.pop(id(manager.canvas.figure), None)
             real_destroy_all(cls)
 
         Gcf.destroy, Gcf.destroy_all = classmethod(destroy), classmethod(destroy_all)
         self._gcf = Gcf
+        self._created: dict = {}  # id -> every Figure the run created and pyplot has not closed, in order
+        from matplotlib.figure import Figure
+
+        real_init = Figure.__init__
+
+        def init(fig, *args, **kwargs):
+            real_init(fig, *args, **kwargs)
+            if self.tracking:
+                self._created[id(fig)] = fig
+                self._owner.setdefault(id(fig), self.cell)
+
+        Figure.__init__ = init
+        self.tracking = True  # off once the run ends: the runner's own figures are not the run's
         self.cell = 0  # the cell running now; a figure saved while it runs is its output
         self._owner: dict[int, int] = {}  # id(figure) -> the cell that opened it
         self._figs: list = []  # the figure of each file, for its narrow variant at the end
@@ -403,6 +533,11 @@ class _FigureCapture:
         """Save the figures still open, then the narrow (phone) variant of each figure's last
         file: it re-lays the figure out, so it is drawn only once the code can no longer change it."""
         self.capture_open()
+        self.tracking = False
+        for fig in list(self._created.values()):
+            if id(fig) not in self._saved and (fig.axes or fig.artists or fig.lines or fig.patches
+                                               or fig.texts or fig.images or fig.legends):
+                self._save(fig)
         started = time.perf_counter()
         last = {id(fig): i for i, fig in enumerate(self._figs)}
         for i, fig in enumerate(self._figs):
@@ -556,9 +691,14 @@ def split_code_cells(code: str, header_lines: int) -> list[tuple[int, str]]:
     ``code`` is the generated file (``header_lines`` of header, then the explainer's block). The
     header and whatever precedes the first marker form cell 0's prefix; code without markers is
     one cell. A cell's source keeps its marker line, so the cells joined are the block.
+
+    A marker is a comment token (``tokenize``) at the start of its line: a line reading ``# %%``
+    inside a triple-quoted string is the string's text, not a cell break. Code that does not
+    tokenize (a syntax error) is one cell, so compiling it reports the error at its line. The one
+    home of the splitter: the run, the page and the notebook all cut the code here.
     """
     lines = code.split("\n")
-    starts = [0] + [i for i in range(header_lines, len(lines)) if CELL_MARKER.match(lines[i])]
+    starts = [0] + [i for i in _marker_lines(code) if i >= header_lines]
     starts = sorted(set(starts))
     if len(starts) > 1 and not "\n".join(lines[starts[0]:starts[1]][header_lines:]).strip():
         starts.pop(0)  # nothing but the header before the first marker: it belongs to cell 1
@@ -567,17 +707,64 @@ def split_code_cells(code: str, header_lines: int) -> list[tuple[int, str]]:
     return [(bounds[k] + 1, "\n".join(lines[bounds[k]:bounds[k + 1]])) for k in range(len(starts))]
 
 
-class _Tee:
-    """Stands in for ``sys.stdout`` while a cell runs: text goes to the process's stdout (the whole
-    run's output) and into the cell's copy, and so do bytes written to ``buffer``; any other
-    attribute is the real stream's."""
+def cell_title(source: str) -> str | None:
+    """The title of a cell's ``# %% Title`` marker line (``""`` if untitled); None if ``source``
+    (a cell of :func:`split_code_cells`) does not start with a marker."""
+    first = source.split("\n", 1)[0]
+    return first[4:].strip() if CELL_MARKER.match(first) else None
 
-    def __init__(self, stream):
-        self.stream, self.copy = stream, io.StringIO()
+
+def _marker_lines(code: str) -> list[int]:
+    """0-based indices of the lines holding a ``# %%`` comment token at column 0."""
+    import tokenize
+
+    found = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.COMMENT and tok.start[1] == 0 and CELL_MARKER.match(tok.string):
+                found.append(tok.start[0] - 1)
+    except (tokenize.TokenError, SyntaxError):  # unterminated string or bracket, bad indentation
+        return []
+    return found
+
+
+class _CellOutput:
+    """What one cell wrote, in order: ``streams`` is a list of ``[name, text]`` ("stdout" or
+    "stderr"), consecutive writes to one stream merged, as Jupyter merges stream outputs; and the
+    warnings it issued (``warnings.warn``, NumPy's RuntimeWarnings), each as Python shows it."""
+
+    def __init__(self):
+        self._parts: list[tuple[str, list[str]]] = []  # joined once at the end: a flood of prints stays linear
+        self.warnings: list[dict] = []
+
+    def add(self, name: str, text: str) -> None:
+        if not text:
+            return
+        if self._parts and self._parts[-1][0] == name:
+            self._parts[-1][1].append(text)
+        else:
+            self._parts.append((name, [text]))
+
+    @property
+    def streams(self) -> list[list[str]]:
+        return [[name, "".join(parts)] for name, parts in self._parts]
+
+    def text(self, name: str) -> str:
+        return "".join(t for n, parts in self._parts if n == name for t in parts)
+
+
+class _Tee:
+    """Stands in for ``sys.stdout`` (or ``sys.stderr``) while a cell runs: text goes to the
+    process's stream (the whole run's output) and into the cell's record under ``name``, and so
+    do bytes written to ``buffer``; any other attribute is the real stream's."""
+
+    def __init__(self, stream, record: _CellOutput, name: str):
+        self.stream, self.record, self.name = stream, record, name
 
     def write(self, text):
         self.stream.write(text)
-        return self.copy.write(text)
+        self.record.add(self.name, text)
+        return len(text)
 
     def flush(self):
         self.stream.flush()
@@ -613,15 +800,62 @@ class _TeeBytes(io.RawIOBase):
         self._tee.stream.flush()
         self._tee.stream.buffer.write(data)
         self._tee.stream.buffer.flush()
-        self._tee.copy.write(bytes(data).decode("utf-8", errors="replace"))
+        self._tee.record.add(self._tee.name, bytes(data).decode("utf-8", errors="replace"))
         return len(data)
 
 
-def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, figures=None) -> list[dict]:
-    """Run the code cell by cell in one namespace; return each cell's first line and printed output.
+@contextlib.contextmanager
+def _recording_warnings(record: _CellOutput, filename: str, line_of):
+    """Note each warning Python shows while the block runs (category, message, the file's line),
+    then show it as Python would (on ``sys.stderr``, so into the cell's stderr, in order). A
+    warning the code itself catches (``catch_warnings``) is not shown and not noted, as in a script."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def showwarning(message, category, file_name, lineno, file=None, line=None):
+        record.warnings.append({
+            "category": category.__name__, "message": str(message),
+            # The explainer's line for a warning its own code raised; else the library's file and line.
+            "where": (f"line {line_of(lineno)}" if file_name == filename else f"{_shown_path(file_name)}:{lineno}"),
+        })
+        if line is None:  # read it here: linecache would look for the shortened name
+            line = linecache.getline(file_name, lineno)
+        shown(message, category, _shown_path(file_name), lineno, file, line)
+
+    warnings.showwarning = showwarning
+    try:
+        yield
+    finally:
+        if warnings.showwarning is showwarning:
+            warnings.showwarning = shown
+
+
+def _shown_path(file_name: str) -> str:
+    """A file as a warning names it on the page: relative to the working directory (the
+    repository root) inside it, from site-packages for an installed library, so no page shows
+    where this clone or its environment lives."""
+    p = os.path.abspath(file_name)
+    parts = Path(p).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            return "/".join(parts[len(parts) - parts[::-1].index(marker):])
+    if p.startswith(os.getcwd() + os.sep):
+        return os.path.relpath(p)
+    for d in _ENVIRONMENT:  # the standard library
+        if Path(p).is_relative_to(d):
+            return str(Path(p).relative_to(d))
+    return file_name
+
+
+def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, figures=None,
+              line_of=lambda line: line) -> list[dict]:
+    """Run the code cell by cell in one namespace; return each cell's first line, what it wrote
+    (``stdout``, ``stderr``, and ``streams``: both in the order written) and its ``warnings``.
 
     Each cell is compiled at its own lines of ``filename``, so tracebacks and the checks' line
-    numbers are those of the whole file. ``figures`` (a ``_FigureCapture``) learns which cell
+    numbers are those of the whole file; ``line_of`` turns such a line into the one a warning is
+    reported at (the explainer source's). ``figures`` (a ``_FigureCapture``) learns which cell
     opened each figure and which is running when one is saved: a figure is its opener's output.
     Raises what the code raises.
     """
@@ -630,13 +864,19 @@ def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, f
         if figures is not None:
             figures.cell = k
             before = figures.open_figures()
-        tee = _Tee(sys.stdout)
-        with contextlib.redirect_stdout(tee):
-            exec(compile("\n" * (first_line - 1) + source, filename, "exec"), namespace)
-        sys.stdout.flush()
+        record = _CellOutput()
+        out, err = _Tee(sys.stdout, record, "stdout"), _Tee(sys.stderr, record, "stderr")
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                    _recording_warnings(record, filename, line_of):
+                exec(compile("\n" * (first_line - 1) + source, filename, "exec"), namespace)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
         if figures is not None:
             figures.opened_by(figures.open_figures() - before, k)
-        cells.append({"line": first_line, "stdout": tee.copy.getvalue()})
+        cells.append({"line": first_line, "stdout": record.text("stdout"), "stderr": record.text("stderr"),
+                      "streams": record.streams, "warnings": record.warnings})
     return cells
 
 
@@ -696,13 +936,15 @@ def _values(namespace: dict) -> dict:
 
 
 def _project_modules(root: Path) -> list[str]:
+    main_file = Path(getattr(sys.modules.get("__main__"), "__file__", None) or "/").resolve()
     files = set()
     for mod in list(sys.modules.values()):
         f = getattr(mod, "__file__", None)
         if not f:
             continue
         p = Path(f).resolve()
-        if p.is_relative_to(root) and p != Path(__file__).resolve() and not in_environment(p):
+        # The code's own file is __main__'s (the code's text is in the key already).
+        if p.is_relative_to(root) and p not in (Path(__file__).resolve(), main_file) and not in_environment(p):
             files.add(str(p.relative_to(root)))
     return sorted(files)
 

@@ -29,6 +29,7 @@ import functools
 import glob as globlib
 import json
 import os
+import re
 import shutil
 import sys
 from importlib import metadata
@@ -41,8 +42,33 @@ from site_src import filestate
 from site_src.filestate import hash_file
 from site_src.execution import _runner
 
-FORMAT = 3  # 3: per-cell output and narrow figure variants
+FORMAT = 4  # 3: per-cell output and narrow figure variants; 4: per-cell stderr and warnings, in order
 ENTRY = "entry.json"
+
+
+class StreamText(BaseModel):
+    """A stretch of what a cell wrote to one stream (consecutive writes to it merged)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    name: Literal["stdout", "stderr"]
+    text: str
+
+
+class WarningRecord(BaseModel):
+    """A warning a cell issued (and did not catch), as Python showed it on stderr."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    category: str  # "RuntimeWarning", "UserWarning", ...
+    message: str
+    where: str  # "line N" of the explainer source, or the library file and line that warned
+
+    def text(self) -> str:
+        """``Category: message``: what the front matter's ``warnings:`` patterns are matched against."""
+        return f"{self.category}: {self.message}"
+
+    def allowed_by(self, patterns) -> bool:
+        """True when one of the ``warnings:`` patterns (regular expressions) is found in :meth:`text`."""
+        return any(re.search(p, self.text()) for p in patterns)
 
 
 class CellRecord(BaseModel):
@@ -50,15 +76,26 @@ class CellRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     line: int  # its first line in the generated file
-    stdout: str  # what it printed
+    streams: list[StreamText]  # what it wrote to stdout and to stderr (warnings included), in order
+    warnings: list[WarningRecord]
     figures: list[int]  # the figures it opened, 1-based, in the order the run saved them
+
+    @property
+    def stdout(self) -> str:
+        """What it printed."""
+        return "".join(s.text for s in self.streams if s.name == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        """What it wrote to stderr, warnings included."""
+        return "".join(s.text for s in self.streams if s.name == "stderr")
 
 
 class CacheEntry(BaseModel):
     """One cached run: its key, what it produced, and the digests to check both against."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    format: Literal[3]
+    format: Literal[4]
     static_key: str
     deps: dict[str, str | None]  # project file (relative path) -> sha256 when the run read it
     inputs: dict[str, dict[str, str | None]]  # declared pattern -> {matched path: sha256}
