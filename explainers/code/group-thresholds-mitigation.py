@@ -160,6 +160,19 @@ axes[1].set_title("Every gap for sex, before and after")
 axes[1].legend(loc="lower left")
 fig.tight_layout()
 
+# For the page's interactive figure: each group's rates when everyone scoring at least t is
+# flagged, on a grid of thresholds t; the sliders start at S2's one threshold for everyone.
+one_threshold = 0.5
+threshold_grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.01)]
+threshold_curves = {"thresholds": threshold_grid}
+for mask, label in ((women, "women"), (men, "men")):
+    score, truth = after.y_score[mask], after.y_true[mask] == 1
+    threshold_curves[label] = {
+        "selection": [float((score >= t).mean()) for t in threshold_grid],
+        "tpr": [float((score[truth] >= t).mean()) for t in threshold_grid],
+        "fpr": [float((score[~truth] >= t).mean()) for t in threshold_grid],
+    }
+
 # %% Accuracy and changed decisions
 accuracy_before = accuracy(before.y_true, before.y_pred).value
 accuracy_after = accuracy(after.y_true, after.y_pred).value

@@ -1,9 +1,9 @@
 """Stage 5, render: Jinja templates turn each explainer and its run into MkDocs pages.
 
 ``render`` writes the whole ``docs/`` folder: the explainer pages (``pages``), the home page and
-the tag index, the reader's pages (glossary, checklist, common mistakes), the data page
-(``data_page``: the audits and their datasets) and the results page (``results_page``). The
-environment they share is ``environment.make_environment``; the page
+the tag index, the reader's pages (glossary, checklist, common mistakes, the "Check a gap"
+calculator), the data page (``data_page``: the audits and their datasets) and the results page
+(``results_page``). The environment they share is ``environment.make_environment``; the page
 furniture lives in ``site_src/templates/``.
 """
 
@@ -18,6 +18,8 @@ import jinja2
 from site_src.errors import ConfigError, SiteError
 from site_src.execution.execute import RunResult
 from site_src.publishing.provenance import BuildFacts, source_config
+from site_src.rendering.calculator import (CALCULATOR_PAGE, check_gap, check_groups, check_p_values, power_explorer,
+                                           threshold_explorer)
 from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.data_page import render_data_page
 from site_src.rendering.glossary import TERMS, audit_conventions
@@ -29,7 +31,7 @@ from site_src.sources.collect import Explainer
 __all__ = ["READER_PAGES", "Rendered", "render"]
 
 # Reader's pages beside the explainers, each ``<name>.md.j2`` written to ``docs/<name>/index.md``.
-READER_PAGES = ("glossary", "checklist", "mistakes")  # the tag index is Material's (tags.md)
+READER_PAGES = ("glossary", "checklist", "mistakes", CALCULATOR_PAGE)  # the tag index is Material's (tags.md)
 
 
 class Rendered(NamedTuple):
@@ -92,8 +94,13 @@ def render(
     """
     env = make_environment(explainers, bytecode_dir=Path(root) / ".cache" / "fairsite-jinja")
     try:
-        # Every page says where its code lives and which commit it was built from.
-        env.globals.update(build=facts, source=source_config(root))
+        # Every page says where its code lives and which commit it was built from; explainer
+        # prose links a worked example to the calculator with check_gap(...) (check_groups,
+        # check_p_values for the other boxes) and places the
+        # interactive figures with power_explorer(...) and threshold_explorer(...).
+        env.globals.update(build=facts, source=source_config(root), check_gap=check_gap, check_groups=check_groups,
+                           check_p_values=check_p_values, power_explorer=power_explorer,
+                           threshold_explorer=threshold_explorer)
     except ValueError as err:
         return Rendered([ConfigError(str(err))], ())
     docs_dir.mkdir(parents=True, exist_ok=True)
