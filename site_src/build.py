@@ -171,6 +171,7 @@ def build(options: BuildOptions) -> BuildReport:
         filestate.load_digests(cache_dir)
         explainers = collect(root / "explainers")
         _check_slugs(explainers, options)
+        _check_audits(root)
         facts = provenance.build_facts(root, [e.path for e in explainers])
         code_files, errors = _extract(explainers, code_dir, options)
         results = ResultsTable(root / "results" / "results_fairness.csv")
@@ -429,6 +430,22 @@ def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult],
 
 def _faircode_dir() -> Path:
     return Path(importlib.util.find_spec("faircode").origin).parent  # found, not imported: no numpy
+
+
+def _check_audits(root: Path) -> None:
+    """Stage 1 also reads every ``audits/*/audit.yaml``: a manifest that does not validate stops the
+    build here, named once with all its problems, before every explainer, published fact and page
+    that loads the audit fails on it in its own words (a bad label once made 42 problems)."""
+    from faircode.manifest import ManifestError, load_manifest
+
+    problems: list[SiteError] = []
+    for path in sorted((root / "audits").glob("*/audit.yaml")):
+        try:
+            load_manifest(path, root=root)
+        except (ManifestError, OSError) as err:
+            problems.append(ConfigError(str(err)))
+    if problems:
+        raise BuildFailed(problems)
 
 
 def _check_slugs(explainers: list[Explainer], options: BuildOptions) -> None:

@@ -65,3 +65,27 @@ def test_a_short_row_in_the_performance_file_is_named_with_its_line(tmp_path, ca
     code, err = _build(root, capsys)
     assert code == 1 and "Traceback" not in err and "TypeError" not in err
     assert f"{performance}, line 3: 3 cells where the header has 5" in err.replace("\n", "")
+
+
+def test_a_manifest_that_does_not_validate_is_one_problem_named_once(tmp_path, capsys):
+    # A new user's find: two categories given one label in a real audit made `fairsite build`
+    # report 42 problems (every explainer, published fact and scenario link that loads the audit,
+    # some of them "no audit 'german-credit'"). Stage 1 now validates every manifest and stops there.
+    import shutil
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    root = _copy_fixture(tmp_path)
+    (root / "audits").mkdir()
+    shutil.copytree(repo / "audits" / "recidivism-risk", root / "audits" / "recidivism-risk")
+    (root / "data").mkdir(exist_ok=True)
+    shutil.copy(repo / "data" / "compas-scores-two-years.csv", root / "data")
+    manifest = root / "audits" / "recidivism-risk" / "audit.yaml"
+    text = manifest.read_text()
+    assert "{African-American: Black, Caucasian: White}" in text
+    manifest.write_text(text.replace("{African-American: Black, Caucasian: White}",
+                                     "{African-American: Black, Caucasian: Black}"))
+    code, err = _build(root, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "1 problem(s)" in err and "'African-American'" in err and "'Caucasian'" in err
+    assert "scenario(" not in err and "published fact" not in err
