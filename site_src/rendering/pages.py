@@ -36,9 +36,6 @@ from site_src.rendering.terminal import (BoundedOutput, bound_output, download_n
 from site_src.sources.collect import CODE_PLACEHOLDER, PROSE_FUNCTIONS, Explainer
 from site_src.sources.extract import generated_text, header
 
-# The series' entrance: the page every explainer links back to.
-ENTRANCE = "permutation-test-fairness-gaps"
-
 
 # ------------------------------------------------------------------------------------ the page cache
 
@@ -54,7 +51,8 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
     pages' titles, and the code and templates of ``site_src``. Raises ``SiteError`` (naming the
     explainer and the line) for a problem in the prose.
     """
-    key = _page_key(e, run, facts=facts, source=env.globals["source"], titles=env.globals["titles"], banner=banner)
+    key = _page_key(e, run, facts=facts, source=env.globals["source"],
+                    titles=[env.globals["titles"], env.globals["reading_order"]], banner=banner)
     cached = root / ".cache" / "fairsite-pages" / e.slug
     if reuse and _cached_page_holds(cached, key):
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
@@ -64,7 +62,7 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
     return True
 
 
-def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: dict, banner) -> str:
+def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: list, banner) -> str:
     shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
     return digest_parts([e.display_path, e.path.read_bytes(), (run.out_dir / ENTRY).read_bytes(),
                          json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
@@ -261,8 +259,9 @@ def _output_html(shown: BoundedOutput, download: str | None) -> str:
 def _page(env, e: Explainer, run: RunResult, prose: str, root: Path, *, code_rel: str, banner) -> str:
     """The whole page (``explainer.md.j2``): title, prose, reproducibility facts, related pages."""
     related = [s for s in e.meta.related if s != e.slug]
-    if e.slug != ENTRANCE and ENTRANCE in env.globals["titles"] and ENTRANCE not in related:
-        related.insert(0, ENTRANCE)  # every page leads back to the entrance of the series
+    first = env.globals["reading_order"][0]  # the series' start: the first page of the reading order
+    if e.slug != first and first not in related:
+        related.insert(0, first)  # every page leads back to the start of the series
     numbers_rel = f"{e.display_path.rsplit('/', 1)[0]}/{snapshot_path(e).name}"
     return env.get_template("explainer.md.j2").render(
         e=e, meta=e.meta, prose=prose, run=run, facts=run_facts(run, root), code_rel=code_rel, banner=banner,
