@@ -29,6 +29,7 @@ from site_src.execution.execute import RunResult
 from site_src.filestate import digest_parts, hash_file
 from site_src.publishing.provenance import BuildFacts, run_facts
 from site_src.rendering.glossary import terms_used
+from site_src.rendering.references import PageCitations
 from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
@@ -52,7 +53,8 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
     explainer and the line) for a problem in the prose.
     """
     key = _page_key(e, run, facts=facts, source=env.globals["source"],
-                    titles=[env.globals["titles"], env.globals["reading_order"]], banner=banner)
+                    titles=[env.globals["titles"], env.globals["reading_order"],
+                            env.globals.get("bibliography_digest", "")], banner=banner)
     cached = root / ".cache" / "fairsite-pages" / e.slug
     if reuse and _cached_page_holds(cached, key):
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
@@ -174,8 +176,10 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
     try:
         # Inside the try: a syntax error (an unclosed tag, an unknown filter) is reported with its line too.
         template = env.get_template(e.display_path)
+        refs = PageCitations(env.globals.get("bibliography", {}), explainer=e.display_path)
         return template.render(**run.values, figure=placed.figure, cell=placed.cell,
-                               result=lambda **key: results.lookup(**key))
+                               result=lambda **key: results.lookup(**key), cite=refs.cite,
+                               further_reading=refs.further_reading)
     except SiteError as err:
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None

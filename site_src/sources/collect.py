@@ -188,7 +188,7 @@ class _ReadingOrderSpec(BaseModel):
 
 CODE_PLACEHOLDER = "<!-- fairsite:code -->"
 # What the prose may call beside the run's values (rendering.pages passes them to each page).
-PROSE_FUNCTIONS = ("figure", "cell", "result")
+PROSE_FUNCTIONS = ("figure", "cell", "result", "cite", "further_reading")
 
 
 @functools.lru_cache(maxsize=64)
