@@ -216,9 +216,16 @@ def _place_cells(env, prose: str, cells: list[dict], placed: _Placement, unplace
 
     for n in placed.cells:
         prose = prose.replace(CELL_MARK.format(n), cell_markdown(n), 1)
-    code_section = "\n\n".join(cell_markdown(n) for n in unplaced) or (
-        "Every cell of the code is shown above, beside the prose it supports, with what it prints.")
-    return prose.replace(CODE_PLACEHOLDER, code_section, 1)
+    if not unplaced:
+        # Every cell sits beside the prose it supports: the code's own section would be a heading
+        # over one sentence saying so (issue 28), so the heading goes with it.
+        return _CODE_HEADING.sub("", prose, count=1).replace(CODE_PLACEHOLDER, "", 1)
+    return prose.replace(CODE_PLACEHOLDER, "\n\n".join(cell_markdown(n) for n in unplaced), 1)
+
+
+# The heading right above the code's place, and the HTML comments between them.
+_CODE_HEADING = re.compile(r"^#{2,6} [^\n]*\n(?:\s*<!--.*?-->)*\s*(?=" + re.escape(CODE_PLACEHOLDER) + ")",
+                           re.M | re.S)
 
 
 def _bound_outputs(cells: list[dict], out: Path, *, slug: str) -> None:
