@@ -163,8 +163,13 @@ class MaxTTestResult(_PValueResult):
     pairs_adjusted : tuple of tuple
         ``(group_a, group_b, t, p_adjusted)`` for every pair in sorted label order: ``t`` is the
         signed studentised gap ``(mean_a - mean_b) / se``, ``p_adjusted`` the single-step maxT
-        adjusted p-value (the null probability that the maximum reaches ``|t|``), which
-        controls the family-wise error rate over the pairs.
+        adjusted p-value (the null probability that the maximum reaches ``|t|``). It controls
+        the family-wise error rate only in the weak sense, under the complete null that every
+        group shares one rate: the standard errors use the rate pooled over all groups and the
+        relabelling mixes all groups, so when some groups differ a truly equal pair can get too
+        small a p (subset pivotality fails; Petrondas and Gabriel 1983). Use it as an omnibus
+        test; to name the pairs that differ, use
+        :func:`faircode.significance.pairwise_tests` with Holm's adjustment.
     """
 
     statistic: float
@@ -617,8 +622,19 @@ def max_t_test(
     noisiest pair, as the raw range is. The null distribution of the maximum under random
     relabelling gives the p-value, which accounts for having picked the largest, and the
     single-step adjusted p-value of every pair (the probability that the null maximum reaches
-    that pair's ``|t|``): Westfall and Young's maxT procedure, which controls the family-wise
-    error rate over the pairs and so says which pairs differ [1]_. For 0/1 outcomes each
+    that pair's ``|t|``), after Westfall and Young's maxT procedure [1]_.
+
+    **Weak control only.** The maxT adjusted p-values control the family-wise error rate over
+    the pairs in the weak sense: under the complete null that every group has the same rate.
+    Strong control (any true null pair, whatever the other groups do) needs subset pivotality,
+    which fails here: the standard errors use the rate pooled over all groups and relabelling
+    shuffles rows across all groups, so when some groups truly differ the null distribution of
+    the maximum is not that of the true-null pairs, and an equal pair can get too small a p
+    [3]_. For example, with two groups of 40 at rate 0.5 and two of 2,000 at 0.05, the two
+    equal small groups were called different at 0.05 in about a quarter of simulated runs.
+    Quote ``p_value`` as an omnibus test (beside :func:`homogeneity_test`); to say which pairs
+    differ, use :func:`faircode.significance.pairwise_tests` (each pair's own exact test,
+    Holm-adjusted). For 0/1 outcomes each
     relabelling is a multivariate hypergeometric vector of ones per group, enumerated or drawn;
     for other outcomes, a random permutation of the pooled rows. When every row has the same
     outcome, ``s2 = 0`` and ``T`` is 0 with p-value 1.
@@ -629,6 +645,8 @@ def max_t_test(
        Examples and Methods for p-Value Adjustment*. Wiley, sec. 2.6 and ch. 4.
     .. [2] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero.
        *Statistical Applications in Genetics and Molecular Biology* 9(1), Article 39.
+    .. [3] Petrondas, D. A. and Gabriel, K. R. (1983). Multiple comparisons by rerandomization
+       tests. *Journal of the American Statistical Association* 78(384), 949-957.
 
     Examples
     --------

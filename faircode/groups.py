@@ -12,8 +12,9 @@ intersection of several (sex x race), as the manifest's ``groups:`` section decl
   (largest minus smallest, fairlearn's ``between_groups`` difference; the min/max ratio; each
   group against the reference) and their tests: the omnibus chi-squared test of homogeneity
   (the one to quote for "is any group treated differently?"), the studentised maxT test with
-  the pairs it names, the range (max-gap) permutation test of the largest raw gap quoted, and
-  pairwise tests with Holm's correction. Groups with
+  its omnibus p (its per-pair p-values hold only when no group differs), the range (max-gap)
+  permutation test of the largest raw gap quoted, and pairwise tests with Holm's correction,
+  the ones that say which groups differ. Groups with
   fewer rows than the manifest's ``min_size`` are reported with a warning and left out of the
   largest gap and of every test, so a three-person cell cannot become the headline.
 
@@ -356,7 +357,9 @@ class GroupComparison:
         quote for "is any group treated differently?".
     max_t_test : MaxTTestResult or None
         :func:`faircode.group_tests.max_t_test` over ``compared`` (studentised largest pairwise
-        gap, with each pair's family-wise adjusted p-value); None with ``all_pairs=False``.
+        gap; an omnibus test beside ``omnibus_test``. Its per-pair adjusted p-values control
+        the family-wise error only when no group differs (weak control): to name pairs, read
+        ``pairwise``); None with ``all_pairs=False``.
     pairwise : tuple of PairwiseComparison
         Every pair of ``compared``, Holm-adjusted over the pairs (empty with
         ``all_pairs=False``).
@@ -466,7 +469,11 @@ def compare_groups(
     pooled rate by its standard error, and of the common tests of this null it is the one with
     good power against differences spread over the groups. ``max_t_test``, Westfall and
     Young's studentised maximum over pairs [3]_, has power of the same order against one
-    differing group and also names the pairs that differ with family-wise error control.
+    differing group; quote its ``p_value`` as a second omnibus test. Its per-pair adjusted
+    p-values are valid only under the complete null (weak family-wise control): they use the
+    rate pooled over all groups, so when some groups differ a truly equal pair can be called
+    different too often [4]_. To say which pairs differ, read
+    ``pairwise``.
 
     **What the range test is for.** With k groups there are k(k - 1)/2 gaps and the reported
     one is the largest; even when every group has the same true rate, the largest observed gap
@@ -483,8 +490,9 @@ def compare_groups(
     and its (wide) interval in ``by_group`` but takes no part in the summaries and tests.
 
     **Pairs.** ``pairwise`` and the reference comparisons are two-group permutation tests
-    adjusted with Holm's method [1]_ over their family; with ``max_t_test.pairs_adjusted`` they
-    say which groups differ once the omnibus test says that some do.
+    adjusted with Holm's method [1]_ over their family (strong family-wise control, no
+    assumption of dependence); they say which groups differ once the omnibus test says that
+    some do.
 
     **Labels.** Group names are text: the labels of ``groups`` as ``str`` makes them. Two
     different labels with the same text (``1`` and ``"1"``) are refused rather than merged or
@@ -497,6 +505,8 @@ def compare_groups(
     .. [2] Agresti, A. (2013). *Categorical Data Analysis*, 3rd ed. Wiley, sec. 3.2 and 3.5.
     .. [3] Westfall, P. H. and Young, S. S. (1993). *Resampling-Based Multiple Testing*.
        Wiley, sec. 2.6.
+    .. [4] Petrondas, D. A. and Gabriel, K. R. (1983). Multiple comparisons by rerandomization
+       tests. *Journal of the American Statistical Association* 78(384), 949-957.
 
     Example
     -------

@@ -97,6 +97,13 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[yellow]interrupted; docs/ and site/ are as they were[/]")
         return 130
     _summary(report, explain=args.command == "check" or getattr(args, "explain", False), budget_s=args.budget)
+    if not getattr(report, "skipped", False):
+        # Issue 28: about 1,200 visible words a page; a warning with each long page's count.
+        from site_src.checking.words import over_word_budget
+
+        for line in over_word_budget(root / "site"):
+            console.print("[yellow]words:[/] ", end="")
+            console.print(line, markup=False)
     for path in report.accepted:
         console.print(f"accepted numbers: {Path(path).relative_to(root)}")
     done = "nothing changed, site/ is up to date" if report.skipped else "site/ written"

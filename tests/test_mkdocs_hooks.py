@@ -7,6 +7,8 @@ come from Material's own parser, run on the hook's output.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from site_src.publishing.mkdocs_hooks import on_page_content
@@ -90,3 +92,79 @@ def test_on_config_keeps_the_facts_the_build_gives_and_reads_the_tree_otherwise(
     plain = SimpleNamespace(extra={}, config_file_path=str(tmp_path / "mkdocs.yml"))  # `mkdocs build` on its own
     facts = on_config(plain).extra["build"]
     assert facts.commit is None and facts.date  # not a git checkout: no commit, but a date
+
+
+# --- Issue 28: fragments, glossary definitions, reading time, the 404 page ------------------------
+
+from types import SimpleNamespace  # noqa: E402
+
+from mkdocs.exceptions import PluginError  # noqa: E402
+
+from site_src.publishing import mkdocs_hooks  # noqa: E402
+from site_src.rendering.glossary import TERMS  # noqa: E402
+
+
+def test_a_fragment_is_put_in_after_markdown_and_out_of_search(tmp_path):
+    (tmp_path / ".fragments").mkdir()
+    table = '<section data-search-exclude><table><tr><td>gap *not emphasis*</td></tr></table></section>'
+    (tmp_path / ".fragments" / "t.html").write_text(table, encoding="utf-8")
+    html = '<h1 id="r">Results</h1>\n<p>Intro.</p>\n<!-- fairsite:fragment t -->\n<p><!-- fairsite:fragment t --></p>'
+    out = mkdocs_hooks.insert_fragments(html, tmp_path)
+    assert out.count(table) == 2 and "fairsite:fragment" not in out and "<p><section" not in out
+    assert _sections(out) == [(None, "Results", "<p>Intro.</p>")]  # the table is not indexed
+    with pytest.raises(PluginError, match=r"fragment 'missing'.*missing\.html does not exist"):
+        mkdocs_hooks.insert_fragments("<!-- fairsite:fragment missing -->", tmp_path)
+
+
+def test_every_glossary_term_link_carries_its_definition_from_the_glossary():
+    assert {"gap", "power"} <= {t.anchor for t in TERMS}
+    html = ('<h1 id="t">T</h1><p>A <a href="../../glossary/#gap">gap</a>, its <a href="../../glossary/#power">power</a>, '
+            'a <a href="../../glossary/#gap">gap</a> again and the <a href="../../glossary/#audits">conventions</a>.</p>')
+    out = mkdocs_hooks.define_terms(html)
+    assert out.count('data-fc-term="gap" aria-describedby="fc-def-gap" title="Gap (its sign): A gap compares') == 2
+    assert 'aria-describedby="fc-def-power"' in out
+    assert '<a href="../../glossary/#audits">conventions</a>' in out  # not a term: left alone
+    # One hidden definition per term, in plain words (the Markdown's ** and links gone), and search skips it.
+    defs = re.search(r'<section class="fc-defs" hidden data-search-exclude>(.*)</section>', out).group(1)
+    assert defs.count('id="fc-def-gap"') == 1 and defs.count("<span") == 2
+    assert "the disadvantaged group&#x27;s rate minus the advantaged group&#x27;s" in defs and "**" not in defs
+    assert "Hoenig and Heisey 2001" in defs
+    assert _sections(out) == _sections(html)
+    assert mkdocs_hooks.define_terms(html, glossary_page=True) == html
+
+
+def test_an_explainer_gets_its_reading_time_and_its_card_too():
+    words = " ".join(["word"] * 700)
+    html = (f'<h1 id="t">T</h1>\n<p class="fc-subtitle">A question?</p>\n<p>{words}</p>'
+            f'<details class="fc-cell"><summary>Code</summary><p>{words} {words}</p></details>')
+    page = SimpleNamespace(url="explainers/x/")
+    out = mkdocs_hooks.add_reading_time(html, page)
+    # 700 + 2 + 1 (title) + 2 (subtitle) + 1 (summary) visible words at 230 a minute: 4 minutes
+    assert '<p class="fc-subtitle">A question?</p>\n<p class="fc-reading-time"><span class="fc-reading-time__minutes" title="at 230 words a minute, folds closed">4 min read</span></p>' in out
+    home = ('<div class="grid cards fc-cards"><ul><li><p><strong><a href="explainers/x/">X</a></strong></p>'
+            '<p><a href="explainers/x/" tabindex="-1" aria-hidden="true"><img></a></p></li></ul></div>')
+    card = mkdocs_hooks.on_post_page(home, SimpleNamespace(is_homepage=True), None)
+    assert card.count("4 min read") == 1 and '</a></strong> <span class="fc-card-time">· ' in card
+
+
+def test_permalinks_leave_the_tab_order():
+    html = '<h2 id="a">A<a class="headerlink" href="#a" title="Permanent link">¶</a></h2>'
+    assert 'class="headerlink" tabindex="-1" href="#a"' in on_page_content(html, page=None, config=None, files=None)
+
+
+def test_the_404_page_finds_the_site_root_wherever_it_is_served(tmp_path):
+    (tmp_path / "404.html").write_text(
+        '<!doctype html><html><head>\n<link rel="stylesheet" href="/fair-code/assets/main.css">'
+        '<link rel="stylesheet" href="//cdn.example/x.css"></head><body>'
+        '<a href="/fair-code/">home</a><img src="/fair-code/assets/logo.svg">'
+        '<script id="__config" type="application/json">{"base": "/fair-code/", "search": "/fair-code/w.js"}</script>'
+        '<script src="/fair-code/assets/bundle.js"></script></body></html>', encoding="utf-8")
+    mkdocs_hooks.on_post_build(SimpleNamespace(site_dir=str(tmp_path), site_url="https://x.github.io/fair-code/"))
+    out = (tmp_path / "404.html").read_text(encoding="utf-8")
+    assert "/fair-code/assets" not in out.split("<script id=\"__config\"")[1].split("</script>", 1)[1]
+    assert 'href="./assets/main.css"' in out and 'href="./"' in out and 'src="./assets/logo.svg"' in out
+    assert 'src="./assets/bundle.js"' in out and 'href="//cdn.example/x.css"' in out  # not the site's: kept
+    head = out.split("<head>", 1)[1]
+    assert head.lstrip().startswith("<script>") and "fairsite-manifest.json" in head.split("<link")[0]
+    # The address it was built for, as a <base> the preloader reads, before any URL that needs it.
+    assert '</script>\n<base href="/fair-code/">\n<link rel="stylesheet" href="./assets/main.css">' in head

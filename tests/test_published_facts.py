@@ -40,7 +40,7 @@ def test_the_declared_facts_cover_what_the_issue_asks():
     """Adult's row counts, German Credit's 700/300, ProPublica's table on all rows and filtered."""
     declared = {p.name: {f.fact: f.expected for f in load_facts(p)} for p in (ROOT / "data").glob("*.md")
                 if p.name != "README.md"}
-    assert 32561 in declared["adult.md"].values() and 30162 in declared["adult.md"].values()
+    assert {32561, 30162, 48842, 45222} <= set(declared["adult.md"].values())
     assert sorted(declared["german.md"].values()) == [300, 700, 1000]
     compas = declared["compas.md"]
     # ProPublica's "Black defendants" and "White defendants" tables (Low/High by Survived/Recidivated).
@@ -99,6 +99,97 @@ def test_malformed_facts_are_named_with_file_and_field(tmp_path):
     text = str(err.value)
     assert "published[1]: where[0]: 'credit is good' is not \"column op value\"" in text
     assert "published[2]: expected: expected a count" in text
+
+
+# adult.names: "48842 instances ... (train=32561, test=16281)", "45222 if instances with unknown
+# values are removed (train=30162, test=15060)", "Probability for the label '>50K' : 23.93% / 24.78%
+# (without unknowns)" (class probabilities of train and test together).
+ADULT_NAMES = {"rows": 48842, "complete": 45222, "test rows": 16281, "test complete": 15060,
+               "share": "23.93%", "share complete": "24.78%"}
+
+
+def test_adult_facts_over_train_and_test_hold_on_the_committed_files():
+    facts = load_facts(ROOT / "data" / "adult.md")
+    two_file = [f for f in facts if [r.file for r in f.files] == ["adult.data", "adult.test"]]
+    declared = {(f.complete, f.share_of is not None): f.expected_text for f in two_file}
+    assert declared == {(False, False): "48,842", (True, False): "45,222",
+                        (False, True): ADULT_NAMES["share"], (True, True): ADULT_NAMES["share complete"]}
+    assert all("adult.names" in f.citation for f in two_file)
+    test_only = sorted(f.expected for f in facts if [r.file for r in f.files] == ["adult.test"])
+    assert test_only == [ADULT_NAMES["test complete"], ADULT_NAMES["test rows"]]
+    assert verify(ROOT, datasheets=[ROOT / "data" / "adult.md"], use_cache=False) == []
+
+
+def _adult_site(tmp_path: Path) -> Path:
+    """A copy of the repository's Adult audit, manifest and data, to change a file in."""
+    (tmp_path / "audits" / "benefits-denial").mkdir(parents=True)
+    shutil.copyfile(ROOT / "audits" / "benefits-denial" / "audit.yaml",
+                    tmp_path / "audits" / "benefits-denial" / "audit.yaml")
+    (tmp_path / "data").mkdir()
+    for name in ("adult.md", "adult.data", "adult.test"):
+        shutil.copyfile(ROOT / "data" / name, tmp_path / "data" / name)
+    return tmp_path
+
+
+def test_a_changed_test_file_fails_the_two_file_facts_naming_adult_names(tmp_path):
+    """One >50K row fewer in adult.test: every count and share over it moves, and says so."""
+    site = _adult_site(tmp_path)
+    test = site / "data" / "adult.test"
+    lines = test.read_text(encoding="utf-8").split("\n")
+    # The last complete >50K row: dropping it changes all six facts that read adult.test.
+    drop = max(i for i, line in enumerate(lines) if line.endswith(">50K.") and "?" not in line)
+    test.write_text("\n".join(lines[:drop] + lines[drop + 1:]), encoding="utf-8")
+    problems = verify(site, use_cache=False)
+    assert all(isinstance(p, CheckError) for p in problems)
+    messages = [str(p) for p in problems]
+    # The four counts over adult.test move by one; the shares (11,686 / 48,841 = 23.927% and
+    # 11,207 / 45,221 = 24.783%) still round to the published two decimals, so they hold.
+    found = sorted(re.search(r"found ([\d,.]+%?)", m)[1] for m in messages)
+    assert found == sorted(["48,841", "45,221", "16,280", "15,059"])
+    assert all("adult.names (UCI)" in m and "archive.ics.uci.edu" in m for m in messages)
+    assert any("expected 48,842" in m and "found 48,841" in m and "adult.data + adult.test" in m for m in messages)
+
+
+def test_a_changed_two_file_count_in_the_datasheet_fails_naming_the_citation(tmp_path):
+    sheet = _copy(tmp_path, "adult.md")
+    _edit(sheet, "expected: 45222", "expected: 45223")
+    problems = verify(ROOT, datasheets=[sheet], use_cache=False)
+    assert len(problems) == 1 and isinstance(problems[0], CheckError)
+    message = str(problems[0])
+    assert '"45222 if instances with unknown values are removed"' in message
+    assert "expected 45,223" in message and "found 45,222" in message
+
+
+def test_without_the_test_files_tweaks_the_facts_fail(tmp_path):
+    """The tweaks are needed: without strip_suffix no test row reads '>50K', so the share falls."""
+    sheet = _copy(tmp_path, "adult.md")
+    text = sheet.read_text(encoding="utf-8")
+    sheet.write_text(text.replace(', strip_suffix: {income: "."}', ""), encoding="utf-8")
+    messages = [str(p) for p in verify(ROOT, datasheets=[sheet], use_cache=False)]
+    assert any("expected 23.93%" in m for m in messages) and any("expected 24.78%" in m for m in messages)
+
+
+@pytest.mark.parametrize("files, field", [
+    ("[../german.data]", "published[2]: files[0]: file: expected the name of a file"),
+    ("[{file: adult.test, skip_rows: -1}]", "published[2]: files[0]: skip_rows: expected a whole number"),
+    ("[{file: adult.test, strip_suffix: .}]", "published[2]: files[0]: strip_suffix: expected a mapping"),
+    ("[{file: adult.test, skip: 1}]", "published[2]: files[0]: unknown key 'skip'"),
+    ("adult.test", "published[2]: files: expected a list"),
+])
+def test_a_malformed_files_field_names_the_datasheet_and_field(tmp_path, files, field):
+    sheet = _copy(tmp_path, "adult.md")
+    _edit(sheet, 'files: [{file: adult.test, skip_rows: 1, strip_suffix: {income: "."}}]\n    expected: 16281',
+          f"files: {files}\n    expected: 16281")
+    with pytest.raises(ConfigError) as err:
+        load_facts(sheet, shown="data/adult.md")
+    assert f"data/adult.md: {field}" in str(err.value)
+
+
+def test_files_with_an_audits_filtered_rows_is_refused(tmp_path):
+    sheet = _copy(tmp_path, "adult.md")
+    _edit(sheet, "    rows: file\n    files: [{file: adult.test", "    rows: audit\n    files: [{file: adult.test")
+    with pytest.raises(ConfigError, match=r"adult.md: published\[2\]: files: only with rows: file"):
+        load_facts(sheet)
 
 
 def test_a_site_without_datasheets_has_nothing_to_verify(tmp_path):

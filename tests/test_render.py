@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import textwrap
 
 import nbformat
@@ -17,7 +18,7 @@ import pytest
 from site_src.publishing.linkcheck import broken_links, external_loads
 from site_src.rendering.notebook import page_notebook_json, split_cells
 from site_src.rendering.figures import draw_audit_figures
-from site_src.rendering.results_page import filter_options, table_html
+from site_src.rendering.results_page import filter_options, row_sentence, table_html, table_rows
 
 CODE = textwrap.dedent('''
     """Doc."""
@@ -108,19 +109,81 @@ def test_table_has_a_row_per_result_marks_significant_rows_and_escapes(table):
         assert f">{name}</td>" in html  # each metric's filter name is the one its cells show
 
 
+def test_rows_name_their_groups_and_ratios_have_their_own_column(table):
+    """Issue 28: a row names both groups with their rates; the gap column holds percentage points
+    only and a ratio sits in the ratio column."""
+    html = str(table_html(table))
+    # a-audit S1 selection rate: 30.0% for <f> against 0.3 - (-0.25) = 55.0% for m
+    assert ">&lt;f&gt;: 30.0% vs m: 55.0%</summary>" in html
+    rows = html.split("<tbody>")[1].split("</tr>")[:-1]
+    for row, (_, r) in zip(rows, table.iterrows()):
+        gap = re.search(r'<td data-col="gap"[^>]*>([^<]*)</td>', row).group(1)
+        ratio = re.search(r'<td data-col="ratio"[^>]*>([^<]*)</td>', row).group(1)
+        if r["kind"] == "ratio":
+            assert gap == "" and ratio in ("0.70", "—"), row
+        else:
+            assert gap.endswith(" pp") and ratio == "", row
+    headings = re.findall(r'<button type="button" class="fc-sort">([^<]+)</button>|<th [^>]*>([^<]+)</th>', html)
+    names = [a or b for a, b in headings]
+    assert "Gap (pp)" in names and "Ratio" in names and len(set(names)) == len(names)
+
+
+def test_each_row_opens_to_one_plain_sentence(table):
+    sentences = {r["metric"] + r["strategy"] + r["audit"]: row_sentence(r, small_sample=30)
+                 for r in table.to_dict("records")}
+    dp = sentences["demographic_parity_differenceS1a-audit"]
+    assert dp == ("In A <Audit> (S1, logistic regression), the model flagged 30.0% of the <f> group and 55.0% of the "
+                  "m group: a gap of −25.0 percentage points; after counting this audit's other tests it is "
+                  "unlikely to be chance alone (q = 0.0010).")
+    not_sig = sentences["demographic_parity_differenceS0a-audit"]
+    assert "it could be chance, which does not mean the groups are treated alike (q = 0.50)." in not_sig
+    ratio = sentences["disparate_impact_ratioS0a-audit"]
+    assert ": a ratio of 0.70, under the four-fifths rule's 0.8;" in ratio
+    undefined = sentences["disparate_impact_ratioS1b-audit"]
+    assert undefined.endswith("; the gap is undefined (advantaged selection rate is 0).")
+    for text in sentences.values():  # one sentence: a single full stop, at the end
+        assert text.count(". ") == 0 and text.endswith("."), text
+    html = str(table_html(table))
+    assert html.count('<details class="fc-row-sentence">') == len(table)
+    assert "<p>In A &lt;Audit&gt; (S1, logistic regression), the model flagged 30.0% of the &lt;f&gt; group" in html
+
+
+def test_the_page_carries_the_first_rows_and_the_rows_file_every_row(table):
+    first = str(table_html(table, first=3))
+    assert first.count("<tr data-audit=") == 3
+    lines = table_rows(table)
+    assert len(lines) == len(table) and all(ln.startswith("<tr data-audit=") and ln.endswith("</tr>") for ln in lines)
+    assert "".join(lines) == "".join(str(table_html(table)).split("<tbody>\n")[1].split("</tbody>")[0].splitlines())
+
+
 def test_figures_are_deterministic_and_described(table, tmp_path):
     first = draw_audit_figures(table, tmp_path / "one")
     second = draw_audit_figures(table, tmp_path / "two")
     assert [f.name for f in first] == ["gaps-a-audit", "gaps-b-audit"]
     for f in first:
-        for ext in ("svg",):
-            a, b = (tmp_path / d / f"{f.name}.{ext}" for d in ("one", "two"))
+        for ext in ("svg", "narrow.svg"):  # the phone version too (issue 28)
+            a, b = (tmp_path / d / (f"{f.name}.svg" if ext == "svg" else f"{f.name}-narrow.svg") for d in ("one", "two"))
             assert hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest()
         svg = (tmp_path / "one" / f"{f.name}.svg").read_text()
         assert "<dc:date>" not in svg
     # The largest selection-rate gap of audit A, found by hand from the table above.
     assert "Largest demographic parity difference: −25.0 percentage points (sex, S1, logistic regression)" in first[0].alt
     assert first[0].title == "A <Audit>" and first[0].caption in first[0].alt
+
+
+def test_each_results_figure_has_a_phone_version_drawn_at_a_phones_width(table, tmp_path):
+    """Issue 28: the wide charts shrank to 4-5 px labels on a 390 px phone. The phone version is
+    about as wide as the phone (so its 10-point labels stay near 12 px) and stacks the panels."""
+    def size_pt(path):
+        m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', path.read_text()[:2000])
+        return float(m.group(1)), float(m.group(2))
+
+    for f in draw_audit_figures(table, tmp_path):
+        wide, narrow = size_pt(tmp_path / f"{f.name}.svg"), size_pt(tmp_path / f"{f.name}-narrow.svg")
+        width_px = narrow[0] * 4 / 3  # 1 pt = 4/3 CSS px
+        shown_px = 390 - 2 * 16  # the page's width on a 390 px phone, less its margins
+        assert width_px <= 1.15 * shown_px  # 10 pt text shows at 13.3 px x shown/width >= 11.6 px
+        assert narrow[1] > wide[1] and narrow[0] < wide[0] / 2
 
 
 def test_no_figure_without_the_metrics_it_draws(table, tmp_path):
@@ -203,3 +266,18 @@ def test_markup_in_a_title_is_shown_as_typed_in_the_notebook_as_on_the_page():
     read.feed(MarkdownIt("commonmark").render(first))
     assert read.tags == ["h1", "p", "em"]
     assert read.text["h1"] == title and read.text["p"] == subtitle
+
+
+def test_the_rows_file_is_a_script_holding_every_row(table, tmp_path):
+    """The rows results.js loads on demand: a script (it loads from a site opened from disk, where
+    fetch() cannot), every row, without the labels the script gives back from the headings."""
+    from site_src.rendering.results_page import _write_rows
+
+    _write_rows(tmp_path / "rows.js", "results", table_rows(table))
+    text = (tmp_path / "rows.js").read_text(encoding="utf-8")
+    prefix = '(window.fcRows = window.fcRows || {})["results"] = '
+    assert text.startswith(prefix) and text.endswith(";\n")
+    html = json.loads(text[len(prefix):-2])
+    assert html.count("<tr data-audit=") == len(table) and "data-label" not in html
+    assert "</" not in text  # nothing in it can end the script early
+    assert re.sub(r' data-label="[^"]*"', "", "\n".join(table_rows(table))) == html

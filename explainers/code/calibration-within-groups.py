@@ -4,6 +4,8 @@
 """Calibration within groups vs error-rate balance (Recidivism Risk: COMPAS scores and our model)."""
 import matplotlib.pyplot as plt
 import numpy as np
+import statsmodels.api as sm
+from scipy.stats import chi2, chi2_contingency, norm
 from sklearn.calibration import calibration_curve
 from statsmodels.stats.contingency_tables import StratifiedTable
 
@@ -83,6 +85,37 @@ cmh_statsmodels_diff = max(abs(null_sm.statistic - cmh.statistic), abs(null_sm.p
                            *np.abs(np.subtract(table_sm.oddsratio_pooled_confint(), (cmh_low, cmh_high))))
 print(f"by hand: odds ratio {num / den:.3f}, weighted gap {100 * gap_num / gap_den:+.1f} pp; "
       f"largest difference from statsmodels {cmh_statsmodels_diff:.1e}")
+
+# The weighted gap's interval. faircode's cmh_test gives the gap, not its variance: two variances by
+# hand, Sato's (1989; valid for many small strata and for few large ones) and Greenland and
+# Robins's (1985; few large strata), for 2 x 2 tables [[a, b], [c, d]] (row 1: Black defendants).
+z = norm.ppf(0.975)
+sato_p = sato_q = gr = weight_sum = 0.0
+for t in tables:
+    (a, b), (c, d) = t
+    n1, n0, n = a + b, c + d, t.sum()
+    weight_sum += n1 * n0 / n
+    sato_p += (n1**2 * c - n0**2 * a + n1 * n0 * (n0 - n1) / 2) / n**2
+    sato_q += (a * (n0 - c) + c * (n1 - a)) / (2 * n)
+    gr += (a * b * n0**3 + c * d * n1**3) / (n1 * n0 * n**2)
+se_sato = np.sqrt((cmh_gap * sato_p + sato_q) / weight_sum**2)
+se_gr = np.sqrt(gr / weight_sum**2)
+cmh_gap_low, cmh_gap_high = float(cmh_gap - z * se_sato), float(cmh_gap + z * se_sato)
+cmh_gap_low_gr, cmh_gap_high_gr = float(cmh_gap - z * se_gr), float(cmh_gap + z * se_gr)
+print(f"weighted gap {100 * cmh_gap:+.2f} pp, 95% interval (Sato) [{100 * cmh_gap_low:+.2f}, "
+      f"{100 * cmh_gap_high:+.2f}] pp; (Greenland-Robins) [{100 * cmh_gap_low_gr:+.2f}, {100 * cmh_gap_high_gr:+.2f}] pp")
+
+# Equal rates in every decile (no common direction assumed): each decile's Pearson chi-squared,
+# summed, on one degree of freedom per decile; SciPy's chi2_contingency as the oracle.
+heterogeneity_x2, heterogeneity_dof = 0.0, len(tables)
+for t in tables:
+    expected = t.sum(axis=1, keepdims=True) * t.sum(axis=0, keepdims=True) / t.sum()
+    heterogeneity_x2 += float(np.sum((t - expected) ** 2 / expected))
+heterogeneity_diff = abs(heterogeneity_x2 - sum(chi2_contingency(t, correction=False)[0] for t in tables))
+p_each_decile = float(chi2.sf(heterogeneity_x2, heterogeneity_dof))
+n_deciles_same_sign = sum(np.sign(row["gap"]) == np.sign(np.log(cmh_or)) for row in by_decile)
+print(f"equal rates in every decile: X2 = {heterogeneity_x2:.1f} on {heterogeneity_dof} dof, "
+      f"{format_p_value(p_each_decile)}")
 
 # Build check: scikit-learn's calibration_curve on the COMPAS deciles.
 
@@ -215,6 +248,19 @@ p_residual = permutation_test(residual_black, residual_white, n_permutations=n_s
 print(f"calibration gap {100 * residual_gap:+.1f} pp: by hand "
       f"{format_p_value(p_residual_hand, floor=1 / (n_shuffles + 1))}, faircode Monte Carlo "
       f"{format_p_value(p_residual, floor=1 / (n_shuffles + 1))}")
+# Calibration in the large for white defendants: if the score were each person's true risk, the
+# sum of (outcome - score) would have mean 0 and variance sum of score (1 - score): a score test.
+score_w, y_w = pred.y_score[is_white], pred.y_true[is_white]
+white_overstatement = float(score_w.mean() - y_w.mean())
+z_white = float(np.sum(y_w - score_w) / np.sqrt(np.sum(score_w * (1 - score_w))))
+p_white_calibration = float(2 * norm.sf(abs(z_white)))
+# Oracle: statsmodels' GLM score test that the intercept is 0 with the score's log-odds as offset.
+offset_glm = sm.GLM(y_w, np.ones((y_w.size, 1)), family=sm.families.Binomial(),
+                    offset=np.log(score_w / (1 - score_w)))
+white_calibration_diff = abs(float(offset_glm.score(np.zeros(1))[0]) / np.sqrt(
+    float(-offset_glm.hessian(np.zeros(1))[0, 0])) - z_white)
+print(f"white defendants: mean score {100 * white_overstatement:+.1f} pp above their reoffence rate, "
+      f"z = {z_white:.2f}, {format_p_value(p_white_calibration)}")
 print(f"model, Black / white: mean score {100 * mean_score_black:.1f}% / {100 * mean_score_white:.1f}%, "
       f"reoffended {100 * model_base_black:.1f}% / {100 * model_base_white:.1f}%")
 print(f"  mean score of non-reoffenders {100 * mean_score_neg_black:.1f}% / {100 * mean_score_neg_white:.1f}%, "
@@ -250,6 +296,9 @@ left.set_ylim(0, 1)
 left.set_title("COMPAS, all defendants (dot size = defendants)")
 left.legend(loc="upper left")
 right.plot([0, 1], [0, 1], ":", color="grey", label="perfect calibration")
+# The alt text's "white defendants' points mostly lie below the diagonal in the middle of the range".
+middle = (model_curves["White"]["score"] > 0.3) & (model_curves["White"]["score"] < 0.7)
+white_mostly_below = bool(np.mean(model_curves["White"]["rate"][middle] < model_curves["White"]["score"][middle]) > 0.5)
 for label, curve in model_curves.items():
     right.plot(curve["score"], curve["rate"], "-", color=COLOURS[label], linewidth=1.5)
     right.scatter(curve["score"], curve["rate"], s=curve["count"] / 2, color=COLOURS[label], alpha=0.8,

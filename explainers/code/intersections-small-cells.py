@@ -7,12 +7,15 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import statsmodels.api as sm
 from scipy.stats import chi2, chi2_contingency, norm
+from statsmodels.stats.contingency_tables import StratifiedTable
+from statsmodels.stats.multitest import multipletests
 
 from faircode import fit_predict, load_audit
-from faircode.group_tests import homogeneity_test
+from faircode.group_tests import breslow_day_test, homogeneity_test
 from faircode.groups import compare_groups, group_labels
-from faircode.significance import format_p_value
+from faircode.significance import format_p_value, proportion_difference_ci
 
 # "Fairness gerrymandering" (Kearns et al. 2018), with exact rates.
 toy_n = 400
@@ -129,16 +132,96 @@ pair_high_n = int(c.by_group.at[pair_high, "n_group"])
 pair_low_n = int(c.by_group.at[pair_low, "n_group"])
 p_library = c.max_gap_test.p_value
 p_library_se = math.sqrt(p_library * (1 - p_library) / n_permutations)  # its Monte Carlo standard error
-maxt_range_pair = next(q for x, y, _, q in maxt.pairs_adjusted if {x, y} == {pair_high, pair_low})
-maxt_range_pair_se = math.sqrt(maxt_range_pair * (1 - maxt_range_pair) / n_permutations)
+# Which pairs differ: each pair's exact test, Holm-adjusted over all pairs (checked against
+# statsmodels). maxT's per-pair p-values are not used: they hold only when no cell differs
+# (Petrondas and Gabriel 1983).
+n_pairs = len(c.pairwise)
+holm_diff = float(np.max(np.abs(np.array([q.p_value_adjusted for q in c.pairwise])
+                                - multipletests([q.p_value for q in c.pairwise], method="holm")[1])))
+pair_holm = next(q.p_value_adjusted for q in c.pairwise if {q.group_a, q.group_b} == {pair_high, pair_low})
+high_rows, low_rows = flagged[cells_labels == pair_high], flagged[cells_labels == pair_low]
+pair_ci = tuple(proportion_difference_ci(high_rows, low_rows))
+
+
+def newcombe_by_hand(k1, n1, k2, n2, z=norm.ppf(0.975)):
+    """Newcombe (1998, method 10): the difference's interval from each rate's Wilson interval."""
+    def wilson(k, n):
+        p = k / n
+        centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+        half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+        return centre - half, centre + half
+    (l1, u1), (l2, u2), d = wilson(k1, n1), wilson(k2, n2), k1 / n1 - k2 / n2
+    return (d - math.sqrt((k1 / n1 - l1) ** 2 + (u2 - k2 / n2) ** 2),
+            d + math.sqrt((u1 - k1 / n1) ** 2 + (k2 / n2 - l2) ** 2))
+
+
+newcombe_diff = float(np.max(np.abs(np.subtract(pair_ci, newcombe_by_hand(
+    high_rows.sum(), high_rows.size, low_rows.sum(), low_rows.size)))))
 vs_reference = [{"group": g, "gap": float(c.by_group.at[g, "diff_vs_reference"]),
                  "p_holm": float(c.by_group.at[g, "p_value_vs_reference_holm"])}
                 for g in c.compared if g != cross.reference]
 print(f"{n_compared} cells compared: {pair_high} - {pair_low} {100 * pair_gap:+.1f} pp, "
-      f"range test {format_p_value(p_library, floor=1 / (n_permutations + 1))}; maxT-adjusted for the pair "
-      f"{format_p_value(maxt_range_pair, floor=1 / (n_permutations + 1))}")
+      f"range test {format_p_value(p_library, floor=1 / (n_permutations + 1))}; the pair's exact test, "
+      f"Holm-adjusted over {n_pairs} pairs, {format_p_value(pair_holm)}, Newcombe interval "
+      f"[{100 * pair_ci[0]:+.1f}, {100 * pair_ci[1]:+.1f}] pp")
 for row in vs_reference:
     print(f"  {row['group']} - {cross.reference}: {100 * row['gap']:+.1f} pp, Holm-adjusted {format_p_value(row['p_holm'])}")
+
+# %% Does the intersection add anything? Interaction on two scales
+# The races whose women's and men's cells both have at least min_size rows (a 0/18 cell has no odds).
+sex_of = test_rows["sex"].map(sex_names).to_numpy()
+race_of = test_rows["race"].map(race_names).to_numpy()
+races = [r for r in race_rates if all(c.by_group.at[f"{s} & {r}", "n_group"] >= min_size for s in ("Women", "Men"))]
+n_interaction_races, interaction_dof = len(races), len(races) - 1
+rows = np.isin(race_of, races)
+y, woman, race = flagged[rows], (sex_of[rows] == "Women").astype(float), race_of[rows]
+overall_rate = float(y.mean())
+
+
+def logistic_deviance(X, y):
+    """-2 log-likelihood of a logistic regression fitted by Newton-Raphson."""
+    beta = np.zeros(X.shape[1])
+    for _ in range(50):
+        mu = 1 / (1 + np.exp(-X @ beta))
+        step = np.linalg.solve(X.T @ (X * (mu * (1 - mu))[:, None]), X.T @ (y - mu))
+        beta += step
+        if np.max(np.abs(step)) < 1e-12:
+            break
+    mu = np.clip(1 / (1 + np.exp(-X @ beta)), 1e-300, 1 - 1e-16)
+    return float(-2 * np.sum(y * np.log(mu) + (1 - y) * np.log(1 - mu)))
+
+
+race_dummies = np.column_stack([race == r for r in races[1:]]).astype(float)
+intercept = np.ones((y.size, 1))
+main = np.column_stack([intercept, woman, race_dummies])
+full = np.column_stack([main, race_dummies * woman[:, None]])
+deviance_null, deviance_main, deviance_full = (logistic_deviance(X, y) for X in (intercept, main, full))
+lr_main, lr_interaction = deviance_null - deviance_main, deviance_main - deviance_full
+p_interaction_lr = float(chi2.sf(lr_interaction, interaction_dof))
+# The same test with statsmodels' GLM (binomial family) as the oracle.
+glm = sm.GLM(y, main, family=sm.families.Binomial()).fit(), sm.GLM(y, full, family=sm.families.Binomial()).fit()
+lr_diff = abs(lr_interaction - (glm[0].deviance - glm[1].deviance))
+# Breslow-Day (Tarone) test of equal odds ratios across races; statsmodels as the oracle.
+breslow_day = breslow_day_test(y, woman, race)
+p_breslow_day = breslow_day.p_value
+tables = [np.array([[np.sum(y[(race == r) & (woman == g)] == v) for v in (1, 0)] for g in (1, 0)]) for r in races]
+breslow_day_diff = abs(p_breslow_day - StratifiedTable(tables).test_equal_odds(adjust=True).pvalue)
+# Additive scale: is the women-minus-men gap the same in every race? Cochran's Q, inverse-variance weights.
+interaction_gaps, weights = [], []
+for r in races:
+    w, m = y[(race == r) & (woman == 1)], y[(race == r) & (woman == 0)]
+    variance = w.mean() * (1 - w.mean()) / w.size + m.mean() * (1 - m.mean()) / m.size
+    interaction_gaps.append({"race": r if r != "White" else "white", "gap": float(w.mean() - m.mean())})
+    weights.append(1 / variance)
+gaps, weights = np.array([g["gap"] for g in interaction_gaps]), np.array(weights)
+pooled_gap = float(np.sum(weights * gaps) / weights.sum())
+q_interaction = float(np.sum(weights * (gaps - pooled_gap) ** 2))
+p_interaction_q = float(chi2.sf(q_interaction, interaction_dof))
+print(f"races with both cells of at least {min_size} rows: {', '.join(races)}")
+print(f"logistic scale: main effects LR {lr_main:.1f} on {len(races)} dof; interaction LR {lr_interaction:.2f} "
+      f"on {interaction_dof} dof, {format_p_value(p_interaction_lr)}; Breslow-Day {format_p_value(p_breslow_day)}")
+print("additive scale: women - men " + ", ".join(f"{g['race']} {100 * g['gap']:+.1f} pp" for g in interaction_gaps)
+      + f"; Q = {q_interaction:.1f} on {interaction_dof} dof, {format_p_value(p_interaction_q)}")
 
 # %% Build checks, by hand: relabelling; small cells at the extremes
 rng = np.random.default_rng(20261130)

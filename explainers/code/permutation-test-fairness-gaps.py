@@ -52,6 +52,24 @@ report_gap = report.gap
 print(f"by hand: {n_as_extreme} of {n_shuffles:,} shuffles as extreme, "
       f"{format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))}")
 print(f"faircode exact: {format_p_value(p_library)}")
+# The worked example's interval: Newcombe's hybrid score interval (his method 10), by hand.
+z = 1.959963984540054
+
+
+def wilson(k, n):
+    centre = (k / n + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z * np.sqrt(k / n * (1 - k / n) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    return centre - half, centre + half
+
+
+(l1, u1), (l2, u2) = wilson(flagged_female.sum(), n_female), wilson(flagged_male.sum(), n_male)
+ci_low = observed_gap - np.sqrt((rate_female - l1) ** 2 + (u2 - rate_male) ** 2)
+ci_high = observed_gap + np.sqrt((u1 - rate_female) ** 2 + (rate_male - l2) ** 2)
+newcombe_diff = max(abs(ci_low - report.ci_low), abs(ci_high - report.ci_high))
+# With none of m shuffles as extreme, the exact p is below -ln(0.05)/m, about 3/m, with 95%
+# confidence: the largest p for which seeing no extreme shuffle still has a chance of 1 in 20.
+confidence = 0.95
+exact_p_upper = -np.log(1 - confidence) / n_shuffles
 print(f"faircode report: gap {100 * report.gap:+.1f} pp, {report.confidence_level:.0%} {report.ci_method} interval "
       f"[{100 * report.ci_low:+.1f}, {100 * report.ci_high:+.1f}] pp, {report.format_p_value()}")
 

@@ -191,6 +191,7 @@ power_sim = simulated_power(p_a_large, german["comparison_rate"], german["n_a"],
 share_se = math.sqrt(power_sim * (1 - power_sim) / n_sims)  # the simulated share's own error, as the page's ±
 sim_se = math.sqrt(german["power_test_10"] * (1 - german["power_test_10"]) / n_sims)  # at the exact power
 sim_errors = abs(power_sim - german["power_test_10"]) / sim_se
+sim_chance = float(2 * norm.sf(sim_errors))  # how often chance puts a simulation this far off
 print(f"{n_sims:,} simulated audits: {power_sim:.1%} ± {100 * share_se:.1f} found the gap; "
       f"exact {german['power_test_10']:.1%} (standard error at the exact power {100 * sim_se:.1f} pp; "
       f"{sim_errors:.1f} standard errors apart)")

@@ -18,12 +18,25 @@ A fact::
       where: ["race == African-American", "two_year_recid == 0", "decile_score >= 5"]
       complete: false             # optional: true keeps only rows with no missing value
       share_of: [...]             # optional: expected is then the share of `where`'s rows that pass these
+      files: [...]                # optional, with rows: file: count other files of the same dataset instead
       expected: 805               # an integer count, or a share written "44.85%"
       citation: Larson et al. (2016), table "Black defendants"
       url: https://www.propublica.org/article/how-we-analyzed-the-compas-recidivism-algorithm
 
 A condition is ``"column op value"`` with ``op`` one of ``== != < <= > >=``; the value is read as
 a number when it reads as one (``5``), true/false, else the text as written (``>50K``).
+
+``files`` is for a fact the documentation gives about files the audit does not read (UCI's Adult
+counts are for its training and test parts together). Each entry names a file next to the audit's
+data file, read with the manifest's parse options and the entry's tweaks, and the rows of all
+entries are counted together::
+
+      files:
+        - adult.data
+        - {file: adult.test, skip_rows: 1, strip_suffix: {income: "."}}
+      # skip_rows: lines skipped before the rows, on top of the manifest's (adult.test opens
+      #            with a comment line); strip_suffix: {column: text} removed from the end of
+      #            that column's values (adult.test writes ">50K.")
 """
 
 from __future__ import annotations
@@ -36,11 +49,12 @@ from pathlib import Path
 
 from site_src.errors import CheckError, ConfigError, SiteError
 
-__all__ = ["Condition", "PublishedFact", "load_facts", "verify"]
+__all__ = ["Condition", "FileRead", "PublishedFact", "load_facts", "verify"]
 
 _CONDITION = re.compile(r"^\s*(?P<column>[^\s=!<>]+)\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<value>.+?)\s*$")
 _SHARE = re.compile(r"^\s*(?P<number>\d+(?:\.(?P<decimals>\d+))?)\s*%\s*$")
-_KEYS = {"fact", "audit", "rows", "where", "complete", "share_of", "expected", "citation", "url"}
+_KEYS = {"fact", "audit", "rows", "where", "complete", "share_of", "expected", "citation", "url", "files"}
+_FILE_KEYS = {"file", "skip_rows", "strip_suffix"}
 _ROWS = ("file", "audit")
 
 
@@ -54,6 +68,16 @@ class Condition:
 
     def __str__(self) -> str:
         return f"{self.column} {self.op} {self.value}"
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One entry of a fact's ``files``: a file next to the audit's data file and how its reading
+    differs from the manifest's parse options."""
+
+    file: str  # a bare file name, e.g. "adult.test"
+    skip_rows: int = 0  # skipped on top of the manifest's skiprows
+    strip_suffix: tuple[tuple[str, str], ...] = ()  # (column, text removed from the end of its values)
 
 
 @dataclass(frozen=True)
@@ -75,6 +99,7 @@ class PublishedFact:
     decimals: int | None  # for a share: digits after the point as published
     citation: str
     url: str | None
+    files: tuple[FileRead, ...] = ()  # empty: the audit's own file (or its filtered rows)
 
     @property
     def expected_text(self) -> str:
@@ -102,7 +127,9 @@ def load_facts(datasheet: Path, *, shown: str | None = None) -> list[PublishedFa
         Listing every problem: no front matter, a fact without ``fact``, ``expected`` or
         ``citation``, an unknown key, ``rows`` other than "file" or "audit", a condition that is
         not ``column op value``, an ``expected`` that is neither a count nor a share like "44.85%",
-        no ``audit`` where the datasheet's ``audits:`` does not name exactly one.
+        no ``audit`` where the datasheet's ``audits:`` does not name exactly one, a ``files``
+        entry that is not a bare file name with an optional whole ``skip_rows`` and a
+        ``strip_suffix`` mapping of columns to text, ``files`` with ``rows: audit``.
     """
     from site_src.sources.collect import split_front_matter
 
@@ -136,11 +163,14 @@ def load_facts(datasheet: Path, *, shown: str | None = None) -> list[PublishedFa
         share_of = None if raw.get("share_of") is None else _conditions(raw.get("share_of"), f"{where}: share_of", problems)
         expected, decimals = _expected(raw.get("expected"), share=share_of is not None, where=f"{where}: expected",
                                        problems=problems)
+        files = _files(raw.get("files"), f"{where}: files", problems)
+        if files and rows != "file":
+            problems.append(f"{where}: files: only with rows: file (an audit's filters apply to its own file)")
         if len(problems) == before:
             facts.append(PublishedFact(
                 datasheet=shown, fact=str(raw["fact"]), audit=str(audit), rows=rows, where=conditions,
                 share_of=share_of, complete=bool(raw.get("complete", False)), expected=expected, decimals=decimals,
-                citation=str(raw["citation"]), url=raw.get("url")))
+                citation=str(raw["citation"]), url=raw.get("url"), files=files))
     if problems:
         raise ConfigError("\n".join(problems))
     return facts
@@ -234,6 +264,40 @@ def _conditions(raw, where: str, problems: list[str]) -> tuple[Condition, ...]:
     return tuple(out)
 
 
+def _files(raw, where: str, problems: list[str]) -> tuple[FileRead, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw:
+        problems.append(f"{where}: expected a list of file names or {{file, skip_rows, strip_suffix}} mappings, "
+                        f"got {raw!r}")
+        return ()
+    out = []
+    for j, entry in enumerate(raw):
+        at = f"{where}[{j}]"
+        before = len(problems)
+        spec = {"file": entry} if isinstance(entry, str) else entry
+        if not isinstance(spec, dict):
+            problems.append(f"{at}: expected a file name or a mapping with file, skip_rows, strip_suffix; got {entry!r}")
+            continue
+        for key in sorted(set(spec) - _FILE_KEYS):
+            problems.append(f"{at}: unknown key {key!r} (expected one of {', '.join(sorted(_FILE_KEYS))})")
+        name = spec.get("file")
+        # A bare name: the file sits next to the audit's data file, so a fact cannot reach outside data/.
+        if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name:
+            problems.append(f"{at}: file: expected the name of a file next to the audit's data file "
+                            f"(e.g. adult.test), got {name!r}")
+        skip = spec.get("skip_rows", 0)
+        if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
+            problems.append(f"{at}: skip_rows: expected a whole number of lines >= 0, got {skip!r}")
+        strip = spec.get("strip_suffix", {})
+        if not isinstance(strip, dict) or not all(isinstance(c, str) and isinstance(s, str) and s
+                                                  for c, s in strip.items()):
+            problems.append(f"{at}: strip_suffix: expected a mapping column: text, e.g. {{income: \".\"}}; got {strip!r}")
+        if len(problems) == before:
+            out.append(FileRead(file=name, skip_rows=skip, strip_suffix=tuple(sorted(strip.items()))))
+    return tuple(out)
+
+
 def _value(text: str):
     """A condition's value: a whole number, a number, true/false, else the text as written
     (``>50K`` and ``N/A`` stay text; a YAML reading would choke on the first)."""
@@ -261,8 +325,9 @@ def _expected(raw, *, share: bool, where: str, problems: list[str]) -> tuple[int
 
 
 def _frame(fact: PublishedFact, root: Path, frames: dict):
-    """The rows a fact counts: the file as faircode reads it, or the audit's filtered rows."""
-    key = (fact.audit, fact.rows)
+    """The rows a fact counts: the file as faircode reads it, the audit's filtered rows, or the
+    fact's ``files`` read one after the other."""
+    key = (fact.audit, fact.rows, fact.files)
     if key not in frames:
         from faircode import load_audit
         from faircode.data import read_data
@@ -273,10 +338,31 @@ def _frame(fact: PublishedFact, root: Path, frames: dict):
             raise FileNotFoundError(f"no audit {fact.audit!r} (audits/{fact.audit}/audit.yaml)")
         if fact.rows == "audit":
             frames[key] = load_audit(path, root=root).df
+        elif fact.files:
+            import pandas as pd
+
+            manifest = load_manifest(path, root=root)
+            folder = manifest.resolve(manifest.dataset.file).parent
+            frames[key] = pd.concat([_read_file(folder, spec, manifest.dataset.parse) for spec in fact.files],
+                                    ignore_index=True)
         else:
             manifest = load_manifest(path, root=root)
             frames[key] = read_data(manifest.resolve(manifest.dataset.file), manifest.dataset.parse)
     return frames[key]
+
+
+def _read_file(folder: Path, spec: FileRead, parse):
+    from faircode.data import read_data
+
+    path = folder / spec.file
+    if not path.is_file():
+        raise FileNotFoundError(f"files: no file {spec.file!r} next to the audit's data file ({path})")
+    df = read_data(path, parse.model_copy(update={"skiprows": parse.skiprows + spec.skip_rows}))
+    for column, suffix in spec.strip_suffix:
+        if column not in df.columns:
+            raise KeyError(f"files: {spec.file}: strip_suffix: no column {column!r}")
+        df[column] = df[column].map(lambda v: v.removesuffix(suffix) if isinstance(v, str) else v)
+    return df
 
 
 def _mask(df, conditions: tuple[Condition, ...]):
@@ -315,7 +401,10 @@ def _found(fact: PublishedFact, df) -> int | Decimal:
 
 
 def _message(fact: PublishedFact, found) -> str:
-    rows = "the file" if fact.rows == "file" else f"{fact.audit}'s rows after its filters"
+    if fact.files:
+        rows = " + ".join(f.file for f in fact.files)
+    else:
+        rows = "the file" if fact.rows == "file" else f"{fact.audit}'s rows after its filters"
     where = f" where {' and '.join(map(str, fact.where))}" if fact.where else ""
     share = f", share with {' and '.join(map(str, fact.share_of))}" if fact.share_of else ""
     found_text = f"{found:,}" if fact.decimals is None else f"{found}%"

@@ -5,19 +5,30 @@ downloads), which MkDocs would show as a one-page section named after the slug. 
 page itself in the "Explainers" section instead, under its title, in the explainers' ``order``.
 It also gives the theme the build's commit and date, which the footer of every page shows,
 hands Material's search each page's own HTML (see ``on_page_content``), and keeps the theme from
-escaping a title twice (``on_page_markdown``).
+escaping a title twice (``on_page_markdown``). After Markdown is
+converted it puts in what Markdown must not parse (the results page's tables, `insert_fragments`),
+the glossary's definition on every link to a glossary term (`define_terms`), the reading time of
+each explainer and of its card on the home page (`add_reading_time`, issue 28), and keeps the
+headings' permalinks out of the keyboard's way; the 404 page is made to work at any address
+(`on_post_build`).
 """
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from markupsafe import Markup
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.nav import Section
 
+from site_src.checking.words import WORDS_PER_MINUTE, reading_minutes, visible_words
 from site_src.errors import ConfigError
 from site_src.publishing import provenance
+from site_src.rendering.glossary import TERMS, definition_text
 from site_src.sources.collect import split_front_matter
 
 
@@ -39,13 +50,200 @@ _DOCUMENT_WRAPPER = re.compile(r"\A\s*<html><head></head><body>(.*)</body></html
 
 
 def on_page_content(html, page, config, files):
-    """MkDocs' ``on_page_content`` event: a page's HTML without the document wrapper glightbox adds.
+    """MkDocs' ``on_page_content`` event: a page's HTML as readers get it.
 
-    Returns ``html`` unchanged when it has no wrapper. Hooks run after the configured plugins, so
-    this sees glightbox's output; search indexes the result afterwards (``on_page_context``).
+    Without the document wrapper glightbox adds; with its fragments inserted, its glossary terms
+    defined, its reading time (an explainer) and its permalinks out of the tab order. Hooks run
+    after the configured plugins, so this sees glightbox's output; search indexes the result
+    afterwards (``on_page_context``), and skips the fragments (``data-search-exclude``).
     """
     m = _DOCUMENT_WRAPPER.match(html)
-    return m.group(1) if m else html
+    html = m.group(1) if m else html
+    file = getattr(page, "file", None)
+    src = file.src_uri if file is not None else ""
+    html = insert_fragments(html, Path(file.abs_src_path).parent if file is not None and file.abs_src_path else None)
+    html = define_terms(html, glossary_page=src == "glossary/index.md")
+    if src.startswith("explainers/"):
+        html = add_reading_time(html, page)
+    # Permalinks (the ¶ after each heading) are for the mouse: left in the tab order, a keyboard
+    # reader meets one before each section's content (issue 28). The table of contents, after
+    # the content in the tab order (overrides/main.html), reaches every heading.
+    return html.replace('class="headerlink" href=', 'class="headerlink" tabindex="-1" href=')
+
+
+# ------------------------------------------------------------------------------------- fragments
+
+# Where a page asks for a fragment: `<!-- fairsite:fragment NAME -->` on a line of its own.
+_FRAGMENT = re.compile(r"<!-- fairsite:fragment ([\w-]+) -->")
+FRAGMENTS_DIR = ".fragments"  # beside the page; MkDocs leaves dot-folders out of the site
+
+
+def insert_fragments(html: str, page_dir: Path | None) -> str:
+    """``html`` with each ``<!-- fairsite:fragment NAME -->`` replaced by the HTML of
+    ``page_dir/.fragments/NAME.html``: HTML that Markdown must not parse (the results page's
+    tables: 1.7 MB that Markdown and search took half of every rebuild to read, issue 28).
+
+    Raises ``PluginError`` naming the missing file when a page asks for a fragment that is not there.
+    """
+    def fragment(m):
+        path = (page_dir or Path(".")) / FRAGMENTS_DIR / f"{m.group(1)}.html"
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError:
+            raise PluginError(f"the page asks for fragment {m.group(1)!r}, but {path} does not exist") from None
+    # Markdown leaves a comment on a line of its own as it is, or wraps it in a paragraph.
+    return _FRAGMENT.sub(fragment, re.sub(r"<p>(<!-- fairsite:fragment [\w-]+ -->)</p>", r"\1", html))
+
+
+# ---------------------------------------------------------------------------------- glossary terms
+
+_TERMS = {t.anchor: t for t in TERMS}
+# A link to a glossary term, as MkDocs writes it from `glossary/index.md#anchor`.
+_TERM_LINK = re.compile(r'<a href="((?:\.\./)*glossary/#([\w-]+))"')
+
+
+def define_terms(html: str, *, glossary_page: bool = False) -> str:
+    """Give every link to a glossary term the term's definition, so it travels with the term.
+
+    Each link gets ``data-fc-term``, a ``title`` (hover, without JavaScript) and
+    ``aria-describedby`` pointing at the definition, written once per page in a hidden section
+    at its end (screen readers read it as the link's description; search skips it).
+    ``assets/terms.js`` shows it as a tooltip on hover, on keyboard focus and on a first tap.
+    The definitions come from the glossary's single source, ``rendering.glossary.TERMS``; links
+    to anything else on the glossary page (the audits' conventions) are left as they are, and so
+    is the glossary page itself.
+    """
+    if glossary_page:
+        return html
+    used: dict[str, str] = {}
+
+    def link(m):
+        term = _TERMS.get(m.group(2))
+        if term is None:
+            return m.group(0)
+        used[term.anchor] = definition_text(term)
+        text = html_lib.escape(f"{term.name}: {used[term.anchor]}")
+        return (f'<a href="{m.group(1)}" data-fc-term="{term.anchor}" aria-describedby="fc-def-{term.anchor}" '
+                f'title="{text}"')
+
+    html = _TERM_LINK.sub(link, html)
+    if not used:
+        return html
+    # A <section>: Material's search ends an exclusion at the first closing tag of its name.
+    defs = "".join(f'<span id="fc-def-{a}">{html_lib.escape(text)}</span>' for a, text in used.items())
+    return html + f'\n<section class="fc-defs" hidden data-search-exclude>{defs}</section>'
+
+
+# ------------------------------------------------------------------------------------ reading time
+
+# Each explainer's reading time in minutes, by the page's URL, for its card on the home page.
+_MINUTES: dict[str, int] = {}
+
+
+def add_reading_time(html: str, page) -> str:
+    """An explainer's HTML with its reading time under the subtitle: its visible words
+    (``checking.words.visible_words``: folds closed, code and references left out) at
+    ``WORDS_PER_MINUTE``. Remembered for the home page's card (``on_post_page``)."""
+    minutes = reading_minutes(visible_words(html))
+    _MINUTES[page.url] = minutes
+    line = (f'<p class="fc-reading-time">{_reading_time_text(minutes)}</p>')
+    subtitle = re.search(r'<p class="fc-subtitle">.*?</p>', html, flags=re.S)
+    if subtitle:
+        return html[:subtitle.end()] + "\n" + line + html[subtitle.end():]
+    h1 = html.find("</h1>")
+    return html[:h1 + 5] + "\n" + line + html[h1 + 5:] if h1 >= 0 else line + html
+
+
+def _reading_time_text(minutes: int) -> str:
+    # The rate is in the line's title (hover), not in its words: the line is not prose to count.
+    return (f'<span class="fc-reading-time__minutes" title="at {WORDS_PER_MINUTE} words a minute, folds closed">'
+            f"{minutes} min read</span>")
+
+
+# A card's title link on the home page (the thumbnail's link has tabindex="-1" and is skipped).
+_CARD_LINK = re.compile(r'(<a href="(explainers/[\w-]+/)">.*?</a>(?:</strong>)?)', re.S)
+
+
+def on_post_page(output, page, config):
+    """MkDocs' ``on_post_page`` event: the home page's cards get their explainers' reading times.
+
+    Every page's content is converted (``on_page_content``) before any page is written, so the
+    times are known here. Each explainer's card gets its time after its title link, once.
+    """
+    if not getattr(page, "is_homepage", False) or not _MINUTES:
+        return output
+    start = output.find("fc-cards")
+    if start < 0:
+        return output
+    done: set[str] = set()
+
+    def card(m):
+        url = m.group(2)
+        if url in done or url not in _MINUTES:
+            return m.group(1)
+        done.add(url)
+        return m.group(1) + f' <span class="fc-card-time">· {_reading_time_text(_MINUTES[url])}</span>'
+
+    return output[:start] + _CARD_LINK.sub(card, output[start:])
+
+
+# ----------------------------------------------------------------------------------- the 404 page
+
+# Finds the site's root from wherever the 404 page is served: the address it was built for, or
+# else the nearest folder above the missing address that holds the site's manifest
+# (fairsite-manifest.json, written at the root). Synchronous on purpose: the <base> it writes
+# must exist before the stylesheets are read. The page also carries a <base> for the address it
+# was built for, after this script: the browser's preloader reads that one, so at the usual
+# address nothing is fetched twice; elsewhere the script's <base> comes first and wins.
+_FIND_ROOT = """<script>(function () {
+  var built = %s, path = location.pathname, root = null;
+  if (path.indexOf(built) === 0) { window.fcSiteRoot = built; return; }
+  var parts = path.replace(/[^/]*$/, "").split("/");
+  for (var i = parts.length - 1; root === null && i > 0; i--) {
+    var candidate = parts.slice(0, i).join("/") + "/";
+    try {
+      var xhr = new XMLHttpRequest();
+      xhr.open("HEAD", candidate + "fairsite-manifest.json", false);
+      xhr.send();
+      if (xhr.status === 200) root = candidate;
+    } catch (e) { /* not served here */ }
+  }
+  root = root || "/";
+  document.write('<base href="' + root.replace(/["<>]/g, "") + '">');
+  window.fcSiteRoot = root;
+})();</script>"""
+# Once the theme's configuration is parsed, its base is the root found above (Material's search
+# and instant navigation read it before anything else runs).
+_FIX_CONFIG = """<script>(function () {
+  var el = document.getElementById("__config"), root = window.fcSiteRoot;
+  if (!root) return;
+  el.textContent = el.textContent.split('"' + %s).join('"' + root);  // base, the search worker
+})();</script>"""
+
+
+def on_post_build(config):
+    """MkDocs' ``on_post_build`` event: make ``404.html`` work at any address.
+
+    MkDocs writes the 404 page with every link and asset under ``site_url``'s path (it may be
+    served for a missing page at any depth), so served anywhere else it came out unstyled and
+    its links led nowhere (issue 28). Here every such URL is made relative to a ``<base>`` that a
+    script at the top of the page sets to the site's root, found from the address it is served at.
+    """
+    path = Path(config.site_dir) / "404.html"
+    if not path.exists():
+        return
+    prefix = urlsplit(config.site_url or "/").path or "/"
+    prefix = prefix if prefix.endswith("/") else prefix + "/"
+    text = path.read_text(encoding="utf-8")
+    # href="/fair-code/x" -> href="./x" (not "//host": a protocol-relative URL is not the site's)
+    text = re.sub(r'((?:href|src|srcset)=")' + re.escape(prefix) + r"(?!/)", r"\1./", text)
+    head = re.search(r"<head>\s*", text)
+    text = (text[:head.end()] + _FIND_ROOT % json.dumps(prefix) + f'\n<base href="{html_lib.escape(prefix)}">\n'
+            + text[head.end():])
+    config_end = re.search(r'<script id="__config"[^>]*>.*?</script>', text, flags=re.S)
+    if config_end:
+        text = text[:config_end.end()] + _FIX_CONFIG % json.dumps(prefix) + text[config_end.end():]
+    path.write_text(text, encoding="utf-8")
 
 
 def on_page_markdown(markdown, page, config, files):

@@ -8,6 +8,7 @@ in its run: ``site_src.execution``.)
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +35,8 @@ _MODEL_ORDER = ("logistic_regression", "random_forest", "gradient_boosting")
 
 @dataclass(frozen=True)
 class AuditFigure:
-    """One audit's figure, saved as ``<name>.svg`` in the output folder."""
+    """One audit's figure, saved as ``<name>.svg`` in the output folder, and its phone version,
+    the same panels stacked at a phone's width, as ``<name>-narrow.svg``."""
 
     audit: str
     title: str
@@ -68,32 +70,58 @@ def draw_audit_figures(df: pd.DataFrame, out_dir: Path, *, alpha: float | None =
         title, combos = _audit_name(rows, audit), _combos(rows)
         name = f"gaps-{audit}"
         _draw(rows, metrics, combos, title=title, alpha=alpha, path=out_dir / f"{name}.svg")
+        _draw(rows, metrics, combos, title=title, alpha=alpha, path=out_dir / f"{name}-narrow.svg", narrow=True)
         alt, caption = _alt(rows, title, metrics, combos)
         figures.append(AuditFigure(audit=audit, title=title, name=name, alt=alt, caption=caption))
     return figures
 
 
+# The phone version's width in inches: 4.1 in is 394 CSS px, shown about 0.9 times as large on a
+# 390 px screen, so its 10-point text reads at about 12 px (the wide figure's would be 4 to 5 px).
+_NARROW_WIDTH = 4.1
+
+
 def _draw(rows: pd.DataFrame, metrics: list[str], combos: list[tuple[str, str]], *, title: str, alpha: float,
-          path: Path) -> None:
-    """One audit's figure: a panel per metric, sharing the strategy-and-model rows; saved to ``path``."""
+          path: Path, narrow: bool = False) -> None:
+    """One audit's figure: a panel per metric, sharing the strategy-and-model rows; saved to ``path``.
+
+    ``narrow`` stacks the panels (each with its own row labels) at a phone's width, the legend
+    in one column under them, so no text is scaled below about 12 px on a 390 px screen.
+    """
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     attributes = sorted(rows["attribute"].astype(str).unique())
+    handles = _legend(rows, attributes, alpha=alpha)
+    panel_height = 0.3 * len(combos) + 1.1
     with matplotlib.rc_context({"svg.hashsalt": "fairsite", "font.size": 10}):
-        fig = Figure(figsize=(3.9 * len(metrics) + 1.6, 0.32 * len(combos) + 2.0), facecolor="white")
+        if narrow:
+            legend_height = 0.22 * len(handles) + 0.2
+            fig = Figure(figsize=(_NARROW_WIDTH, panel_height * len(metrics) + legend_height + 0.7), facecolor="white",
+                         layout="constrained")
+            axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
+        else:
+            fig = Figure(figsize=(3.9 * len(metrics) + 1.6, 0.32 * len(combos) + 2.0), facecolor="white")
+            axes = fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]
         FigureCanvasAgg(fig)
-        axes = fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]
+        ticks = [f"{s} · {label(m)}" for s, m in combos]
         for ax, metric in zip(axes, metrics):
             _panel(ax, rows[rows["metric"] == metric], combos, attributes)
-            ax.set_title(FIGURE_METRICS[metric], fontsize=10)
-        axes[0].set_yticks(range(len(combos)), [f"{s} · {label(m)}" for s, m in combos])
-        axes[0].invert_yaxis()  # S0 at the top, as in the table
-        handles = _legend(rows, attributes, alpha=alpha)
-        fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), frameon=False, fontsize=9)
-        fig.suptitle(f"{title}: gaps (disadvantaged minus advantaged) with 95% intervals", fontsize=11)
-        fig.tight_layout(rect=(0, 0.1 if len(handles) <= 4 else 0.15, 1, 1))
+            # On a phone the axes are narrower than the wide figure's title lines: wrap them shorter.
+            title_text = "\n".join(textwrap.wrap(FIGURE_METRICS[metric].replace("\n", " "), 28)) if narrow \
+                else FIGURE_METRICS[metric]
+            ax.set_title(title_text, fontsize=10)
+            if narrow or ax is axes[0]:  # side by side, the panels share the first one's y axis
+                ax.set_yticks(range(len(combos)), ticks)
+                ax.invert_yaxis()  # S0 at the top, as in the table
+        if narrow:
+            fig.legend(handles=handles, loc="outside lower center", ncol=1, frameon=False, fontsize=9.5)
+            fig.suptitle(f"{title}: gaps with 95% intervals", fontsize=11)
+        else:
+            fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), frameon=False, fontsize=9)
+            fig.suptitle(f"{title}: gaps (disadvantaged minus advantaged) with 95% intervals", fontsize=11)
+            fig.tight_layout(rect=(0, 0.1 if len(handles) <= 4 else 0.15, 1, 1))
         fig.savefig(path, metadata={"Date": None})
 
 

@@ -166,6 +166,14 @@ TERMS: tuple[Term, ...] = (
 )
 
 
+def definition_text(term: Term) -> str:
+    """``term``'s definition as plain text, for a tooltip: the Markdown of links, emphasis and code
+    taken out, their words kept (``[Phipson and Smyth 2010](https://...)`` -> ``Phipson and Smyth 2010``)."""
+    text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", term.definition)
+    text = re.sub(r"(\*\*|\*|`)(.+?)\1", r"\2", text)
+    return " ".join(text.split())
+
+
 def terms_used(text: str) -> list[Term]:
     """The glossary terms a page's text mentions, in glossary order."""
     plain = re.sub(r"```.*?```|<pre.*?</pre>", " ", text, flags=re.S)  # code is not prose

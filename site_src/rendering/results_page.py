@@ -4,8 +4,16 @@ Everything on the page is generated from ``results/`` (``results_fairness.csv``,
 ``results/README.md`` describes, ``results_by_group.csv`` and ``results_performance.csv``), so the
 page stays right when the results change. Each table is plain HTML that reads well without
 JavaScript (``templates/results-table.html.j2``, ``templates/results-groups.html.j2``, escaped);
-``templates/assets/results.js`` adds the filters and the sorting.
+``templates/assets/results.js`` adds the filters, the sorting and the paging.
 The figures are ``figures.draw_audit_figures``'s.
+
+The page ships only the first rows of each table (issue 28: the whole table was 1.7 MB of HTML,
+7.7 s to load on a phone); every row is in a small script beside the page (``ROWS_FILES``),
+which ``results.js`` loads the first time a reader filters, sorts or asks for more. A script,
+not a JSON file fetched: it loads from the built site opened from disk too. The tables are
+written as fragments (``FRAGMENTS_DIR``) that the MkDocs hook puts into the page after Markdown
+is converted (``publishing.mkdocs_hooks.insert_fragments``), so Markdown never parses them and
+search never indexes them.
 
 The page is made once per version of the results files and of the code and templates that make
 it, then copied from ``.cache/fairsite-results``: drawing the figures and tabulating every row is
@@ -15,6 +23,7 @@ most of a re-render's time, and a prose edit should not pay for it.
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import tempfile
 from importlib import metadata
@@ -37,13 +46,23 @@ if TYPE_CHECKING:  # the build imports this module on every run; pandas only whe
 
     from site_src.sources.collect import Explainer
 
-__all__ = ["BY_GROUP_FILE", "FILTER_COLUMNS", "GROUP_DEFAULTS", "filter_options", "group_filter_options",
-           "groups_table_html", "label", "render_results_page", "table_html", "warm_results_page"]
+__all__ = ["BY_GROUP_FILE", "FILTER_COLUMNS", "FIRST_ROWS", "FRAGMENTS_DIR", "GROUP_DEFAULTS", "ROWS_FILES",
+           "filter_options", "group_defaults", "group_filter_options", "group_rows", "groups_table_html", "label",
+           "render_results_page",
+           "row_sentence", "table_html", "table_rows", "warm_results_page"]
 
 # faircode.benchmark.BY_GROUP_FILE, spelt out: importing the benchmark (scikit-learn) on every build
 # would cost more than the page (tests pin that the two agree).
 BY_GROUP_FILE = "results_by_group.csv"
 PERFORMANCE_FILE = "results_performance.csv"
+
+# The fragments the MkDocs hook inserts (``<!-- fairsite:fragment NAME -->`` in the page), in a
+# folder MkDocs leaves out of the site (it skips dot-folders).
+FRAGMENTS_DIR = ".fragments"
+# Every row of each table, as a script beside the page that results.js loads on demand.
+ROWS_FILES = {"results": "results-rows.js", "groups": "groups-rows.js"}
+# How many of the fairness table's rows the page itself carries (the rest load on demand).
+FIRST_ROWS = 25
 
 # The columns a reader filters on, in the order the filters appear.
 FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
@@ -52,17 +71,21 @@ GROUP_FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
 GROUP_DEFAULTS = {"strategy": "S2", "model": "logistic_regression", "metric": "selection_rate"}
 
 _HEADER_TITLES = {
-    "value_disadvantaged": "the disadvantaged group's rate", "value_advantaged": "the advantaged group's rate",
-    "gap": "disadvantaged minus advantaged (pp), or their ratio", "p_value": "permutation test p-value",
-    "q_value": "Benjamini-Hochberg q-value within the audit",
+    "groups": "each group's rate; open a row for what it says in a sentence",
+    "gap": "disadvantaged group's rate minus the advantaged group's, in percentage points",
+    "ratio": "disparate impact ratio: the disadvantaged group's favourable-outcome rate over the advantaged "
+             "group's (1 is parity; below 0.8 fails the four-fifths rule)",
+    "p_value": "permutation test p-value: how often chance alone would give a gap this far from zero",
+    "q_value": "the p-value adjusted for the other tests of the same audit (Benjamini-Hochberg q-value): "
+               "read this one when scanning many rows",
 }
-# The table's columns: (key, heading, kind); "ci" is made of ci_low and ci_high.
+# The table's columns: (key, heading, kind); "ci" is made of ci_low and ci_high, "groups" of the
+# two groups' names and rates, "ratio" is the gap of a ratio row (the gap column holds differences).
 _COLUMNS = (
-    ("audit", "Audit", "text"), ("strategy", "Strategy", "text"), ("model", "Model", "text"),
-    ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),
-    ("value_disadvantaged", "Disadv.", "number"), ("value_advantaged", "Adv.", "number"),
-    ("gap", "Gap", "number"), ("ci", "95% interval", "none"), ("p_value", "p", "number"),
-    ("q_value", "q (FDR)", "number"), ("significant", "Significant", "text"),
+    ("audit", "Audit", "text"), ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),
+    ("strategy", "Strategy", "text"), ("model", "Model", "text"), ("groups", "Groups compared", "none"),
+    ("gap", "Gap (pp)", "number"), ("ratio", "Ratio", "number"), ("ci", "95% interval", "none"),
+    ("p_value", "p", "number"), ("q_value", "q", "number"), ("significant", "Significant", "text"),
 )
 # Short names for the metrics, so the table fits a screen; the filter and README give the full ones.
 _METRIC_LABELS = {
@@ -143,14 +166,38 @@ def _write_page(env, results: ResultsTable, out: Path, slugs: set[str]) -> None:
 
     shutil.copyfile(results.path, out / results.path.name)
     df = results.df
+    fragments = out / FRAGMENTS_DIR
+    fragments.mkdir()
+    rows = table_rows(df, small_sample=SMALL_SAMPLE_THRESHOLD)
+    _write_rows(out / ROWS_FILES["results"], "results", rows)
+    (fragments / "results-table.html").write_text(_html(
+        "results-explorer.html.j2", kind="results", table=table_html(df, small_sample=SMALL_SAMPLE_THRESHOLD,
+                                                                      first=FIRST_ROWS),
+        options=filter_options(df), n_rows=len(df), first=min(FIRST_ROWS, len(df)), rows_src=ROWS_FILES["results"],
+    ), encoding="utf-8")
+    groups = _by_group_view(results.path.with_name(BY_GROUP_FILE), out, alpha=ALPHA)
+    if groups:
+        (fragments / "results-groups.html").write_text(groups.pop("html"), encoding="utf-8")
     page = env.get_template("results.md.j2").render(
-        csv_name=results.path.name, n_rows=len(df), options=filter_options(df),
-        table=table_html(df, small_sample=SMALL_SAMPLE_THRESHOLD), figures=draw_audit_figures(df, out, alpha=ALPHA),
-        groups=_by_group_view(results.path.with_name(BY_GROUP_FILE), out, alpha=ALPHA), label=label,
+        csv_name=results.path.name, n_rows=len(df), figures=draw_audit_figures(df, out, alpha=ALPHA),
+        groups=groups, label=label,
         has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
         small_sample=SMALL_SAMPLE_THRESHOLD, dropped=_dropped_per_audit(results.path.with_name(PERFORMANCE_FILE)),
     )
     (out / "index.md").write_text(page, encoding="utf-8")
+
+
+def _write_rows(path: Path, name: str, rows: list[str]) -> None:
+    """Every row of table ``name`` as a script that hands results.js their HTML (``window.fcRows``).
+
+    Without the cells' ``data-label`` (a third of the bytes): results.js gives each loaded cell
+    its column's heading, as the page's own rows carry it for a phone without JavaScript.
+    """
+    import json
+
+    text = re.sub(r' data-label="[^"]*"', "", "\n".join(rows))
+    body = json.dumps(text, ensure_ascii=False).replace("</", "<\\/")  # no "</script>" inside
+    path.write_text(f"(window.fcRows = window.fcRows || {{}})[{json.dumps(name)}] = {body};\n", encoding="utf-8")
 
 
 def _dropped_per_audit(performance: Path) -> dict[str, int]:
@@ -163,7 +210,8 @@ def _dropped_per_audit(performance: Path) -> dict[str, int]:
 
 
 def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
-    """The by-group table for the results page (None without ``results_by_group.csv``)."""
+    """The by-group table for the results page (None without ``results_by_group.csv``): its
+    section's HTML (the rows of the view it opens on), and every row in a script beside the page."""
     if not path.exists():
         return None
     import pandas as pd
@@ -171,8 +219,15 @@ def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
     shutil.copyfile(path, out / path.name)
     read_checked(path)  # a malformed or repeated row: an error naming file and line (issue 25)
     df = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    return {"csv_name": path.name, "n_rows": len(df), "options": group_filter_options(df),
-            "defaults": GROUP_DEFAULTS, "table": groups_table_html(df, alpha=alpha),
+    defaults = group_defaults(df)
+    first = df
+    for col, value in defaults.items():
+        first = first[first[col].astype(str) == value]
+    _write_rows(out / ROWS_FILES["groups"], "groups", group_rows(df, alpha=alpha))
+    html = _html("results-explorer.html.j2", kind="groups", table=groups_table_html(first, alpha=alpha),
+                 n_rows=len(df), first=len(first), options=group_filter_options(df), defaults=defaults,
+                 rows_src=ROWS_FILES["groups"])
+    return {"csv_name": path.name, "n_rows": len(df), "html": html,
             "min_sizes": sorted(df["min_size"].dropna().astype(int).unique().tolist())}
 
 
@@ -207,16 +262,31 @@ def filter_options(df: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def table_html(df: pd.DataFrame, *, small_sample: int | None = None) -> Markup:
-    """The results as one HTML table: a row per CSV row, every cell escaped.
+def table_html(df: pd.DataFrame, *, small_sample: int | None = None, first: int | None = None) -> Markup:
+    """The results as one HTML table: a row per CSV row (the ``first`` rows only, if given),
+    every cell escaped.
 
     Each row carries ``data-<column>`` attributes for the filters and ``data-significant``; each
     number cell carries its raw value in ``data-value`` for sorting (empty when undefined), while
-    its text is formatted for reading (gaps of rates in percentage points, ratios as ratios).
-    A row with ``small_sample_warning`` is marked ⚠, whose help names ``small_sample`` (the
-    group size below which faircode warns; by default ``faircode.significance.SMALL_SAMPLE_THRESHOLD``).
-    Raises ValueError naming the columns the table shows and ``df`` lacks.
+    its text is formatted for reading: a difference of rates in percentage points in the gap
+    column, a ratio in its own column. The groups' cell names both groups with their rates and
+    opens (``<details>``) to :func:`row_sentence`. A row with ``small_sample_warning`` is marked ⚠,
+    whose help names ``small_sample`` (the group size below which faircode warns; by default
+    ``faircode.significance.SMALL_SAMPLE_THRESHOLD``). Raises ValueError naming the columns the
+    table shows and ``df`` lacks.
     """
+    head, rows = _table(df, small_sample=small_sample)
+    return _html("results-table.html.j2", head=head, rows=rows if first is None else rows[:first])
+
+
+def table_rows(df: pd.DataFrame, *, small_sample: int | None = None) -> list[str]:
+    """Each row of :func:`table_html`'s table as one line of HTML (``<tr>...</tr>``), in order."""
+    _, rows = _table(df, small_sample=small_sample)
+    return _html("results-table.html.j2", rows=rows, rows_only=True).splitlines()
+
+
+def _table(df: pd.DataFrame, *, small_sample: int | None) -> tuple[list[dict], list[dict]]:
+    """The fairness table's head and rows, as the template takes them."""
     # Every column the table shows or marks: a results file without one is an error, not a
     # page that quietly drops its significance or small-sample markers.
     require_columns(df, ("audit", "strategy", "model", "attribute", "metric", "value_disadvantaged",
@@ -224,7 +294,7 @@ def table_html(df: pd.DataFrame, *, small_sample: int | None = None) -> Markup:
                          "small_sample_warning"))
     if small_sample is None:
         from faircode.significance import SMALL_SAMPLE_THRESHOLD as small_sample
-    cols = [c for c in _COLUMNS if c[0] == "ci" or c[0] in df.columns]
+    cols = [c for c in _COLUMNS if c[0] in ("ci", "groups", "ratio") or c[0] in df.columns]
     # Help is in `data-help`, which results.js turns into a toggletip that click, tap and
     # the keyboard open; `title` stays as the no-JavaScript fallback (the script removes it).
     head = [{"attrs": [("data-type", kind), ("data-col", key), ("scope", "col"), *_help(_HEADER_TITLES.get(key))],
@@ -238,21 +308,28 @@ def table_html(df: pd.DataFrame, *, small_sample: int | None = None) -> Markup:
         cells = []
         for key, title, _ in cols:
             cell = _cell(key, row, small_sample=small_sample)
-            cells.append({"warn": None, **cell, "attrs": [("data-col", key), ("data-label", title), *cell.get("attrs", [])]})
+            cells.append({"warn": None, "sentence": None, **cell,
+                          "attrs": [("data-col", key), ("data-label", title), *cell.get("attrs", [])]})
         rows.append({"attrs": attrs, "cells": cells})
-    return _html("results-table.html.j2", head=head, rows=rows)
+    return head, rows
+
+
+def _is_ratio(row: dict) -> bool:
+    return str(row.get("kind", "")) == "ratio" or str(row.get("metric", "")).endswith("ratio")
 
 
 def _cell(key: str, row: dict, *, small_sample: int) -> dict:
-    """The cell of column ``key`` in ``row``: ``text``, its ``attrs`` and an optional ``warn``
-    (the help of a ⚠ after the text)."""
-    ratio = str(row.get("kind", "")) == "ratio" or str(row.get("metric", "")).endswith("ratio")
+    """The cell of column ``key`` in ``row``: ``text``, its ``attrs``, an optional ``warn``
+    (the help of a ⚠ after the text) and, for the groups' cell, the ``sentence`` it opens to."""
+    ratio = _is_ratio(row)
     value = row.get(key)
     if key == "ci":
         low, high = row.get("ci_low"), row.get("ci_high")
         if is_missing(low) or is_missing(high):
             return {"text": ""}
         return {"text": f"[{_gap_text(low, ratio)}, {_gap_text(high, ratio)}]"}
+    if key == "groups":
+        return {"text": _groups_text(row), "sentence": row_sentence(row, small_sample=small_sample)}
     if key in FILTER_COLUMNS:
         return _word_cell(key, row)
     if key == "significant":
@@ -261,6 +338,10 @@ def _cell(key: str, row: dict, *, small_sample: int) -> dict:
         warn = is_true(row.get("small_sample_warning"))
         return {"text": "● yes" if is_true(value) else "no",
                 "warn": _help(f"fewer than {small_sample} rows in a group: the p-value and interval stay valid, but the interval is wide and a real gap is easily missed") if warn else None}
+    if key in ("gap", "ratio"):
+        if (key == "ratio") != ratio:  # the other column holds this row's gap
+            return {"text": "", "attrs": [("data-value", "")]}
+        value = row.get("gap")
     if is_missing(value):
         reason = row.get("reason")
         return {"text": "—", "attrs": [("data-value", ""), *_help(reason if not is_missing(reason) else None)]}
@@ -269,11 +350,86 @@ def _cell(key: str, row: dict, *, small_sample: int) -> dict:
         text = p_value_text(raw, n_permutations=_monte_carlo_shuffles(row, "method"))
     elif key == "q_value":
         text = p_value_text(raw)
-    elif key == "gap":
-        text = _gap_text(raw, ratio)
     else:
-        text = f"{100 * raw:.1f}%"
+        text = _gap_text(raw, ratio)
     return {"text": text, "attrs": [("data-value", repr(raw))]}
+
+
+def _rate(value) -> str:
+    return "—" if is_missing(value) else f"{100 * float(value):.1f}%"
+
+
+def _group_names(row: dict) -> tuple[str, str]:
+    """The two groups a row compares, by the names the results file gives them."""
+    names = [row.get(c) for c in ("disadvantaged_group", "advantaged_group")]
+    if any(is_missing(n) or str(n) == "" for n in names):
+        return "disadvantaged", "advantaged"
+    return str(names[0]), str(names[1])
+
+
+def _groups_text(row: dict) -> str:
+    """``Under 25: 50.0% vs 25 and over: 21.4%``: each group by name, with its rate."""
+    a, b = _group_names(row)
+    return f"{a}: {_rate(row.get('value_disadvantaged'))} vs {b}: {_rate(row.get('value_advantaged'))}"
+
+
+# What each metric's two rates say, with {x} and {y} the rates and {a} and {b} the groups.
+_SENTENCES = {
+    "demographic_parity_difference": "the model flagged {x} of the {a} group and {y} of the {b} group",
+    "equal_opportunity_difference": "of the people who merit the favourable outcome, {x} of the {a} group got it "
+                                    "and {y} of the {b} group",
+    "true_positive_rate_difference": "of the people whose true label is positive, the model flagged {x} of the "
+                                     "{a} group and {y} of the {b} group",
+    "false_positive_rate_difference": "of the people whose true label is negative, the model wrongly flagged {x} "
+                                      "of the {a} group and {y} of the {b} group",
+    "precision_difference": "of the people the model flagged, {x} of the {a} group and {y} of the {b} group "
+                            "truly had the positive label",
+    "accuracy_difference": "the model was right about {x} of the {a} group and {y} of the {b} group",
+    "disparate_impact_ratio": "{x} of the {a} group got the favourable outcome and {y} of the {b} group",
+}
+
+
+def row_sentence(row: dict, *, small_sample: int) -> str:
+    """One plain sentence that says what a row of the fairness table found.
+
+    The two rates with the groups' names, the gap (percentage points) or the ratio, and what
+    the row's q-value says (its p-value where the file has no q), with the ⚠ warning when a
+    group is small. A row whose gap is undefined says why (``reason``).
+
+    Parameters
+    ----------
+    row : dict
+        One row of ``results_fairness.csv`` (rates in [0, 1]; ``gap`` disadvantaged minus
+        advantaged, or their ratio for a ratio row).
+    small_sample : int
+        The group size below which the row carries ``small_sample_warning``.
+    """
+    a, b = _group_names(row)
+    metric = str(row.get("metric", ""))
+    x, y = _rate(row.get("value_disadvantaged")), _rate(row.get("value_advantaged"))
+    what = _SENTENCES.get(metric, label(metric) + ": {x} for the {a} group, {y} for the {b} group")
+    text = f"In {row.get('audit_name') or label(row.get('audit'))} ({row.get('strategy')}, {label(row.get('model'))}), "
+    text += what.format(x=x, y=y, a=a, b=b)
+    gap = row.get("gap")
+    if is_missing(gap):
+        reason = row.get("reason")
+        text += "; the gap is undefined" + (f" ({reason})" if not is_missing(reason) and str(reason) else "")
+    else:
+        ratio = _is_ratio(row)
+        text += f": a ratio of {float(gap):.2f}" if ratio else f": a gap of {gap_pp(float(gap))}"
+        if ratio:
+            text += ", under the four-fifths rule's 0.8" if float(gap) < 0.8 else ", not under the four-fifths rule's 0.8"
+        q, p = row.get("q_value"), row.get("p_value")
+        if not is_missing(q):
+            sig = is_true(row.get("significant"))
+            text += ("; after counting this audit's other tests it is unlikely to be chance alone" if sig else
+                     "; after counting this audit's other tests it could be chance, which does not mean the "
+                     "groups are treated alike") + f" (q{pvalue(float(q)).removeprefix('p')})"
+        elif not is_missing(p):
+            text += f" ({pvalue(float(p), _monte_carlo_shuffles(row, 'method'))})"
+    if is_true(row.get("small_sample_warning")):
+        text += f"; a group has fewer than {small_sample} rows, so the interval is wide and a real gap is easily missed (the p-value and interval stay valid)"
+    return text + "."
 
 
 def _word_cell(key: str, row: dict) -> dict:
@@ -312,24 +468,64 @@ def _gap_text(value, ratio: bool) -> str:
 
 # ----------------------------------------------------------------------------- the by-group table
 
-def group_filter_options(df: pd.DataFrame) -> dict[str, list[str]]:
-    """The distinct values of each by-group filter column, sorted (metrics in the file's order)."""
+def group_filter_options(df: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
+    """``(value, name)`` for each distinct value of each by-group filter column, sorted by value
+    (metrics in the file's order); the name is the one the table's rows show."""
     out = {}
     for c in GROUP_FILTER_COLUMNS:
         values = df[c].dropna().astype(str)
-        out[c] = list(dict.fromkeys(values)) if c == "metric" else sorted(values.unique())
+        values = list(dict.fromkeys(values)) if c == "metric" else sorted(values.unique())
+        out[c] = [(v, _group_word(c, v, df)) for v in values]
     return out
+
+
+def _group_word(column: str, value, df: pd.DataFrame | None = None) -> str:
+    """What the by-group table shows for ``value`` of ``column`` (the audit's name, the metric's words)."""
+    if column == "audit" and df is not None and "audit_name" in df.columns:
+        names = df.loc[df["audit"].astype(str) == str(value), "audit_name"].dropna()
+        if len(names):
+            return str(names.iloc[0])
+    if column == "metric":
+        return _GROUP_METRIC_LABELS.get(value, label(value))
+    if column == "strategy":
+        return str(value)
+    return label(value)
+
+
+def group_defaults(df: pd.DataFrame) -> dict[str, str]:
+    """The comparison the by-group table opens on: ``GROUP_DEFAULTS`` (strategy, model, metric)
+    where the file has them, in its first audit and that audit's first attribute having them."""
+    defaults = {c: v for c, v in GROUP_DEFAULTS.items() if (df[c].astype(str) == v).any()}
+    view = df
+    for c, v in defaults.items():
+        view = view[view[c].astype(str) == v]
+    if view.empty:
+        return {}
+    audit = sorted(view["audit"].astype(str).unique())[0]
+    attribute = sorted(view.loc[view["audit"].astype(str) == audit, "attribute"].astype(str).unique())[0]
+    return {"audit": audit, **{c: defaults[c] for c in ("strategy", "model") if c in defaults},
+            "attribute": attribute, **({"metric": defaults["metric"]} if "metric" in defaults else {})}
 
 
 def groups_table_html(df: pd.DataFrame, *, alpha: float) -> Markup:
     """``results_by_group.csv`` as one HTML table: a row per group, rate, interval and tests.
 
-    Rows carry ``data-<column>`` attributes for ``assets/results.js``; a group below the
-    manifest's minimum size is marked (``fc-small``) and its comparison cells say why they are
-    empty. The largest gap, its max-gap p-value and the omnibus p-value (chi-squared test that
-    every compared group has the same rate) repeat on each row of a comparison; p-values below
-    ``alpha`` are bold. Raises ValueError naming the columns ``df`` lacks.
+    Rows carry ``data-<column>`` attributes for ``assets/results.js``, cells ``data-label`` (their
+    column's name, for the card a phone shows); a group below the manifest's minimum size is
+    marked (``fc-small``) and its comparison cells say why they are empty. The largest gap, its
+    max-gap p-value and the omnibus p-value (chi-squared test that every compared group has the
+    same rate) repeat on each row of a comparison; p-values below ``alpha`` are bold. Raises
+    ValueError naming the columns ``df`` lacks.
     """
+    return _html("results-groups.html.j2", rows=_group_rows(df, alpha=alpha))
+
+
+def group_rows(df: pd.DataFrame, *, alpha: float) -> list[str]:
+    """Each row of :func:`groups_table_html`'s table as one line of HTML, in order."""
+    return _html("results-groups.html.j2", rows=_group_rows(df, alpha=alpha), rows_only=True).splitlines()
+
+
+def _group_rows(df: pd.DataFrame, *, alpha: float) -> list[dict]:
     require_columns(df, ("audit", "strategy", "model", "attribute", "group", "metric", "value", "ci_low", "ci_high",
                          "n_group", "small_cell", "diff_vs_reference", "p_value_vs_reference_holm", "max_gap",
                          "p_value_max_gap", "reference_group", "min_size"))
@@ -354,7 +550,7 @@ def groups_table_html(df: pd.DataFrame, *, alpha: float) -> Markup:
             "p_omnibus": _group_p(row.get("p_value_omnibus"), alpha,
                                   n_permutations=_monte_carlo_shuffles(row, "method_omnibus")),
         })
-    return _html("results-groups.html.j2", rows=rows)
+    return rows
 
 
 def _group_p(value, alpha: float, *, n_permutations: int | None = None) -> dict:

@@ -373,7 +373,7 @@ _VISIBLE_WORDS_JS = """([article, reference]) => {
         const summary = d.querySelector(':scope > summary');
         d.replaceWith(summary ? summary.textContent : '');
     });
-    clone.querySelectorAll('[hidden], pre, code, svg, script, style, a.headerlink').forEach(e => e.remove());
+    clone.querySelectorAll('[hidden], pre, code, svg, script, style, a.headerlink, .fc-reading-time').forEach(e => e.remove());
     return clone.textContent.split(/\\s+/).filter(w => /[\\p{L}\\p{N}]/u.test(w)).length;
 }"""
 
