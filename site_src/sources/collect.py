@@ -168,12 +168,6 @@ class Part:
     slugs: tuple[str, ...]
 
 
-# Explainers whose front matter still carries an `order:` (ignored) while another branch edits them.
-_ORDER_STILL_GIVEN = frozenset({"more-than-two-groups", "intersections-small-cells", "calibration-within-groups",
-                                "permutation-test-fairness-gaps", "multiple-comparisons",
-                                "small-samples-statistical-power", "group-thresholds-mitigation"})
-
-
 class _PartSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: NonEmpty
@@ -271,7 +265,7 @@ def _in_reading_order(explainers_dir: Path, explainers: list[Explainer], slugs: 
         problems.append(f"{shown}: explainer '{slug}' is not listed; add it to the part it belongs to")
     placed = []
     for e in explainers:
-        if "order" in e.meta.model_fields_set and e.slug not in _ORDER_STILL_GIVEN:
+        if "order" in e.meta.model_fields_set:
             problems.append(f"{e.display_path}: front matter: order: the reading order is declared in {shown}; "
                             "remove this field")
         if e.slug in place:
