@@ -17,6 +17,7 @@ import yaml
 
 from site_src.errors import ConfigError
 from site_src.rendering.environment import make_environment
+from site_src.rendering.references import load_bibliography, reference_link
 from site_src.sources.collect import collect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,8 @@ def _declared() -> list[str]:
 def site():
     explainers = collect(ROOT / "explainers")
     env = make_environment(explainers)
+    bibliography = load_bibliography(ROOT / "explainers" / "references.json")
+    env.globals["reference"] = lambda key: reference_link(bibliography, key)  # as render() sets it
     return explainers, env
 
 

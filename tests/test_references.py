@@ -17,15 +17,11 @@ import pytest
 from jinja2 import nodes
 
 from site_src.errors import CheckError, ConfigError
-from site_src.rendering.references import PageCitations, load_bibliography
+from site_src.rendering.references import PageCitations, load_bibliography, reference_link
 
 ROOT = Path(__file__).resolve().parents[1]
 BIB = ROOT / "explainers" / "references.json"
 EXPLAINERS = sorted(p for p in (ROOT / "explainers").glob("*.md"))
-# Explainers another branch is editing (issue 24); converted once that branch is merged.
-_NOT_YET = {"more-than-two-groups", "intersections-small-cells", "calibration-within-groups",
-            "permutation-test-fairness-gaps", "multiple-comparisons", "small-samples-statistical-power",
-            "group-thresholds-mitigation"}
 
 
 def _cited_keys(path: Path) -> list[str]:
@@ -63,15 +59,17 @@ def test_every_key_the_prose_cites_is_in_the_bibliography():
         assert not missing, f"{path.name}: {sorted(missing)}"
 
 
-@pytest.mark.parametrize("path", [p for p in EXPLAINERS if p.stem not in _NOT_YET], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EXPLAINERS, ids=lambda p: p.stem)
 def test_further_reading_is_rendered_from_keys_with_no_entry_typed_by_hand(path):
     text = path.read_text(encoding="utf-8")
     section = text.split("\n## Further reading\n", 1)[1]
     section = re.split(r"\n## ", section, maxsplit=1)[0]
     assert "further_reading(" in section
     assert not re.search(r"^\s*- ", section, flags=re.M), "a typed entry: give it a key in explainers/references.json"
-    # Author-year citations typed in the prose, outside the code: "(Holm 1979)", "Phipson and Smyth (2010)".
-    prose = re.sub(r"```python explainer\n.*?\n```", "", text.split("\n## Further reading\n", 1)[0], flags=re.S)
+    # Author-year citations typed in the prose, outside the front matter, the code and Jinja (a
+    # figure's alt text names its source as plain text): "(Holm 1979)", "Phipson and Smyth (2010)".
+    body = text.split("\n---\n", 1)[1].split("\n## Further reading\n", 1)[0]
+    prose = re.sub(r"```python explainer\n.*?\n```|\{\{.*?\}\}|\{%.*?%\}", "", body, flags=re.S)
     typed = re.findall(r"[A-Z][a-z]+(?: and [A-Z][a-z]+)?,? \(?(?:1[89]|20)\d\d[ab]?\)?(?=[);.,])", prose)
     assert not typed, typed
 
@@ -141,3 +139,10 @@ def test_unknown_keys_and_late_citations_are_errors(tmp_path):
     refs.cite("good2005")  # listed: fine
     with pytest.raises(CheckError, match=r"comes after further_reading"):
         refs.cite("holm1979")
+
+
+def test_a_page_without_further_reading_links_a_citation_to_the_work(tmp_path):
+    bib = _bib(tmp_path, [_item("chouldechova2017", ["Chouldechova"], 2017, DOI="10.1089/big.2016.0047")])
+    assert reference_link(bib, "chouldechova2017") == "[Chouldechova 2017](https://doi.org/10.1089/big.2016.0047)"
+    with pytest.raises(ConfigError, match=r"no reference 'chouldechova'.*chouldechova2017"):
+        reference_link(bib, "chouldechova")

@@ -155,6 +155,21 @@ class PageCitations:
         return Markup("\n".join(lines))
 
 
+def reference_link(bibliography: dict[str, Reference], key: str) -> Markup:
+    """"Holm 1979" linked to the work itself (its DOI or URL): a citation on a page with no further
+    reading of its own (the common mistakes, the checklist).
+
+    Raises
+    ------
+    ConfigError
+        ``key`` is not in the bibliography.
+    """
+    if key not in bibliography:
+        raise ConfigError(f"no reference '{key}' in explainers/{BIBLIOGRAPHY}" + did_you_mean(str(key), bibliography))
+    ref = bibliography[key]
+    return Markup(f"[{escape(ref.label)}]({ref.link})")
+
+
 def _year(item: dict) -> int | None:
     try:
         year = item["issued"]["date-parts"][0][0]

@@ -24,7 +24,7 @@ from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.data_page import render_data_page
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
-from site_src.rendering.references import BIBLIOGRAPHY, bibliography_digest, load_bibliography
+from site_src.rendering.references import BIBLIOGRAPHY, bibliography_digest, load_bibliography, reference_link
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.results_page import render_results_page
 from site_src.sources.collect import Explainer
@@ -107,7 +107,9 @@ def render(
     # The one bibliography the prose cites by key (cite(...), further_reading(...)).
     bib_path = Path(root) / "explainers" / BIBLIOGRAPHY
     try:
-        env.globals.update(bibliography=load_bibliography(bib_path), bibliography_digest=bibliography_digest(bib_path))
+        bibliography = load_bibliography(bib_path)
+        env.globals.update(bibliography=bibliography, bibliography_digest=bibliography_digest(bib_path),
+                           reference=lambda key: reference_link(bibliography, key))
     except ConfigError as err:
         return Rendered([err], ())
     docs_dir.mkdir(parents=True, exist_ok=True)
