@@ -19,10 +19,6 @@ from site_src.sources.collect import CODE_PLACEHOLDER
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPLAINERS = sorted((ROOT / "explainers").glob("*.md"))
-# Explainers another branch is editing (issue 24); checked once that branch is merged.
-_NOT_YET = {"more-than-two-groups", "intersections-small-cells", "calibration-within-groups",
-            "permutation-test-fairness-gaps", "multiple-comparisons", "small-samples-statistical-power",
-            "group-thresholds-mitigation"}
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|et al|vs|cf|ed|eq)\.", re.I)
 
 
@@ -42,7 +38,7 @@ def _sentences(text: str) -> int:
     return len(re.findall(r"[.!?](?=\s|$)", _plain(text).strip()))
 
 
-@pytest.mark.parametrize("path", [p for p in EXPLAINERS if p.stem not in _NOT_YET], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EXPLAINERS, ids=lambda p: p.stem)
 def test_the_box_comes_first_and_in_one_sentence_is_one_plain_sentence(path):
     body = _body(path)
     first = next(line for line in body.split("\n") if line.strip() and not line.startswith("{%"))
@@ -86,3 +82,10 @@ def test_no_code_heading_over_nothing_when_every_cell_is_placed():
 def test_the_code_heading_stays_over_cells_the_prose_did_not_place():
     out = _rendered(_PROSE, unplaced=[1])
     assert "## The code" in out and "x = 1" in out and CODE_PLACEHOLDER not in out
+
+
+def test_the_power_page_defines_power_before_it_first_uses_it():
+    body = _body(ROOT / "explainers" / "small-samples-statistical-power.md")
+    first_use = re.search(r"\bpower\b", body, flags=re.I)
+    definition = re.search(r"\[power\]\([^)]*\): the\s+chance that", body)
+    assert definition is not None and definition.start() <= first_use.start() + len("[")
