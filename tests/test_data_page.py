@@ -9,6 +9,7 @@ counts with plain pandas or by counting lines, digests with hashlib, and ProPubl
 from __future__ import annotations
 
 import hashlib
+import html
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -122,3 +123,26 @@ def test_a_datasheet_without_a_field_the_page_shows_is_named(tmp_path):
     problems = render_data_page(_env(), tmp_path / "docs", root)
     assert [str(p) for p in problems] == [
         "data page: data/arrests.md: front matter: missing licence (the data page shows them)"]
+
+
+def test_target_and_flag_are_told_apart_and_pinned_counts_are_not_published(tmp_path, audits):
+    """The outcome in the data and the prediction are two rows of the table; the site's own
+    counts are a table of their own, never listed as published (their citations name no source)."""
+    assert render_data_page(_env(), tmp_path, ROOT) == []
+    page = (tmp_path / "data" / "index.md").read_text(encoding="utf-8")
+    assert "Flagged means" not in page
+    for slug, a in audits.items():
+        manifest = _manifest(slug)
+        sheet = _front_matter(ROOT / manifest["dataset"]["datasheet"])
+        assert f"| Target | `{manifest['target']['column']}` = " in page, slug
+        assert (a.target_means, a.flagged_means) == (sheet["target_means"], sheet["flagged_means"])
+    compas = html.unescape(page.split("{ #recidivism-risk }")[1].split("\n## ")[0])
+    assert "| Target | `two_year_recid` = 1 (a new charge within two years) |" in compas
+    assert '| Flagged | predicted to have it (on the COMPAS pages: a decile score of 5 or more' in compas
+    published, pinned = compas.split("Counts the site pins, not published (8)")
+    assert "| 805 |" in published and "| 641 |" not in published  # ProPublica's FP on all rows; the site's filtered FP
+    assert "| 641 |" in pinned and "propublica.org" not in pinned
+    assert "Published facts the build checks (19)" in published
+    german = html.unescape(page.split("{ #german-credit }")[1].split("\n## ")[0])
+    assert "women = divorced/separated/married only; coding doubtful (Grömping 2019)" in german
+    assert "except pages that re-examine COMPAS" in page and "cannot drift from what the explainers use" not in page

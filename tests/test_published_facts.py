@@ -195,3 +195,23 @@ def test_files_with_an_audits_filtered_rows_is_refused(tmp_path):
 def test_a_site_without_datasheets_has_nothing_to_verify(tmp_path):
     """A site with no data/ folder (the build's tiny fixture site) passes, rather than failing to list it."""
     assert verify(tmp_path, use_cache=False) == []
+
+
+def test_the_sites_own_counts_are_pinned_not_published_and_fail_as_such(tmp_path):
+    """The eight filtered-row confusion counts are the site's own (ProPublica published the filter
+    and the filtered rows by race and decile, not this split): declared ``kind: pinned``, with no
+    number typed into their citation, and still checked to the row."""
+    facts = load_facts(ROOT / "data" / "compas.md")
+    pinned = [f for f in facts if f.pinned]
+    # ProPublica's filtered rows by race, split by two_year_recid and decile >= 5 (the site's table)
+    assert sorted(f.expected for f in pinned) == sorted([873, 641, 473, 1188, 999, 282, 408, 414])
+    assert all(not re.search(r"\d", f.citation) for f in pinned)
+    assert all(f.rows == "audit" for f in pinned)
+    assert not any(f.pinned for f in facts if f.expected in (990, 805, 532, 1369, 7214, 6172))
+    sheet = _copy(tmp_path, "compas.md")
+    _edit(sheet, "expected: 641", "expected: 640")
+    problems = verify(ROOT, datasheets=[sheet], use_cache=False)
+    assert len(problems) == 1 and "pinned count" in str(problems[0]) and "found 641" in str(problems[0])
+    _edit(sheet, "kind: pinned", "kind: ours")
+    with pytest.raises(ConfigError, match=r"kind: expected 'published' or 'pinned', got 'ours'"):
+        load_facts(sheet)

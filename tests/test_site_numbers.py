@@ -336,3 +336,18 @@ def test_a_cited_p_value_is_compared_on_the_log_scale(root, log10_move, fails):
     now = _accepted(root, "p_heads")["value"]
     _accepted_with(root, "p_heads", value=now * 10**log10_move, shown=["(another display)"])
     _check_numbers(root, drifted="p_heads" if fails else None)
+
+
+def test_a_filters_keyword_arguments_are_recorded_as_the_page_shows_them(root):
+    """``interval(2, unit="ratio")`` shows a ratio: the accepted record must say what readers
+    read, not the default percentage points (the keyword argument used to be dropped)."""
+    source = SOURCE.read_text().replace(
+        "of the time.", 'of the time ({{ ci_ratio | interval(2, unit="ratio") }}; '
+                        '{{ share_numpy | percent(digits=2) }}).', 1).replace(
+        'print(f"heads:', "ci_ratio = (0.8, 1.25)\n" 'print(f"heads:', 1)
+    (root / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    assert _accepted(root, "ci_ratio")["shown"] == ["[0.80, 1.25]"]  # by hand: two decimals, no unit
+    # the same value shown twice, by default (one decimal) and by keyword (two): both recorded
+    shown = _accepted(root, "share_numpy")["shown"]
+    assert sorted(len(re.fullmatch(r"\d+\.(\d+)%", s).group(1)) for s in shown) == [1, 2]

@@ -75,13 +75,19 @@ for flt in manifest.filters:
     keep &= passes
 n_kept_by_hand = int(keep.sum())
 days = everyone["days_b_screening_arrest"]
-n_no_arrest_date = int(days.isna().sum())
+# days_b_screening_arrest is the jail booking (c_jail_in) minus the screening date: it is missing
+# where there is no booking date, whether or not the file has an arrest date (c_arrest_date).
+no_jail_date = everyone["c_jail_in"].isna()
+n_no_jail_date = int(no_jail_date.sum())
+n_no_jail_date_with_arrest = int((no_jail_date & everyone["c_arrest_date"].notna()).sum())
+missing_days_is_missing_jail_in = bool((days.isna() == no_jail_date).all())
 n_outside_window = int((days.notna() & ~days.between(-30, 30)).sum())
 window = manifest.filters[0].value[1]   # days either side of the arrest
 n_removed_by_others = sum(step["removed"] for step in filter_steps[1:])
 for step in filter_steps:
     print(f"{step['column']}: removes {step['removed']:,} rows ({step['black']:,} Black, {step['white']:,} white)")
 print(f"kept {n_kept_by_hand:,} of {n_all:,}; faircode's load kept {n_filtered:,}")
+print(f"no jail-booking date: {n_no_jail_date:,} rows ({n_no_jail_date_with_arrest:,} of them with an arrest date)")
 
 # %% "45 percent more likely": ProPublica's logistic regression
 # Medium or High score (not Low) on sex, age group, race, prior count, charge degree and the
@@ -95,9 +101,17 @@ names = {"intercept": "Intercept", "black": "C(race, Treatment('Caucasian'))[T.A
          "female": "C(sex, Treatment('Male'))[T.Female]",
          "under_25": "C(age_cat, Treatment('25 - 45'))[T.Less than 25]"}
 coef = {k: float(fit.params[v]) for k, v in names.items()}
-# ProPublica's R output, to the five decimals it printed ("Compas Analysis.ipynb").
-PUBLISHED_COEF = {"intercept": -1.52554, "black": 0.47721, "female": 0.22127, "under_25": 1.30839}
-largest_coef_difference = max(abs(coef[k] - PUBLISHED_COEF[k]) for k in coef)
+# ProPublica's R output, all twelve coefficients to the five decimals it printed ("Compas
+# Analysis.ipynb", summary(model)), by statsmodels' name for the same term.
+RACE_TERM, AGE_TERM = "C(race, Treatment('Caucasian'))[T.{}]", "C(age_cat, Treatment('25 - 45'))[T.{}]"
+PUBLISHED_COEF = {"Intercept": -1.52554, names["female"]: 0.22127, AGE_TERM.format("Greater than 45"): -1.35563,
+                  names["under_25"]: 1.30839, names["black"]: 0.47721, RACE_TERM.format("Asian"): -0.25441,
+                  RACE_TERM.format("Hispanic"): -0.42839, RACE_TERM.format("Native American"): 1.39421,
+                  RACE_TERM.format("Other"): -0.82635, "priors_count": 0.26895,
+                  "C(c_charge_degree, Treatment('F'))[T.M]": -0.31124, "two_year_recid": 0.68586}
+n_published_coef = len(PUBLISHED_COEF)
+same_terms = set(PUBLISHED_COEF) == set(fit.params.index)
+largest_coef_difference = max(abs(float(fit.params[k]) - v) for k, v in PUBLISHED_COEF.items())
 
 
 def likelihood_ratio(b, b0):
@@ -115,6 +129,33 @@ more_likely = {k: r - 1 for k, r in ratio.items()}   # "45 percent more likely" 
 PUBLISHED_HEADLINE = {"black": 0.45, "female": 0.194, "under_25": 2.5}
 headline_black = f"{100 * more_likely['black']:.0f} percent more likely"
 age_reference, age_young = "25 - 45", "Less than 25"   # ProPublica's age_cat labels
+# An interval for each ratio by the delta method on log(ratio), with the fitted covariance of the
+# intercept and the coefficient (the baseline c is estimated too).
+cov = fit.cov_params()
+
+
+def ratio_interval(key):
+    b0, b = coef["intercept"], coef[key]
+    c = 1 / (1 + np.exp(-b0))
+    denominator = 1 - c + c * np.exp(b)
+    # log ratio = b - log(1 - c + c e^b); its derivatives in b0 (through c) and in b
+    grad = np.array([-(np.exp(b) - 1) * c * (1 - c) / denominator, 1 - c * np.exp(b) / denominator])
+    terms = [names["intercept"], names[key]]
+    se = float(np.sqrt(grad @ cov.loc[terms, terms].to_numpy() @ grad))
+    z = norm.ppf((1 + LEVEL) / 2)
+    centre = np.log(likelihood_ratio(b, b0))
+    return float(np.exp(centre - z * se)), float(np.exp(centre + z * se))
+
+
+ratio_ci = {k: ratio_interval(k) for k in ratio}
+# The ratio over every defendant, not only the reference one: each filtered defendant's fitted
+# chance as Black and as white, everything else as recorded; the two chances averaged, then divided.
+as_black = fit.predict(data.assign(race=RACE["black"]))
+as_white = fit.predict(data.assign(race=RACE["white"]))
+average_ratio_black = float(as_black.mean() / as_white.mean())
+print("ratios with 95% intervals:", {k: (round(ratio[k], 3), tuple(round(x, 2) for x in ratio_ci[k])) for k in ratio})
+print(f"Black/white ratio of the average chances over all {len(data):,} defendants: {average_ratio_black:.3f} "
+      f"(average of each defendant's ratio: {float(np.mean(as_black / as_white)):.3f})")
 odds_black = float(np.exp(coef["black"]))
 odds_black_ci = tuple(float(x) for x in np.exp(fit.conf_int().loc[names["black"]]))
 # The same ratio, read directly: the reference defendant's fitted probability, white and Black.
@@ -136,7 +177,7 @@ beta_by_hand = logistic_by_hand(X, fit.model.endog)
 hand_vs_statsmodels = float(np.max(np.abs(beta_by_hand - fit.params.to_numpy())))
 print(f"reference defendant's probability of a Medium or High score: {100 * control:.1f}%")
 for k in ratio:
-    print(f"{k}: coefficient {coef[k]:.5f} (published {PUBLISHED_COEF[k]:.5f}), ratio {ratio[k]:.3f}")
+    print(f"{k}: coefficient {coef[k]:.5f} (published {PUBLISHED_COEF[names[k]]:.5f}), ratio {ratio[k]:.3f}")
 print(f"largest difference from ProPublica's coefficients: {largest_coef_difference:.1e}; "
       f"hand-written fit vs statsmodels: {hand_vs_statsmodels:.1e}")
 
@@ -246,9 +287,18 @@ n_family_below = int(np.sum(holm < ALPHA))
 for name, p, q in zip(family_names, family_p, holm):
     print(f"{name:<55} p {p:.1e}  Holm {q:.1e}")
 
-# %% The calibration reply: predictive value
+# %% The predictive-parity reply: predictive value, tested
 ppv = {rows: {r: tables[rows][r]["ppv"] for r in RACE} for rows in tables}
-ppv_gap_filtered = ppv["filtered"]["black"] - ppv["filtered"]["white"]
-print(f"charged again among the flagged (PPV), filtered rows: Black {100 * ppv['filtered']['black']:.1f}%, "
-      f"white {100 * ppv['filtered']['white']:.1f}%")
+# ProPublica's notebook printed these predictive values on all rows (its truth tables: 0.63, 0.59).
+PUBLISHED_PPV = {"black": 0.63, "white": 0.59}
+ppv_gaps = {}
+for rows in ("all", "filtered"):
+    b, w = tables[rows]["black"], tables[rows]["white"]
+    black = np.r_[np.ones(b["tp"]), np.zeros(b["fp"])]   # 1 = charged again, among the flagged
+    white = np.r_[np.ones(w["tp"]), np.zeros(w["fp"])]
+    low, high = proportion_difference_ci(black, white, confidence_level=LEVEL)
+    ppv_gaps[rows] = {"gap": ppv[rows]["black"] - ppv[rows]["white"], "ci": (float(low), float(high)),
+                      "p": float(permutation_test(black, white))}
+    print(f"{rows:>8} PPV: Black {100 * ppv[rows]['black']:.1f}%, white {100 * ppv[rows]['white']:.1f}%, "
+          f"gap {100 * ppv_gaps[rows]['gap']:+.1f} pp [{100 * low:+.1f}, {100 * high:+.1f}], exact p {ppv_gaps[rows]['p']:.3f}")
 

@@ -22,6 +22,9 @@ A fact::
       expected: 805               # an integer count, or a share written "44.85%"
       citation: Larson et al. (2016), table "Black defendants"
       url: https://www.propublica.org/article/how-we-analyzed-the-compas-recidivism-algorithm
+      kind: published             # optional: "pinned" for a count the site itself relies on that
+                                  # no source publishes (checked alike; the data page lists it
+                                  # apart, never as published); its citation says where the site uses it
 
 A condition is ``"column op value"`` with ``op`` one of ``== != < <= > >=``; the value is read as
 a number when it reads as one (``5``), true/false, else the text as written (``>50K``).
@@ -53,7 +56,8 @@ __all__ = ["Condition", "FileRead", "PublishedFact", "load_facts", "verify"]
 
 _CONDITION = re.compile(r"^\s*(?P<column>[^\s=!<>]+)\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<value>.+?)\s*$")
 _SHARE = re.compile(r"^\s*(?P<number>\d+(?:\.(?P<decimals>\d+))?)\s*%\s*$")
-_KEYS = {"fact", "audit", "rows", "where", "complete", "share_of", "expected", "citation", "url", "files"}
+_KEYS = {"fact", "audit", "rows", "where", "complete", "share_of", "expected", "citation", "url", "files", "kind"}
+_KINDS = ("published", "pinned")
 _FILE_KEYS = {"file", "skip_rows", "strip_suffix"}
 _ROWS = ("file", "audit")
 
@@ -100,6 +104,7 @@ class PublishedFact:
     citation: str
     url: str | None
     files: tuple[FileRead, ...] = ()  # empty: the audit's own file (or its filtered rows)
+    pinned: bool = False  # kind: pinned: the site's own count, not from a published source
 
     @property
     def expected_text(self) -> str:
@@ -129,7 +134,8 @@ def load_facts(datasheet: Path, *, shown: str | None = None) -> list[PublishedFa
         not ``column op value``, an ``expected`` that is neither a count nor a share like "44.85%",
         no ``audit`` where the datasheet's ``audits:`` does not name exactly one, a ``files``
         entry that is not a bare file name with an optional whole ``skip_rows`` and a
-        ``strip_suffix`` mapping of columns to text, ``files`` with ``rows: audit``.
+        ``strip_suffix`` mapping of columns to text, ``files`` with ``rows: audit``, a ``kind``
+        other than "published" or "pinned".
     """
     from site_src.sources.collect import split_front_matter
 
@@ -164,13 +170,16 @@ def load_facts(datasheet: Path, *, shown: str | None = None) -> list[PublishedFa
         expected, decimals = _expected(raw.get("expected"), share=share_of is not None, where=f"{where}: expected",
                                        problems=problems)
         files = _files(raw.get("files"), f"{where}: files", problems)
+        kind = raw.get("kind", "published")
+        if kind not in _KINDS:
+            problems.append(f"{where}: kind: expected 'published' or 'pinned', got {kind!r}")
         if files and rows != "file":
             problems.append(f"{where}: files: only with rows: file (an audit's filters apply to its own file)")
         if len(problems) == before:
             facts.append(PublishedFact(
                 datasheet=shown, fact=str(raw["fact"]), audit=str(audit), rows=rows, where=conditions,
                 share_of=share_of, complete=bool(raw.get("complete", False)), expected=expected, decimals=decimals,
-                citation=str(raw["citation"]), url=raw.get("url"), files=files))
+                citation=str(raw["citation"]), url=raw.get("url"), files=files, pinned=kind == "pinned"))
     if problems:
         raise ConfigError("\n".join(problems))
     return facts
@@ -409,5 +418,6 @@ def _message(fact: PublishedFact, found) -> str:
     share = f", share with {' and '.join(map(str, fact.share_of))}" if fact.share_of else ""
     found_text = f"{found:,}" if fact.decimals is None else f"{found}%"
     cited = fact.citation + (f" <{fact.url}>" if fact.url else "")
-    return (f"{fact.datasheet}: published fact {fact.fact!r} does not hold: expected {fact.expected_text} "
+    what = "pinned count" if fact.pinned else "published fact"
+    return (f"{fact.datasheet}: {what} {fact.fact!r} does not hold: expected {fact.expected_text} "
             f"(cited: {cited}), found {found_text} in {rows}{where}{share}")

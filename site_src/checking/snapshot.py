@@ -67,13 +67,15 @@ def cited(explainer: Explainer, run: RunResult) -> dict:
     """``{name: {"value": raw, "shown": [displayed strings]}}`` for each run value the prose cites."""
     names, filters = _citations(explainer, run)
     shown: dict[str, set[str]] = {name: set() for name in names}
-    for name, filter_name, args in filters:
-        shown[name].add(_shown(filter_name, run.values[name], args))
+    for name, filter_name, args, kwargs in filters:
+        shown[name].add(_shown(filter_name, run.values[name], args, kwargs))
     return {name: {"value": run.values[name], "shown": sorted(shown[name])} for name in sorted(names)}
 
 
-def _citations(explainer: Explainer, run: RunResult) -> tuple[set[str], list[tuple[str, str, list]]]:
-    """The run values the prose cites, and each (name, filter, constant arguments) it shows them by."""
+def _citations(explainer: Explainer, run: RunResult) -> tuple[set[str], list[tuple[str, str, list, dict]]]:
+    """The run values the prose cites, and each (name, filter, constant positional arguments,
+    constant keyword arguments) it shows them by: both kinds of argument, so that what is recorded
+    is what the page shows (``interval(2, unit="ratio")`` is a ratio, not percentage points)."""
     tree = prose_syntax_tree(explainer.prose)
     names = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load" and n.name in run.values}
     filters = []
@@ -81,15 +83,18 @@ def _citations(explainer: Explainer, run: RunResult) -> tuple[set[str], list[tup
         if isinstance(f.node, nodes.Name) and f.node.name in names and f.name in FILTERS:
             try:
                 args = [a.as_const() for a in f.args]
+                kwargs = {k.key: k.value.as_const() for k in f.kwargs}
             except nodes.Impossible:
                 continue  # an argument that is itself a run value: the raw comparison covers it
-            filters.append((f.node.name, f.name, args))
+            if f.dyn_args is not None or f.dyn_kwargs is not None:
+                continue  # *args / **kwargs spelled in the template: not constants either
+            filters.append((f.node.name, f.name, args, kwargs))
     return names, filters
 
 
-def _shown(filter_name: str, value, args) -> str:
+def _shown(filter_name: str, value, args, kwargs) -> str:
     try:
-        return FILTERS[filter_name](value, *args)
+        return FILTERS[filter_name](value, *args, **kwargs)
     except (TypeError, ValueError) as err:
         return f"<{err}>"
 
@@ -119,7 +124,7 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
         now = cited(explainer, run)
     except jinja2.TemplateSyntaxError:
         return []  # nothing can be read from prose that does not parse: the render stage reports it, with its line
-    p_values = {name for name, filter_name, _ in _citations(explainer, run)[1] if filter_name == "pvalue"}
+    p_values = {name for name, filter_name, *_ in _citations(explainer, run)[1] if filter_name == "pvalue"}
     mc = explainer.meta.monte_carlo
     # Names the prose reads that the run did not define: a typo the render stage reports; here it
     # only explains why an accepted value looks "no longer cited".

@@ -6,9 +6,11 @@ Each audit on the site is a scenario built on a public dataset. Where that datas
 file's sha256) is in its manifest (``audits/<slug>/audit.yaml``, read with
 ``faircode.manifest.load_manifest``); how many rows the file holds and how many pass the filters
 is counted by faircode's own loading code (``faircode.data.read_data``, ``faircode.load_audit``).
-The page is written from those three at every build, so it cannot drift from them. The published
-facts each datasheet declares are listed with their citations; ``site_src.checking.published``
-verifies them.
+The page is written from those three at every build: its row counts cannot drift; its
+descriptions are written by hand in the datasheets and manifests. The published facts each
+datasheet declares are listed with their citations, and the counts the site pins (``kind:
+pinned``: the site's own figures, not published anywhere) in a table of their own;
+``site_src.checking.published`` verifies both.
 
 `scenario` is the template function every worked example calls to name its audit as a scenario
 and link this page.
@@ -37,8 +39,11 @@ class AuditData:
 
     Text fields are as the datasheet or manifest gives them (not escaped). ``filters`` holds
     ``(condition, reason)`` pairs, ``groups`` ``(attribute, column, disadvantaged label and values,
-    advantaged label and values)``, ``proxies`` ``(column, reason)``, ``files`` ``(path, sha256)``
-    and ``facts`` ``(fact, published value, citation, url)``.
+    advantaged label and values, note)``, ``proxies`` ``(column, reason)``, ``files`` ``(path,
+    sha256)``, ``facts`` ``(fact, published value, citation, url)`` and ``pinned`` the same for
+    the counts the site pins (not published). ``target_means`` is what the target's positive value
+    records in the data, ``flagged_means`` what being flagged (predicted positive) means in the
+    scenario: the datasheet says both, so that the outcome and the prediction are not confused.
     """
 
     slug: str
@@ -60,14 +65,18 @@ class AuditData:
     target: str
     positive: str
     meaning: str
+    target_means: str
+    flagged_means: str
     favourable: str
     groups: tuple
     proxies: tuple
     facts: tuple
+    pinned: tuple
 
 
 # Front-matter keys every datasheet gives the page.
-_FIELDS = ("dataset", "collector", "collected", "population", "licence", "source", "source_url")
+_FIELDS = ("dataset", "collector", "collected", "population", "licence", "source", "source_url",
+           "target_means", "flagged_means")
 
 
 def audit_data(root: Path) -> list[AuditData]:
@@ -196,6 +205,14 @@ def _read(path: Path, root: Path) -> AuditData:
     if missing:
         raise ValueError(f"{m.dataset.datasheet}: front matter: missing {', '.join(missing)} (the data page shows them)")
     facts = [f for f in load_facts(sheet, shown=m.dataset.datasheet) if f.audit == m.slug]
+    notes = meta.get("group_notes") or {}
+    if not isinstance(notes, dict) or not all(isinstance(v, str) for v in notes.values()):
+        raise ValueError(f"{m.dataset.datasheet}: front matter: group_notes: expected a mapping of protected "
+                         f"attribute names to text")
+    unknown = sorted(set(notes) - {p.name for p in m.protected})
+    if unknown:
+        raise ValueError(f"{m.dataset.datasheet}: front matter: group_notes: {unknown[0]!r} is not a protected "
+                         f"attribute of {shown_manifest}")
     rows_file = len(read_data(m.resolve(m.dataset.file), m.dataset.parse))
     audit = load_audit(path, root=root)
     files = [(m.dataset.file, m.dataset.sha256)]
@@ -210,10 +227,12 @@ def _read(path: Path, root: Path) -> AuditData:
         target=t.column, positive=", ".join(map(str, t.positive)), meaning=t.meaning,
         favourable="not being flagged" if t.favourable == "negative" else "being flagged",
         groups=tuple((p.name, p.column, _group(p.disadvantaged_label, p.disadvantaged),
-                      _group(p.reference_label, p.advantaged) if p.advantaged else p.reference_label)
+                      _group(p.reference_label, p.advantaged) if p.advantaged else p.reference_label,
+                      notes.get(p.name, ""))
                      for p in m.protected),
         proxies=tuple((p.column, p.reason) for p in m.proxies),
-        facts=tuple((f.fact, f.expected_text, f.citation, f.url or "") for f in facts),
+        facts=tuple((f.fact, f.expected_text, f.citation, f.url or "") for f in facts if not f.pinned),
+        pinned=tuple((f.fact, f.expected_text, f.citation, f.url or "") for f in facts if f.pinned),
     )
 
 
