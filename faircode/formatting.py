@@ -2,7 +2,9 @@
 
 One convention for a p-value on the console, in the explainers and in the results table (the
 site's ``pvalue`` filter calls :func:`format_p_value`); one "did you mean" hint for every error
-that names a wrong choice (:func:`did_you_mean`), in faircode and in the site build alike.
+that names a wrong choice (:func:`did_you_mean`), in faircode and in the site build alike; one
+way to write an intersection's group label (``INTERSECTION_SEPARATOR``), which the manifest
+checks and :mod:`faircode.groups` writes.
 
 Kept apart from :mod:`faircode.significance` (which re-exports the p-value format) so that
 formatting does not import NumPy: the site build formats p-values on every page it renders.
@@ -15,7 +17,12 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["format_p_value", "check_positive_int", "did_you_mean", "closest"]
+__all__ = ["INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest"]
+
+#: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
+#: :mod:`faircode.groups`, because the manifest checks that no two cells would be written alike,
+#: and the manifest is read before (and without) the groups.
+INTERSECTION_SEPARATOR = " & "
 
 
 def did_you_mean(word, choices: Iterable) -> str:

@@ -203,7 +203,7 @@ def _options(root: Path, args, progress: _Progress):
 
 
 def _publish(root: Path, args) -> int:
-    from site_src.publishing.publish import publish
+    from site_src.publish import publish
 
     try:
         with _Progress() as progress:
@@ -223,7 +223,7 @@ def _publish(root: Path, args) -> int:
 
 def _against(root: Path, source: str) -> int:
     """Print which pages of the site at ``source`` are out of date; 0 if none, 1 otherwise."""
-    from site_src.publishing.publish import online_status
+    from site_src.publish import online_status
 
     status = online_status(source, root)
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)

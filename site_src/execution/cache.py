@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from site_src import filestate
 from site_src.filestate import hash_file
-from site_src.execution import _runner
+from site_src.execution import _inputs, _runner
 
 FORMAT = 4  # 3: per-cell output and narrow figure variants; 4: per-cell stderr and warnings, in order
 ENTRY = "entry.json"
@@ -131,9 +131,14 @@ class CacheEntry(BaseModel):
                                        *produced])
 
 
+def _runner_source() -> str:
+    """The text of every module of the runner, in a fixed order: a change to any runs every explainer again."""
+    return "".join(path.read_text() for path in sorted(_inputs.RUNNER_FILES))
+
+
 def static_key(code_text: str, declared: list[str] | None) -> str:
     """The part of the key known before the run."""
-    return filestate.digest_parts([code_text, sys.version, Path(_runner.__file__).read_text(), str(_runner.SEED),
+    return filestate.digest_parts([code_text, sys.version, _runner_source(), str(_runner.SEED),
                                    str(FORMAT), json.dumps(declared)])
 
 
@@ -157,7 +162,7 @@ def declared_inputs(root: Path, patterns: list[str] | None) -> dict[str, dict[st
             else:
                 files.add(rel)
         out[pattern] = {str(rel): hash_file(root / rel) for rel in sorted(files)
-                        if not _runner.in_environment(root / rel)}
+                        if not _inputs.in_environment(root / rel)}
     return out
 
 
@@ -281,7 +286,12 @@ def site_code_digest() -> str:
 
     here = Path(__file__).parent.parent  # site_src/
     files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
-    files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.formatting", "faircode.significance", "faircode.tolerances")})
+    for m in ("faircode.formatting", "faircode.significance", "faircode.tolerances"):
+        origin = Path(importlib.util.find_spec(m).origin)
+        if origin.name == "__init__.py":  # a package (significance): every module of it
+            files.update({f"{m}/{p.name}": p for p in sorted(origin.parent.glob("*.py"))})
+        else:
+            files[m] = origin
     return filestate.digest_parts(part for name, path in files.items() for part in (name, path.read_bytes()))
 
 

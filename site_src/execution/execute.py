@@ -28,7 +28,7 @@ from pathlib import Path
 
 
 from site_src import filestate
-from site_src.execution import _runner, cache
+from site_src.execution import _forkserver, _limits, cache
 from site_src.sources.collect import DEFAULT_MEMORY
 from site_src.errors import ExecutionError
 from site_src.rendering.terminal import (OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bound_output, download_name,
@@ -448,7 +448,7 @@ def _preload(code_files: list[CodeFile]) -> list[list]:
 
 
 class _ForkServer:
-    """The build's fork server (``site_src.execution._runner.serve``): one process that has imported what
+    """The build's fork server (``site_src.execution._forkserver.serve``): one process that has imported what
     the explainers import and forks a clean child per run. Requests go over a Unix socket the
     build creates and hands over (no start-up race); closing its stdin stops it, and it dies
     with the build (parent-death signal)."""
@@ -478,7 +478,7 @@ class _ForkServer:
             conn.connect(self.address)
             conn.sendall(json.dumps({"spec": str(spec), "stdout": str(stdout), "stderr": str(stderr),
                                      "cwd": str(cwd), "env": env}).encode() + b"\n")
-            pid = json.loads(_runner._read_line(conn))["pid"]
+            pid = json.loads(_forkserver._read_line(conn))["pid"]
         except (OSError, ValueError) as err:
             conn.close()
             raise ExecutionError(f"the fork server stopped ({err}); its log: {self.log_tail()}") from None
@@ -512,7 +512,7 @@ class _Forked:
         if self.returncode is None:
             self._conn.settimeout(timeout)
             try:
-                line = _runner._read_line(self._conn)
+                line = _forkserver._read_line(self._conn)
             except TimeoutError:
                 raise subprocess.TimeoutExpired("explainer run", timeout) from None
             except (OSError, ConnectionError):  # the server died: so did the run (parent-death signal)
@@ -547,12 +547,12 @@ def _kill_leftovers(pgid: int, token: str) -> list[str]:
     marker = f"{_TOKEN}={token}".encode()
     killed: list[str] = []
     for _ in range(3):  # again, in case one forked while it was being killed
-        table = _runner.processes()
+        table = _limits.processes()
         pids = [pid for pid, (_, group, _) in table.items()
                 if pid != os.getpid() and (group == pgid or marker in _environ(pid))]
         if not pids:
             break
-        killed += _runner.kill(pids, table)
+        killed += _limits.kill(pids, table)
     return killed
 
 

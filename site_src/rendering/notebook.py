@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from site_src.execution._runner import cell_title
+from site_src.execution._cells import cell_title
 from site_src.rendering.environment import markdown_text
 from site_src.sources.collect import CODE_PLACEHOLDER
 

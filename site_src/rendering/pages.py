@@ -23,7 +23,7 @@ from faircode.formatting import did_you_mean
 
 from site_src.checking.snapshot import snapshot_path
 from site_src.errors import CheckError, ConfigError, SiteError
-from site_src.execution._runner import split_code_cells
+from site_src.execution._cells import split_code_cells
 from site_src.execution.cache import ENTRY, site_code_digest
 from site_src.execution.execute import RunResult
 from site_src.filestate import digest_parts, hash_file

@@ -1,0 +1,72 @@
+"""Audit manifests: the declared, validated description of one fairness audit.
+
+An audit is a folder ``audits/<slug>/`` holding ``audit.yaml``. The manifest names the dataset
+file and its sha256, how to parse it, the derived columns and row filters (in a small declarative
+language, never code), the target and what its positive class means, the protected attributes
+and their disadvantaged groups, declared proxies, core features, the split and the models and
+strategies of the benchmark.
+
+:func:`load_manifest` validates every field and raises one :class:`ManifestError` that lists
+every problem, each prefixed with the file and the field path::
+
+    audits/x/audit.yaml: protected[0].column: 'sexx' is not a column of adult.data (did you mean 'sex'?)
+
+Validation reads the data file's header (to check column names) and hashes the file (to check
+the sha256), both with :mod:`faircode.data`; value-level checks that need every row (a positive
+label that never occurs, an unmapped code) run in :func:`faircode.load_audit` and raise the same
+error type.
+
+Import from here; the package keeps three private modules: ``_schema`` (the pydantic models,
+``ManifestError``, ``MODEL_NAMES`` and ``STRATEGY_NAMES``), ``_checks`` (the checks across
+fields and against the data file) and ``_load`` (:func:`load_manifest`, :func:`read_manifest_yaml`
+and the wording of pydantic's errors).
+"""
+
+from faircode.manifest._load import load_manifest, read_manifest_yaml
+from faircode.manifest._schema import (
+    MODEL_NAMES,
+    STRATEGY_NAMES,
+    AuditManifest,
+    Comparison,
+    DatasetSpec,
+    DecodeSpec,
+    DerivedColumn,
+    ExcludedColumn,
+    GroupAttribute,
+    GroupsSpec,
+    Intersection,
+    LeftOutCategories,
+    ManifestError,
+    MergedCategories,
+    MissingPolicy,
+    ParseOptions,
+    ProtectedAttribute,
+    Proxy,
+    RowFilter,
+    Scalar,
+    TargetSpec,
+)
+
+__all__ = [
+    "read_manifest_yaml",
+    "MODEL_NAMES",
+    "STRATEGY_NAMES",
+    "AuditManifest",
+    "DatasetSpec",
+    "DecodeSpec",
+    "DerivedColumn",
+    "ExcludedColumn",
+    "GroupAttribute",
+    "GroupsSpec",
+    "Intersection",
+    "LeftOutCategories",
+    "ManifestError",
+    "MissingPolicy",
+    "MergedCategories",
+    "ParseOptions",
+    "ProtectedAttribute",
+    "Proxy",
+    "RowFilter",
+    "TargetSpec",
+    "load_manifest",
+]

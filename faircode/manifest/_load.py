@@ -1,0 +1,237 @@
+"""Reading an ``audit.yaml``: :func:`load_manifest` and :func:`read_manifest_yaml`.
+
+:func:`load_manifest` reads the YAML, validates it against the schema
+(:mod:`faircode.manifest._schema`) and the data (:mod:`faircode.manifest._checks`) and raises one
+:class:`~faircode.manifest.ManifestError` listing every problem, each prefixed with the file and
+the field path, structural ones (pydantic's) worded for a reader (:func:`_format_pydantic`).
+:func:`read_manifest_yaml` is the one reader of a manifest's raw YAML.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Union
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from faircode.data import project_root
+from faircode.formatting import did_you_mean
+from faircode.manifest._schema import AuditManifest, ManifestError
+from faircode.manifest._checks import _semantic_problems
+
+
+def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditManifest:
+    """Read and validate an ``audit.yaml``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The manifest file (``audits/<slug>/audit.yaml``).
+    root : str or pathlib.Path, optional
+        Folder that relative data paths in the manifest start from. Default: the nearest
+        folder above the manifest holding ``pyproject.toml``, else :func:`project_root`
+        (which honours the ``FAIRCODE_ROOT`` environment variable).
+
+    Returns
+    -------
+    AuditManifest
+        The validated manifest, with ``path`` and ``root`` set.
+
+    Raises
+    ------
+    ManifestError
+        One error listing every problem, each ``"<file>: <field path>: <message>"``: YAML
+        syntax (with the line), unknown keys (with a did-you-mean), missing or mistyped fields,
+        columns that are not in the data file's header, a data file whose sha256 differs,
+        malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
+        strategy names.
+    FileNotFoundError
+        If ``path`` does not exist, or no ``root`` is given or found (see :func:`project_root`).
+
+    Notes
+    -----
+    Structural checks come from pydantic; the cross-field and data checks then run on every
+    section that is structurally sound, so one run reports everything it can.
+
+    Example
+    -------
+    >>> m = load_manifest("audits/benefits-denial/audit.yaml")  # doctest: +SKIP
+    >>> m.target.meaning  # doctest: +SKIP
+    'flagged ineligible for the benefit (income above $50K)'
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"manifest {str(path)!r} does not exist")
+    root_path = Path(root).resolve() if root is not None else _find_root(path)
+    label = _display(path, root_path)
+    raw = _read_yaml(path, label)
+
+    problems: list[str] = []
+    manifest = None
+    try:
+        manifest = AuditManifest.model_validate(raw)
+    except ValidationError as exc:
+        problems.extend(_format_pydantic(exc))
+    problems.extend(_semantic_problems(raw, root_path))
+
+    if problems:
+        raise ManifestError([f"{label}: {p}" for p in _dedupe(problems)])
+    assert manifest is not None
+    manifest._path = path.resolve()
+    manifest._root = root_path
+    return manifest
+
+
+def read_manifest_yaml(path: str | Path, *, label: str | None = None) -> dict:
+    """An ``audit.yaml`` as the mapping its YAML holds, before any validation.
+
+    For readers that need a field or two of every manifest without loading the audits (the site
+    build's provenance lists each data file's sha256): a syntax error is the same
+    `ManifestError` :func:`load_manifest` raises, naming the file and the line, never a
+    ``yaml.YAMLError`` traceback.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The manifest file.
+    label : str, optional
+        How the file is named in messages; default the path.
+
+    Returns
+    -------
+    dict
+        The top-level mapping, unvalidated.
+
+    Raises
+    ------
+    ManifestError
+        ``"<file>: line L, column C: YAML syntax error: ..."``, or a top level that is not a mapping.
+    FileNotFoundError
+        If ``path`` does not exist.
+    """
+    path = Path(path)
+    # libyaml's safe loader when it is there: the same mapping, several times faster (the site
+    # build reads every manifest on each build). On a problem, the pure-Python reader says what
+    # load_manifest says.
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        raw = None
+    if isinstance(raw, dict):
+        return raw
+    return _read_yaml(path, label or str(path))
+
+
+def _read_yaml(path: Path, label: str) -> dict:
+    """The manifest's YAML as a mapping; a syntax error or another top level is a ManifestError."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError([f"{label}: {where}: YAML syntax error: {problem}"]) from None
+    if not isinstance(raw, dict):
+        raise ManifestError([f"{label}: (top level): expected a mapping of keys, got {type(raw).__name__}"])
+    return raw
+
+
+def _format_pydantic(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors():
+        full = tuple(err["loc"])
+        # pydantic reports a failed union member by member ("value.bool", "value.list[...]");
+        # the member names are noise to a manifest author: report the field once.
+        loc = tuple(p for p in full if not (isinstance(p, str) and ("[" in p or p in _SCALAR_TAGS)))
+        field = _loc_path(loc)
+        if loc != full and err["type"] != "extra_forbidden":
+            out.append(f"{field}: {err['input']!r} is not a valid value here (expected a number, "
+                       "text, true/false, or a list of those)")
+            continue
+        if err["type"] == "extra_forbidden":
+            key = str(loc[-1])
+            known = _known_keys(loc[:-1])
+            hint = did_you_mean(key, known)
+            out.append(f"{field}: unknown key {key!r}{hint}")
+        elif err["type"] == "missing":
+            out.append(f"{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
+        elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
+            out.append(f"{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
+                       "number, so quote it")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            out.append(f"{field}: {msg}")
+    return out
+
+
+# What to write when a required field is absent, for fields whose meaning is easy to get wrong.
+_REQUIRED_HINTS = {
+    "favourable": ("; say which class of the target is the favourable outcome for the person: "
+                   "`favourable: negative` when the positive class is the harmful one (flagged, "
+                   "refused), `favourable: positive` when it is the one people want"),
+}
+
+_SCALAR_TAGS = {"bool", "int", "float", "str", "list", "dict", "function-after"}
+
+
+def _loc_path(loc: tuple) -> str:
+    parts: list[str] = []
+    for p in loc:
+        if isinstance(p, int):
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{p}]"]
+        else:
+            parts.append(str(p))
+    return ".".join(parts) or "(top level)"
+
+
+def _known_keys(loc: tuple) -> list[str]:
+    """Field names (YAML spelling) of the model found by walking ``loc`` from the manifest."""
+    tp: Any = AuditManifest
+    for p in loc:
+        tp = _unwrap(tp)
+        if isinstance(p, int):
+            args = typing.get_args(tp)
+            tp = args[0] if args else Any
+        elif isinstance(tp, type) and issubclass(tp, BaseModel):
+            field = next((f for n, f in tp.model_fields.items() if (f.alias or n) == p), None)
+            tp = field.annotation if field else Any
+    tp = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [f.alias or n for n, f in tp.model_fields.items()]
+    return []
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip Optional[...] / X | None / Annotated[...] down to the one real type."""
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is Annotated:
+            tp = typing.get_args(tp)[0]
+        elif origin in (Union, types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            if len(args) != 1:
+                return tp
+            tp = args[0]
+        else:
+            return tp
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _find_root(path: Path) -> Path:
+    for folder in path.resolve().parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return project_root()
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)
