@@ -140,3 +140,14 @@ def test_narrow_problems_do_not_change_a_wide_only_figure(tmp_path):
     assert not save_narrow_variant(fig, tmp_path / "n.svg")
     assert not (tmp_path / "n.svg").exists()
 
+
+
+def test_a_figure_the_code_closed_is_checked_too(tmp_path):
+    # plt.close leaves matplotlib's base canvas, which cannot measure text.
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([0, 1], [0, 1])
+    fig.text(0.8, 0.5, "a note that runs off the right side")
+    plt.close(fig)
+    assert save_narrow_variant(fig, tmp_path / "n.svg")
+    problems = narrow_text_problems(fig)
+    assert len(problems) == 1 and "past the right edge" in problems[0]

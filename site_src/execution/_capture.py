@@ -196,6 +196,15 @@ def save_narrow_variant(fig, path: Path) -> bool:
     return True
 
 
+def _drawable(fig) -> None:
+    """Give ``fig`` a canvas that draws and measures: a figure the code closed (``plt.close``)
+    keeps only matplotlib's base canvas, which has no renderer (``savefig`` lends one itself)."""
+    if not hasattr(fig.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+
+
 # Legend locations (matplotlib's codes) at the figure's bottom and at its top.
 _LOWER_LOCS, _UPPER_LOCS = {3, 4, 8}, {1, 2, 9}
 
@@ -220,6 +229,7 @@ def _room_for_figure_legends(fig, height: float) -> tuple[float, float, float, f
             leg.remove()
             fig.legends.insert(k, again)
     legends = [leg for leg in fig.legends if leg.get_visible()]
+    _drawable(fig)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     heights = {id(leg): leg.get_window_extent(renderer).height / fig.dpi for leg in legends}  # inches
@@ -251,6 +261,7 @@ def narrow_text_problems(fig) -> list[str]:
     """
     from matplotlib.text import Text
 
+    _drawable(fig)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     width, height = fig.bbox.width, fig.bbox.height
