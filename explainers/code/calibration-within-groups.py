@@ -2,6 +2,8 @@
 # Run it from the repository root:  python explainers/code/calibration-within-groups.py
 # %% COMPAS deciles: calibration within groups
 """Calibration within groups vs error-rate balance (Recidivism Risk: COMPAS scores and our model)."""
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import statsmodels.api as sm
@@ -173,6 +175,7 @@ identity_error = max(abs(implied_fpr(base_black, ppv_black, fnr_black) - fpr_bla
                      abs(implied_fpr(base_white, ppv_white, fnr_white) - fpr_white))
 # Give white defendants the Black group's PPV and FNR: their base rate alone sets their FPR.
 fpr_white_if_matched = implied_fpr(base_white, ppv_black, fnr_black)
+fpr_gap_if_matched = fpr_black - fpr_white_if_matched
 print(f"identity holds to {identity_error:.1e}; white FPR if PPV and FNR matched the Black group's: "
       f"{100 * fpr_white_if_matched:.1f}%")
 
@@ -202,6 +205,16 @@ for rate_name in ("precision", "false_positive_rate", "true_positive_rate"):
 p_ppv_hand, p_ppv = p_hand["precision"], p_lib["precision"]
 p_fpr_hand, p_fpr = p_hand["false_positive_rate"], p_lib["false_positive_rate"]
 p_fnr_hand, p_fnr = p_hand["true_positive_rate"], p_lib["true_positive_rate"]
+
+
+def mc_digits(p, m):
+    """Decimals a Monte Carlo p from m shuffles supports: the last digit at least half its standard error."""
+    return max(0, math.floor(-math.log10(math.sqrt(max(p * (1 - p), 1 / m) / m) / 2)))
+
+
+p_ppv_hand_digits, p_fpr_hand_digits, p_fnr_hand_digits = (mc_digits(q, n_shuffles) for q in (p_ppv_hand, p_fpr_hand, p_fnr_hand))
+# At the floor 1/(m + 1) no shuffle was as extreme: the prose says so rather than print a rounded p.
+fpr_fnr_hand_at_floor = max(p_fpr_hand, p_fnr_hand) <= 1 / (n_shuffles + 1) + 1e-15
 
 # %% Our own model: calibration and error rates
 # Our own model (S2 features, logistic regression) on the test split: its score y_score, binned.
@@ -243,8 +256,10 @@ residual_black = pred.y_true[is_black] - pred.y_score[is_black]
 residual_white = pred.y_true[is_white] - pred.y_score[is_white]
 residual_gap = float(residual_black.mean() - residual_white.mean())
 p_residual_hand = shuffle_test(residual_black, residual_white, n_shuffles, rng)
+p_residual_hand_digits = mc_digits(p_residual_hand, n_shuffles)
 p_residual = permutation_test(residual_black, residual_white, n_permutations=n_shuffles,
                               random_state=SEED)
+p_residual_digits = mc_digits(p_residual, n_shuffles)
 print(f"calibration gap {100 * residual_gap:+.1f} pp: by hand "
       f"{format_p_value(p_residual_hand, floor=1 / (n_shuffles + 1))}, faircode Monte Carlo "
       f"{format_p_value(p_residual, floor=1 / (n_shuffles + 1))}")

@@ -101,6 +101,9 @@ omnibus, maxt = c.omnibus_test, c.max_t_test  # "is any cell different?", and wh
 chi2_stat, chi2_dof, p_omnibus, min_expected = omnibus.statistic, omnibus.dof, omnibus.p_value, omnibus.min_expected
 omnibus_monte_carlo = omnibus.method == "monte_carlo"
 p_maxt = maxt.p_value
+# At their floor 1/(m + 1) no relabelling was as extreme: the prose says so.
+omnibus_at_floor = omnibus_monte_carlo and p_omnibus <= 1 / (n_permutations + 1) + 1e-15
+maxt_at_floor = p_maxt <= 1 / (n_permutations + 1) + 1e-15
 maxt_high, maxt_low = maxt.pair
 maxt_t = max(abs(t) for _, _, t, _ in maxt.pairs_adjusted)
 maxt_pair_n = [int(c.by_group.at[g, "n_group"]) for g in maxt.pair]
@@ -141,6 +144,8 @@ holm_diff = float(np.max(np.abs(np.array([q.p_value_adjusted for q in c.pairwise
 pair_holm = next(q.p_value_adjusted for q in c.pairwise if {q.group_a, q.group_b} == {pair_high, pair_low})
 high_rows, low_rows = flagged[cells_labels == pair_high], flagged[cells_labels == pair_low]
 pair_ci = tuple(proportion_difference_ci(high_rows, low_rows))
+# The same interval at the Bonferroni level the Holm p of the largest of the pairs must beat.
+pair_ci_adjusted = tuple(proportion_difference_ci(high_rows, low_rows, confidence_level=1 - alpha / n_pairs))
 
 
 def newcombe_by_hand(k1, n1, k2, n2, z=norm.ppf(0.975)):
@@ -237,6 +242,8 @@ for i in range(n_shuffles):
     null[i] = shuffled.max() - shuffled.min()
 p_by_hand = (np.sum(null >= observed - 1e-12) + 1) / (n_shuffles + 1)
 p_by_hand_se = math.sqrt(p_by_hand * (1 - p_by_hand) / n_shuffles)
+# Printed to the digits its standard error supports: the last digit at least half of it.
+p_by_hand_digits = max(0, math.floor(-math.log10(p_by_hand_se / 2)))
 print(f"by hand: {format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))} (faircode {format_p_value(p_library, floor=1 / (n_permutations + 1))})")
 
 # Small cells at the extremes by chance. Relabel all cells; is the highest or lowest rate a small cell's?

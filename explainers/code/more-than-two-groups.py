@@ -161,6 +161,8 @@ holm_diff = float(np.max(np.abs(np.array([q.p_value_adjusted for q in pairs])
 bw = next(q for q in pairs if {q.group_a, q.group_b} == {"Black", "White"})
 fpr_bw_gap = bw.gap if bw.group_a == "Black" else -bw.gap
 fpr_bw_p, fpr_bw_holm = bw.p_value, bw.p_value_adjusted
+min_other_holm = min(q.p_value_adjusted for q in pairs if q is not bw)
+n_pairs_sel = len(sel.pairwise)
 # The pair's studentised gap (maxT's standard error, from the pooled rate). maxT's own per-pair
 # adjusted p-values are not used: they hold only when no group differs (Petrondas and Gabriel 1983).
 fpr_bw_t = next(t for x, y, t, _ in maxt_fpr.pairs_adjusted if {x, y} == {"Black", "White"})
@@ -177,8 +179,21 @@ h = by_hand["false_positive_rate"]
 range_q95_fpr, maxt_q95_fpr = (float(v) for v in np.quantile(h["null"], 0.95, axis=0))
 # The Monte Carlo standard error of maxT's 95% quantile: sqrt(0.95 * 0.05 / m) / density there,
 # the density estimated from the relabellings around the quantile.
-near = np.quantile(h["null"][:, 1], [0.93, 0.97])
-maxt_q95_se = float(math.sqrt(0.95 * 0.05 / n_shuffles) * (near[1] - near[0]) / 0.04)
+def quantile_se(samples, q=0.95):
+    """Monte Carlo standard error of a sample quantile: sqrt(q (1 - q) / m) / density there."""
+    near = np.quantile(samples, [q - 0.02, q + 0.02])
+    return float(math.sqrt(q * (1 - q) / len(samples)) * (near[1] - near[0]) / 0.04)
+
+
+def printed(value_pp, se_pp):
+    """A Monte Carlo quantile in percentage points and the decimals its standard error supports:
+    the last digit printed is at least half the standard error."""
+    return value_pp, max(0, math.floor(-math.log10(se_pp / 2)))
+
+
+maxt_q95_se = quantile_se(h["null"][:, 1])
+range_q95_se_pp = 100 * quantile_se(h["null"][:, 0])
+range_q95_pp, range_q95_digits = printed(100 * range_q95_fpr, range_q95_se_pp)
 pair_names = [(h["names"][i], h["names"][j]) for i, j in h["pairs"]]
 pair_sizes = [h["sizes"][i] + h["sizes"][j] for i, j in h["pairs"]]
 small_at, big_at = int(np.argmin(pair_sizes)), int(np.argmax(pair_sizes))
@@ -206,6 +221,11 @@ for i in range(n_shuffles):
     null[i] = rates.max() - rates.min(), rates[big].max() - rates[big].min(), abs(rates[black] - rates[white])
 null_mean_all, null_mean_compared, null_mean_pair = (float(v) for v in null.mean(axis=0))
 null_q95_all, null_q95_compared, null_q95_pair = (float(v) for v in np.quantile(null, 0.95, axis=0))
+q95_compared_se_pp, q95_pair_se_pp = 100 * quantile_se(null[:, 1]), 100 * quantile_se(null[:, 2])
+q95_compared_pp, q95_compared_digits = printed(100 * null_q95_compared, q95_compared_se_pp)
+q95_pair_pp, q95_pair_digits = printed(100 * null_q95_pair, q95_pair_se_pp)
+mc_digits_ok = all(10.0 ** -d >= se / 2 for d, se in ((range_q95_digits, range_q95_se_pp),
+                   (q95_compared_digits, q95_compared_se_pp), (q95_pair_digits, q95_pair_se_pp)))
 null_q95_all_at_max = bool(null_q95_all >= 1 - 1e-9)  # a gap between rates cannot exceed 100 points
 print(f"largest gap under relabelling, on average: all groups {100 * null_mean_all:.1f} pp,\n"
       f"  compared groups {100 * null_mean_compared:.1f} pp, one pre-chosen pair {100 * null_mean_pair:.1f} pp")
