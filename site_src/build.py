@@ -329,6 +329,8 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
 
     cache_dir = root / ".cache" / "fairsite"
     dirs.update({root / "explainers", root / "explainers" / "code", root / "audits", root / "results", cache_dir})
+    # The reading order and the bibliography every page reads (issue 28).
+    files.update({root / "explainers" / "reading-order.yaml", root / "explainers" / "references.json"})
     for e in explainers:
         files.update({e.path, snapshot.snapshot_path(e), root / "explainers" / "code" / f"{e.slug}.py"})
         for pattern, matched in cache.declared_inputs(root, e.meta.inputs).items():

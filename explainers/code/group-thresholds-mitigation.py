@@ -140,7 +140,7 @@ for mask, label, colour in ((women, "women", "#ef6c00"),
                  color=colour, label=f"{label} (S3)")
 axes[0].step([0, 0.5, 0.5, 1], [0, 0, 1, 1], where="post", color="0.3",
              linestyle="--", label="S2: one cut-off")
-axes[0].set_xlabel("the S2 model's score (probability of income above $50K)")
+axes[0].set_xlabel("S2 score (probability of income above $50K)")
 axes[0].set_ylabel("share flagged")
 axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 axes[0].set_title("Group thresholds: who gets flagged at each score")

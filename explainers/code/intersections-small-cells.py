@@ -278,5 +278,5 @@ ax.set_xlim(0, None)  # rates from zero
 ax.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 ax.set_xlabel("selection rate, 95% Wilson interval")
 ax.set_title(f"Hollow grey: fewer than {min_size} rows, left out of the comparison", fontsize=9)
-ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
 fig.tight_layout()

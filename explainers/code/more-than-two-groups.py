@@ -259,7 +259,7 @@ right.axvline(sel_gap, color="#D55E00", lw=2, label=f"observed largest gap {100 
 right.xaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}")  # percentage points, as the prose
 right.set_xlabel("largest gap, relabelled (pp)")
 right.set_ylabel("relabellings")
-right.legend(fontsize=8)
+right.legend(fontsize=10)
 fig.tight_layout()
 
 # Figure 2: the false positive rate's pairs against the bar each test sets.
@@ -277,5 +277,5 @@ ax.set_xticks(range(len(order)), [f"{pair_names[at][0]}\n{pair_names[at][1]}\n(n
               fontsize=8)
 ax.set_ylabel("false positive rate gap (pp)")
 ax.set_ylim(0, 1.6 * ax.get_ylim()[1])  # headroom: the legend sits above the bars
-ax.legend(fontsize=8, loc="upper left", frameon=False)
+ax.legend(fontsize=10, loc="upper left", frameon=False)
 fig.tight_layout()

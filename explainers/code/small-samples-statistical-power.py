@@ -222,20 +222,21 @@ for info in audits:
 
 # %% Figure 1: power curves
 # Exact power at each size, the hand enumeration, the formula and the one simulation.
-fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(10, 5.6), sharey=True)
 dense = np.geomspace(min(sizes), max(sizes), 200)
 for ax, info in zip(axes, audits):
-    for gap, colour in zip(gaps, ("#ff8f00", "#3949ab")):
+    # Each gap its own colour, marker and dash, so the two stay apart in grey or on a phone.
+    for gap, colour, marker, dash in zip(gaps, ("#E69F00", "#0072B2"), ("o", "s"), ("--", "-.")):
         rows = [r for r in curve if r["audit"] == info["slug"] and r["gap"] == gap]
-        ax.plot([r["rows"] for r in rows], [r["exact"] for r in rows], "o-", color=colour, markersize=4,
-                linewidth=1, label=f"{100 * gap:.0f} pp gap: exact test, exact power (faircode)")
+        ax.plot([r["rows"] for r in rows], [r["exact"] for r in rows], marker=marker, linestyle="-", color=colour,
+                markersize=5, linewidth=1.5, label=f"{100 * gap:.0f} pp gap: exact test, exact power (faircode)")
         p_a = info["comparison_rate"] + math.copysign(gap, info["observed_gap"])
         share = info["share_a"]
         closed = [normal_power(p_a, info["comparison_rate"], share * n, (1 - share) * n, alpha) for n in dense]
-        ax.plot(dense, closed, color=colour, linewidth=1.2, linestyle="--",
+        ax.plot(dense, closed, color=colour, linewidth=1.2, linestyle=dash,
                 label=f"{100 * gap:.0f} pp gap: normal approximation")
         by_hand = [r for r in rows if "enumerated" in r]
-        ax.plot([r["rows"] for r in by_hand], [r["enumerated"] for r in by_hand], "o", color=colour,
+        ax.plot([r["rows"] for r in by_hand], [r["enumerated"] for r in by_hand], marker, color=colour,
                 markersize=9, markerfacecolor="none", label=f"{100 * gap:.0f} pp gap: enumerated by hand (SciPy)")
     ax.axhline(target_power, color="grey", linestyle=":", linewidth=1)
     ax.axvline(info["n_test"], color="black", linewidth=1)
@@ -253,5 +254,5 @@ axes[0].errorbar([german["n_test"]], [power_sim], yerr=2 * sim_se, fmt="D", colo
 axes[0].set_ylabel(f"power (share of audits with p < {alpha})")
 axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the prose
 handles, labels = axes[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False, fontsize=8.5)
-fig.tight_layout(rect=(0, 0.16, 1, 1))
+fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
+fig.tight_layout(rect=(0, 0.24, 1, 1))

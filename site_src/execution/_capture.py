@@ -106,6 +106,8 @@ class _FigureCapture:
             narrow = self._out / f"figure-{i + 1}-narrow.svg"
             if save_narrow_variant(fig, narrow):
                 self.files[i]["narrow"] = narrow.name
+                # What a phone would cut or cover: the parent fails the build with these.
+                self.files[i]["narrow_problems"] = narrow_text_problems(fig)
         self.seconds += time.perf_counter() - started
 
     def _save(self, fig) -> None:
@@ -181,13 +183,150 @@ def save_narrow_variant(fig, path: Path) -> bool:
     else:
         height = height * max(0.75, NARROW_WIDTH_IN / width)
     fig.set_size_inches(NARROW_WIDTH_IN, height)
+    rect = _room_for_figure_legends(fig, height)
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "tight layout not applied": keep the wide figure only
         try:
-            fig.tight_layout()
+            fig.tight_layout(rect=rect)
         except Exception:  # noqa: BLE001 - any layout failure has the same answer
             return False
     fig.savefig(path, format="svg", metadata={"Date": None})
     return True
+
+
+def _drawable(fig) -> None:
+    """Give ``fig`` a canvas that draws and measures: a figure the code closed (``plt.close``)
+    keeps only matplotlib's base canvas, which has no renderer (``savefig`` lends one itself)."""
+    if not hasattr(fig.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+
+
+# Legend locations (matplotlib's codes) at the figure's bottom and at its top.
+_LOWER_LOCS, _UPPER_LOCS = {3, 4, 8}, {1, 2, 9}
+
+
+def _room_for_figure_legends(fig, height: float) -> tuple[float, float, float, float]:
+    """The ``tight_layout`` rectangle that leaves room for the figure's own legends (``fig.legend``)
+    on a phone: each set in one column (a row of entries is wider than a phone), the figure made
+    taller by their height so the panels keep theirs, and the panels kept clear of them.
+
+    A legend the code placed at the bottom of a wide figure with ``tight_layout(rect=...)`` would
+    otherwise sit over the stacked panels' x axis, its columns past both edges (issue 28).
+    """
+    if not any(leg.get_visible() for leg in fig.legends):
+        return (0, 0, 1, 1)
+    for k, leg in enumerate(fig.legends):
+        if leg.get_visible() and leg._ncols > 1:
+            # A legend lays its columns out when it is made: make it again, in one column.
+            texts = leg.get_texts()
+            again = fig.legend(leg.legend_handles, [t.get_text() for t in texts], loc=leg._loc, ncols=1,
+                               frameon=leg.get_frame_on(), fontsize=texts[0].get_fontsize() if texts else None)
+            fig.legends.remove(again)
+            leg.remove()
+            fig.legends.insert(k, again)
+    legends = [leg for leg in fig.legends if leg.get_visible()]
+    _drawable(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    heights = {id(leg): leg.get_window_extent(renderer).height / fig.dpi for leg in legends}  # inches
+    fig.set_size_inches(NARROW_WIDTH_IN, height + sum(heights.values()) + 0.1)
+    total = fig.get_size_inches()[1]
+    bottom = sum(heights[id(leg)] for leg in legends if leg._loc in _LOWER_LOCS) / total
+    top = sum(heights[id(leg)] for leg in legends if leg._loc in _UPPER_LOCS) / total
+    return (0, bottom + (0.01 if bottom else 0), 1, 1 - top - (0.01 if top else 0))
+
+
+# The smallest legend text a phone shows readably: the narrow variant (``NARROW_WIDTH_IN``) is
+# shown about 364 px wide, some 0.77 px per point, so 9 pt is about 7 px.
+MIN_NARROW_LEGEND_PT = 9.0
+
+# A text may touch the canvas's edge by this much (pixels at the figure's dpi): anti-aliasing and
+# rounding, not a cut letter.
+_EDGE_TOLERANCE_PX = 1.0
+
+
+def narrow_text_problems(fig) -> list[str]:
+    """What a phone reader would lose in ``fig`` as laid out now (its narrow variant): each text
+    that runs past the canvas's edge, each legend that covers an axis label or a tick label, and
+    each legend set smaller than ``MIN_NARROW_LEGEND_PT``.
+
+    Read from matplotlib's own extents (``artist.get_window_extent(renderer)``) after a draw, in
+    pixels at the figure's dpi. Texts clipped to their axes, empty texts and the tick labels of
+    ticks outside the axis's view are not drawn, so they are not checked. Returns one sentence
+    per problem, naming the text (``[]`` when every text fits).
+    """
+    from matplotlib.text import Text
+
+    _drawable(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    problems = []
+    for text in _drawn_texts(fig, Text):
+        box = text.get_window_extent(renderer)
+        over = {"left": -box.x0, "right": box.x1 - width, "bottom": -box.y0, "top": box.y1 - height}
+        sides = [f"{px:.0f} px past the {side} edge" for side, px in over.items() if px > _EDGE_TOLERANCE_PX]
+        if sides:
+            problems.append(f"text {_quoted(text)} runs {' and '.join(sides)} of the canvas")
+    legends = [leg for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if leg is not None and leg.get_visible()]
+    for legend in legends:
+        small = [t for t in legend.get_texts() if t.get_text().strip() and t.get_fontsize() < MIN_NARROW_LEGEND_PT]
+        if small:
+            problems.append(f"the legend ({_legend_name(legend)}) is set in {small[0].get_fontsize():g} pt, about "
+                            f"{small[0].get_fontsize() * 0.77:.0f} px on a phone; use at least {MIN_NARROW_LEGEND_PT:g} pt")
+        box = legend.get_window_extent(renderer)
+        for ax in fig.axes:
+            for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+                label = axis.label
+                if label.get_visible() and label.get_text().strip() and box.overlaps(label.get_window_extent(renderer)):
+                    problems.append(f"the legend ({_legend_name(legend)}) covers the {name}-axis label {_quoted(label)}")
+                for tick in _drawn_tick_labels(axis):
+                    if box.overlaps(tick.get_window_extent(renderer)):
+                        problems.append(f"the legend ({_legend_name(legend)}) covers the {name}-axis tick label "
+                                        f"{_quoted(tick)}")
+                        break  # one tick label says it; the others would repeat it
+    return problems
+
+
+def _drawn_texts(fig, text_type) -> list:
+    """The texts a draw of ``fig`` shows that can leave the canvas: visible, not empty, not clipped
+    to an axes, tick labels only within the axis's view."""
+    ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for t in [*axis.get_majorticklabels(), *axis.get_minorticklabels()]}
+    shown_ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_tick_labels(axis)}
+    out = []
+    for text in fig.findobj(text_type):
+        if not text.get_visible() or not text.get_text().strip() or text.figure is None:
+            continue
+        if id(text) in ticks and id(text) not in shown_ticks:
+            continue
+        if text.get_clip_on() and text.get_clip_box() is not None and id(text) not in ticks:
+            continue  # cut to its axes: it cannot reach past the canvas
+        out.append(text)
+    return out
+
+
+def _drawn_tick_labels(axis) -> list:
+    """The labels of the ticks matplotlib draws: those within the axis's view interval."""
+    low, high = sorted(axis.get_view_interval())
+    span = (high - low) * 1e-9
+    out = []
+    for tick in axis.get_major_ticks():
+        if low - span <= tick.get_loc() <= high + span:
+            out += [label for label in (tick.label1, tick.label2)
+                    if label.get_visible() and label.get_text().strip()]
+    return out
+
+
+def _quoted(text) -> str:
+    shown = " ".join(text.get_text().split())
+    return repr(shown if len(shown) <= 60 else shown[:57] + "...")
+
+
+def _legend_name(legend) -> str:
+    entries = [t.get_text() for t in legend.get_texts()][:2]
+    return "with " + ", ".join(repr(e) for e in entries) + (", ..." if len(legend.get_texts()) > 2 else "")

@@ -344,7 +344,19 @@ def _collect(code: CodeFile, work: Path, returncode: int, leftover: list[str], *
                                  "`memory:` in the front matter if it needs more" + out,
                                  explainer=source, line=data["source_line"])
         raise ExecutionError(f"raised {data['error']}\n{data['traceback']}{out}", explainer=source, line=data["source_line"])
+    _check_narrow_figures(data["figures"], source=source)
     return _Reported(stdout=stdout, stderr=stderr, result=data, warnings=warnings)
+
+
+def _check_narrow_figures(figures: list[dict], *, source: str) -> None:
+    """Fail the run when a figure's phone variant cuts a text at the canvas's edge or lays a legend
+    over an axis label (what ``_capture.narrow_text_problems`` found where the variant was drawn)."""
+    found = [f"figure {n} ({f['narrow']}): {problem}"
+             for n, f in enumerate(figures, start=1) for problem in f.get("narrow_problems", [])]
+    if found:
+        raise ExecutionError("the phone variant of a figure would cut or cover text on a narrow screen; give the "
+                             "figure room (a legend above or beside the axes, fewer columns, shorter labels):\n  "
+                             + "\n  ".join(found), explainer=source)
 
 
 def _check_declared_exist(declared: list[str] | None, *, root: Path, source: str) -> None:

@@ -67,6 +67,11 @@ def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None =
     env.filters.update(FILTERS)
     env.filters["text"] = markdown_text  # front-matter text in the site's own templates
     env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
+    # The one reading order (explainers/reading-order.yaml, read by `collect`): the home page's
+    # path, the checklist, the common mistakes and each page's "start here" link follow it.
+    ordered = sorted(explainers, key=lambda e: (e.meta.order, e.slug))
+    env.globals["reading_order"] = [e.slug for e in ordered]
+    env.globals["parts"] = list(dict.fromkeys(e.part for e in ordered if e.part is not None))
     env.globals["tag_anchor"] = _tag_anchor
     return env
 

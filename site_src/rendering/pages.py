@@ -29,15 +29,13 @@ from site_src.execution.execute import RunResult
 from site_src.filestate import digest_parts, hash_file
 from site_src.publishing.provenance import BuildFacts, run_facts
 from site_src.rendering.glossary import terms_used
+from site_src.rendering.references import PageCitations
 from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
                                          terminal_html)
 from site_src.sources.collect import CODE_PLACEHOLDER, PROSE_FUNCTIONS, Explainer
 from site_src.sources.extract import generated_text, header
-
-# The series' entrance: the page every explainer links back to.
-ENTRANCE = "permutation-test-fairness-gaps"
 
 
 # ------------------------------------------------------------------------------------ the page cache
@@ -54,7 +52,9 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
     pages' titles, and the code and templates of ``site_src``. Raises ``SiteError`` (naming the
     explainer and the line) for a problem in the prose.
     """
-    key = _page_key(e, run, facts=facts, source=env.globals["source"], titles=env.globals["titles"], banner=banner)
+    key = _page_key(e, run, facts=facts, source=env.globals["source"],
+                    titles=[env.globals["titles"], env.globals["reading_order"],
+                            env.globals.get("bibliography_digest", "")], banner=banner)
     cached = root / ".cache" / "fairsite-pages" / e.slug
     if reuse and _cached_page_holds(cached, key):
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
@@ -64,7 +64,7 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
     return True
 
 
-def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: dict, banner) -> str:
+def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: list, banner) -> str:
     shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
     return digest_parts([e.display_path, e.path.read_bytes(), (run.out_dir / ENTRY).read_bytes(),
                          json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
@@ -176,8 +176,10 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
     try:
         # Inside the try: a syntax error (an unclosed tag, an unknown filter) is reported with its line too.
         template = env.get_template(e.display_path)
+        refs = PageCitations(env.globals.get("bibliography", {}), explainer=e.display_path)
         return template.render(**run.values, figure=placed.figure, cell=placed.cell,
-                               result=lambda **key: results.lookup(**key))
+                               result=lambda **key: results.lookup(**key), cite=refs.cite,
+                               further_reading=refs.further_reading)
     except SiteError as err:
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
@@ -214,9 +216,16 @@ def _place_cells(env, prose: str, cells: list[dict], placed: _Placement, unplace
 
     for n in placed.cells:
         prose = prose.replace(CELL_MARK.format(n), cell_markdown(n), 1)
-    code_section = "\n\n".join(cell_markdown(n) for n in unplaced) or (
-        "Every cell of the code is shown above, beside the prose it supports, with what it prints.")
-    return prose.replace(CODE_PLACEHOLDER, code_section, 1)
+    if not unplaced:
+        # Every cell sits beside the prose it supports: the code's own section would be a heading
+        # over one sentence saying so (issue 28), so the heading goes with it.
+        return _CODE_HEADING.sub("", prose, count=1).replace(CODE_PLACEHOLDER, "", 1)
+    return prose.replace(CODE_PLACEHOLDER, "\n\n".join(cell_markdown(n) for n in unplaced), 1)
+
+
+# The heading right above the code's place, and the HTML comments between them.
+_CODE_HEADING = re.compile(r"^#{2,6} [^\n]*\n(?:\s*<!--.*?-->)*\s*(?=" + re.escape(CODE_PLACEHOLDER) + ")",
+                           re.M | re.S)
 
 
 def _bound_outputs(cells: list[dict], out: Path, *, slug: str) -> None:
@@ -261,8 +270,9 @@ def _output_html(shown: BoundedOutput, download: str | None) -> str:
 def _page(env, e: Explainer, run: RunResult, prose: str, root: Path, *, code_rel: str, banner) -> str:
     """The whole page (``explainer.md.j2``): title, prose, reproducibility facts, related pages."""
     related = [s for s in e.meta.related if s != e.slug]
-    if e.slug != ENTRANCE and ENTRANCE in env.globals["titles"] and ENTRANCE not in related:
-        related.insert(0, ENTRANCE)  # every page leads back to the entrance of the series
+    first = env.globals["reading_order"][0]  # the series' start: the first page of the reading order
+    if e.slug != first and first not in related:
+        related.insert(0, first)  # every page leads back to the start of the series
     numbers_rel = f"{e.display_path.rsplit('/', 1)[0]}/{snapshot_path(e).name}"
     return env.get_template("explainer.md.j2").render(
         e=e, meta=e.meta, prose=prose, run=run, facts=run_facts(run, root), code_rel=code_rel, banner=banner,

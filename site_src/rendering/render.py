@@ -24,6 +24,7 @@ from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.data_page import render_data_page
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
+from site_src.rendering.references import BIBLIOGRAPHY, bibliography_digest, load_bibliography, reference_link
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.results_page import render_results_page
 from site_src.sources.collect import Explainer
@@ -103,6 +104,14 @@ def render(
                            threshold_explorer=threshold_explorer)
     except ValueError as err:
         return Rendered([ConfigError(str(err))], ())
+    # The one bibliography the prose cites by key (cite(...), further_reading(...)).
+    bib_path = Path(root) / "explainers" / BIBLIOGRAPHY
+    try:
+        bibliography = load_bibliography(bib_path)
+        env.globals.update(bibliography=bibliography, bibliography_digest=bibliography_digest(bib_path),
+                           reference=lambda key: reference_link(bibliography, key))
+    except ConfigError as err:
+        return Rendered([err], ())
     docs_dir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
     shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it

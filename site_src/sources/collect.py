@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -146,6 +146,8 @@ class Explainer:
     prose: str
     code: str
     code_line: int  # 1-based source line of the code's first line
+    # The part of the reading order it is in (``reading-order.yaml``); None without that file.
+    part: "Part | None" = None
 
     @property
     def display_path(self) -> str:
@@ -153,9 +155,34 @@ class Explainer:
         return f"{self.path.parent.name}/{self.path.name}"
 
 
+READING_ORDER = "reading-order.yaml"  # beside the explainers: the one reading order (issue 28)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the reading order: a heading on the home page and the checklist, its one-line
+    ``intro`` and its explainers' slugs in reading order."""
+
+    title: str
+    intro: str
+    slugs: tuple[str, ...]
+
+
+class _PartSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: NonEmpty
+    intro: NonEmpty
+    explainers: list[NonEmpty] = Field(min_length=1)
+
+
+class _ReadingOrderSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    parts: list[_PartSpec] = Field(min_length=1)
+
+
 CODE_PLACEHOLDER = "<!-- fairsite:code -->"
 # What the prose may call beside the run's values (rendering.pages passes them to each page).
-PROSE_FUNCTIONS = ("figure", "cell", "result")
+PROSE_FUNCTIONS = ("figure", "cell", "result", "cite", "further_reading")
 
 
 @functools.lru_cache(maxsize=64)
@@ -199,9 +226,52 @@ def collect(explainers_dir: Path) -> list[Explainer]:
             elif rel not in slugs:
                 problems.append(f"{e.display_path}: related: no explainer '{rel}'{did_you_mean(rel, slugs)}")
     problems += _same_titles(explainers)
+    explainers, found = _in_reading_order(Path(explainers_dir), explainers, slugs)
+    problems += found
     if problems:
         raise ConfigError("\n".join(problems))
     return sorted(explainers, key=lambda e: (e.meta.order, e.slug))
+
+
+def _in_reading_order(explainers_dir: Path, explainers: list[Explainer], slugs: set[str]):
+    """The explainers with their ``order`` and ``part`` from ``reading-order.yaml``, and the problems
+    found: a slug listed that is no explainer, or twice, an explainer not listed, or an explainer
+    whose own front matter gives an ``order`` (the order is declared in one place).
+
+    Without the file (a site of a single explainer, a test fixture), each explainer keeps the
+    ``order`` of its front matter.
+    """
+    path = explainers_dir / READING_ORDER
+    if not path.exists():
+        return explainers, []
+    shown = f"{explainers_dir.name}/{READING_ORDER}"
+    try:
+        spec = _ReadingOrderSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except yaml.YAMLError as err:
+        return explainers, [f"{shown}: not valid YAML: {err}"]
+    except ValidationError as err:
+        return explainers, [f"{shown}: {_field_problem(e, _ReadingOrderSpec)}" for e in err.errors()]
+    problems, place, parts = [], {}, {}
+    for part_spec in spec.parts:
+        part = Part(title=part_spec.title, intro=part_spec.intro, slugs=tuple(part_spec.explainers))
+        for slug in part.slugs:
+            if slug not in slugs:
+                problems.append(f"{shown}: part '{part.title}': no explainer '{slug}'{did_you_mean(slug, slugs)}")
+            elif slug in place:
+                problems.append(f"{shown}: '{slug}' is listed twice; list each explainer once")
+            else:
+                place[slug], parts[slug] = len(place) + 1, part
+    for slug in sorted(slugs - set(place)):
+        problems.append(f"{shown}: explainer '{slug}' is not listed; add it to the part it belongs to")
+    placed = []
+    for e in explainers:
+        if "order" in e.meta.model_fields_set:
+            problems.append(f"{e.display_path}: front matter: order: the reading order is declared in {shown}; "
+                            "remove this field")
+        if e.slug in place:
+            e = replace(e, meta=e.meta.model_copy(update={"order": 10 * place[e.slug]}), part=parts[e.slug])
+        placed.append(e)
+    return placed, problems
 
 
 def title_key(title: str) -> str:
