@@ -81,6 +81,10 @@ def test_check_groups_and_check_p_values_fill_the_other_boxes():
         check_groups([("a", 2, 3), ("b", 2, 0)])
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         check_p_values([1.5])
+    # A family longer than a run keeps as a list travels as text: the same link.
+    assert str(check_p_values("0.01, 0.5")) == str(check_p_values([0.01, 0.5]))
+    with pytest.raises(ValueError, match="separated by commas"):
+        check_p_values("0.01;0.5")
 
 
 def test_a_folded_figure_sits_in_a_closed_fold_hidden_until_drawn():

@@ -134,6 +134,10 @@ print(f"COMPAS deciles, largest difference from sklearn's calibration_curve: {sk
 # Error-rate balance at ProPublica's cut: "medium" or "high" risk (decile 5 or more) = flagged.
 CUT = 5
 flagged = (decile >= CUT).astype(np.int8)
+# The false positive rate's counts (flagged among those not charged again), for the calculator link.
+not_reoffended = reoffended == 0
+fp_black, neg_black = int(flagged[is_black_all & not_reoffended].sum()), int((is_black_all & not_reoffended).sum())
+fp_white, neg_white = int(flagged[is_white_all & not_reoffended].sum()), int((is_white_all & not_reoffended).sum())
 compas = {}
 for name in ("precision_difference", "false_positive_rate_difference", "true_positive_rate_difference"):
     g = gap(name, reoffended, flagged, disadvantaged=is_black_all, advantaged=is_white_all)

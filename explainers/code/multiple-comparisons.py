@@ -131,6 +131,8 @@ for slug, rows in tested.groupby("audit", sort=True):
     print(f"{_row['audit']}: {_row['tests']} hypotheses; raw {_row['raw']}, BH {_row['bh']} ({_row['bh_within']} within, "
           f"as the q column), Holm {_row['holm']} ({_row['holm_within']} within)")
 german = next(row for row in by_audit if row["slug"] == "german-credit")
+# The calculator link's family: German Credit's p-values, as text (a run keeps lists of at most 100 values).
+german_p_values = ",".join(f"{v:.6g}" for v in p[(tested["audit"] == "german-credit").to_numpy()])
 # Holm is a closed test: a smaller family never rejects less (Holm 1979). BH has no such rule.
 holm_within_never_fewer = all(row["holm_within"] >= row["holm"] for row in by_audit)
 holm_gains = [row for row in by_audit if row["holm_within"] > row["holm"]]

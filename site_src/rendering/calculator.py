@@ -296,7 +296,15 @@ def check_groups(groups, *, text: str = "Check these numbers", depth: int = 2) -
 
 
 def check_p_values(p_values, *, text: str = "Adjust these p-values", depth: int = 2) -> Markup:
-    """A Markdown link to the calculator's adjustment box with ``p_values`` (each in [0, 1]) filled in."""
+    """A Markdown link to the calculator's adjustment box with ``p_values`` (each in [0, 1]) filled in.
+
+    ``p_values`` is a list of numbers, or a string of them separated by commas: a run keeps lists
+    of at most 100 values, so a longer family (an audit's 120 hypotheses) travels as text."""
+    if isinstance(p_values, str):
+        try:
+            p_values = [float(v) for v in p_values.split(",") if v.strip()]
+        except ValueError as err:
+            raise ValueError(f"check_p_values: expected numbers separated by commas; {err}") from None
     values = []
     for p in p_values or []:
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:

@@ -350,10 +350,12 @@ def test_every_page_links_the_glossary_checklist_and_mistakes(pages, open_page):
     assert missing == []
 
 
-# Issue 17 aims for about 1,000 visible words of reading per explainer; the test allows 15 % over.
+# Issue 28's budget (site_src.checking.words.WORD_BUDGET, about 1,200 visible words with folds
+# closed, which `fairsite check` reports page by page) is the ceiling; issue 17 aimed at about 1,000.
+from site_src.checking.words import WORD_BUDGET  # noqa: E402 - the one home of the number
+
 TARGET_WORDS = 1000
-WORD_TOLERANCE = 0.15
-MAX_VISIBLE_WORDS = round(TARGET_WORDS * (1 + WORD_TOLERANCE))
+MAX_VISIBLE_WORDS = WORD_BUDGET
 # The reference sections every explainer ends with (citations, where the code lives and how to
 # check it, links onward) are looked up, not read through: they do not count towards the length.
 REFERENCE_SECTIONS = ("further-reading", "source-and-verify", "related")
@@ -388,5 +390,5 @@ def test_explainers_are_near_the_issue_17_length(site_root, open_page):
         page.context.close()
     assert min(counts.values()) > 200  # the counting sees the prose
     too_long = {slug: n for slug, n in counts.items() if n > MAX_VISIBLE_WORDS}
-    assert too_long == {}, (f"visible words above {MAX_VISIBLE_WORDS} (issue 17's target of about {TARGET_WORDS}, "
-                            f"+{WORD_TOLERANCE:.0%}): {too_long}")
+    assert too_long == {}, (f"visible words above {MAX_VISIBLE_WORDS} (issue 28's budget; issue 17 aimed at about "
+                            f"{TARGET_WORDS}): {too_long}")
