@@ -231,7 +231,10 @@ def load_digests(cache_dir: Path) -> None:
 
 def save_digests(cache_dir: Path) -> None:
     """Record the remembered digests of files that still exist, for the next build (atomically)."""
-    keep = {k: v for k, v in _DIGESTS.items() if os.path.exists(k)}
+    # A snapshot first: the results page is drawn in a thread that hashes files (hash_file adds to
+    # _DIGESTS) while the runs end, and iterating the live dict across os.path.exists calls raised
+    # "dictionary changed size during iteration". list() copies it without running Python code.
+    keep = {k: v for k, v in list(_DIGESTS.items()) if os.path.exists(k)}
     path = Path(cache_dir) / DIGESTS
     tmp = path.with_name(f".{DIGESTS}.{os.getpid()}")
     try:

@@ -23,7 +23,7 @@ from tests.e2e.test_readers import _VISIBLE_WORDS_JS, REFERENCE_SECTIONS
 SLUG = "permutation-test-fairness-gaps"
 # Every kind of page the site has (a data page too, if the site has one).
 PAGE_TYPES = {"home": "", "explainer": f"explainers/{SLUG}/", "glossary": "glossary/", "results": "results/",
-              "checklist": "checklist/", "mistakes": "mistakes/", "tags": "tags/"}
+              "checklist": "checklist/", "mistakes": "mistakes/", "tags": "tags/", "calculator": "check-a-gap/"}
 
 
 # --- Accessibility ---------------------------------------------------------------------------------
