@@ -108,27 +108,33 @@ def pages(site_root) -> list[str]:
 PREFIX = "/fair-code/"  # the path of the default site_url: where project pages serve the site
 
 
-class _PrefixHandler(http.server.SimpleHTTPRequestHandler):
-    """The site at /fair-code/, as project pages serve it: anything else, or a missing file, gets
-    the site's 404.html with status 404."""
+def prefixed_handler(prefix: str):
+    """A handler serving the site under ``prefix`` (its directory given to `serve`), as project
+    pages serve it: anything else, or a missing file, gets the site's 404.html with status 404."""
 
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):  # noqa: A002 - the base class's name
+            pass
 
-    def send_head(self):
-        path = urlsplit(self.path).path
-        if path.startswith(PREFIX):
-            self.path = "/" + path[len(PREFIX):]
-            target = Path(self.translate_path(self.path))
-            if target.is_file() or (target / "index.html").is_file():
-                return super().send_head()
-        body = (Path(self.directory) / "404.html").read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        return None
+        def send_head(self):
+            path = urlsplit(self.path).path
+            if path.startswith(prefix):
+                self.path = "/" + path[len(prefix):]
+                target = Path(self.translate_path(self.path))
+                if target.is_file() or (target / "index.html").is_file():
+                    return super().send_head()
+            body = (Path(self.directory) / "404.html").read_bytes()
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return None
+
+    return Handler
+
+
+_PrefixHandler = prefixed_handler(PREFIX)
 
 
 @pytest.fixture

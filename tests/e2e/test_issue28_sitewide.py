@@ -9,15 +9,13 @@ browser by the issue-17 counter (tests/e2e/test_readers.py), not by the build's 
 from __future__ import annotations
 
 import csv
-import http.server
 import math
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.conftest import serve
+from tests.e2e.conftest import prefixed_handler, serve
 from tests.e2e.test_readers import _VISIBLE_WORDS_JS, REFERENCE_SECTIONS
 
 SLUG = "permutation-test-fairness-gaps"
@@ -206,36 +204,12 @@ def test_each_explainer_and_its_card_state_the_reading_time_of_its_visible_words
 
 # --- The 404 page at any root ----------------------------------------------------------------------
 
-def _prefixed_handler(prefix: str, site: Path):
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        """The site under ``prefix``; anything else, or a missing file, gets 404.html with status 404."""
-
-        def log_message(self, format, *args):  # noqa: A002 - the base class's name
-            pass
-
-        def send_head(self):
-            path = urlsplit(self.path).path
-            if path.startswith(prefix):
-                self.path = "/" + path[len(prefix):]
-                target = Path(self.translate_path(self.path))
-                if target.is_file() or (target / "index.html").is_file():
-                    return super().send_head()
-            body = (site / "404.html").read_bytes()
-            self.send_response(404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return None
-    return Handler
-
-
 @pytest.mark.parametrize("prefix", ["/", "/elsewhere/deep/"])
 def test_the_404_page_works_at_a_root_it_was_not_built_for(site_root, browser, prefix):
     """The site is built for /fair-code/ (site_url); served at the domain's root or under another
     path, its 404 page is styled, its scripts run and its links lead back into the site."""
     site = site_root / "site"
-    with serve(_prefixed_handler(prefix, site), site) as url:
+    with serve(prefixed_handler(prefix), site) as url:
         context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
         errors = []
         page = context.new_page()
