@@ -1,0 +1,218 @@
+"""Sums over uniformly random subsets: the sampler behind the Monte Carlo permutation tests.
+
+A relabelling of ``n_a + n_b`` rows (or whole clusters) under the null is a uniformly random
+``n_a``-subset; the gap it gives is linear in the sum of the outcomes in that subset.
+:class:`_SubsetSums` draws such sums in batches without materialising permutations (bit sets of
+the chosen rows, byte-indexed tables of partial sums), and :mod:`._permutation` turns them into
+gaps and p-values. Part of the permutation family: :mod:`faircode.significance._permutation`
+holds the tests and their references (Good 2005 for the test, Phipson and Smyth 2010 for the Monte
+Carlo p-value).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+_POPCOUNT8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.int32)
+# _SELECT8[v, k]: the position of the k-th set bit (from the least significant) of the byte v.
+_SELECT8 = np.array([[[b for b in range(8) if v >> b & 1][k] if k < bin(v).count("1") else 0
+                      for k in range(8)] for v in range(256)], dtype=np.int64)
+_TABLE_BYTES = 1 << 25  # above this a byte-indexed table of partial sums falls back to half-bytes
+# permutation_tests draws a relabelling as counts of each kind of unit up to this many kinds
+# (O(kinds) per relabelling, against O(units / 8) and more for the subset sampler).
+_MAX_KINDS = 32
+
+
+class _SubsetSums:
+    """Sums of ``weights`` over uniformly random ``size``-subsets of its rows, drawn in batches.
+
+    Drawing the subsets is what a Monte Carlo permutation test spends its time on. A row-by-row
+    ``Generator.choice(replace=False)`` costs one bounded random integer per chosen row plus
+    Python overhead per relabelling; here a whole batch is drawn from raw 64-bit words:
+
+    1. Each row of the population joins independently with probability ``t / 2**bits``
+       (``t / 2**bits`` close to ``size / n``): ``bits`` random words per 64 rows decide 64 rows
+       at once through a bitwise comparison of a ``bits``-bit uniform number with ``t``.
+    2. The joined set has ``c`` rows, near ``size``. ``|c - size|`` rows are then removed from it
+       (or added from the rest), a uniformly random set of them: the first ``|c - size|``
+       distinct ranks in a sequence of independent uniform ranks.
+    3. The sums over the set are read from a table of partial sums per byte (or half-byte) of
+       the membership bits.
+
+    Every step treats the population's rows symmetrically, so the subset's distribution is
+    invariant under any permutation of the rows; with exactly ``size`` members it is therefore
+    the uniform distribution over all ``size``-subsets (the same argument as for drawing a
+    uniform subset by sequential rejection; Devroye 1986, ch. XI.2). A rank is read from a 53-bit
+    uniform, so its probabilities are uniform within ``pool / 2**53``, far below any Monte Carlo error.
+
+    Each relabelling consumes a fixed number of raw words of the generator, relabelling after
+    relabelling, so the sums do not depend on the batch size. A row whose correction needs more
+    random ranks than its fixed budget (rare: beyond six standard deviations) is completed with
+    ``Generator.choice`` seeded from two words of its own.
+
+    ``weights`` of shape (tests, n, k) holds one population per test (many tests with populations
+    of one size, :func:`permutation_tests`); each drawn row then names its test. A test's sums
+    are the ones a sampler of its population alone would give from the same words.
+    """
+
+    def __init__(self, weights: np.ndarray, size: int):
+        if weights.ndim == 2:
+            weights = weights[None]
+        tests, n, k = weights.shape
+        self.n, self.size, self.k, self.tests = n, size, k, tests
+        self.bits = int(min(16, max(4, math.ceil(math.log2(max(n, 2)) / 2) + 1)))
+        self.threshold = int(round(size / n * 2**self.bits))
+        q = self.threshold / 2**self.bits
+        self.words = -(-n // 64)
+        sd = math.sqrt(n * q * (1 - q))
+        need = abs(size - q * n) + 6 * sd + 8
+        self.budget = int(math.ceil(need + need * need / max(1.0, min(size, n - size)) + 8))
+        padded = np.zeros((tests, self.words * 64, k))
+        padded[:, :n] = weights
+        self.chunk = self.chunk_bits(n, k)  # per test: a test's sums do not depend on `tests`
+        per = self.chunk
+        codes = np.arange(2**per)
+        bits = ((codes[:, None] >> np.arange(per)) & 1).astype(np.float64)  # (2^per, per)
+        blocks = padded.reshape(tests, -1, per, k)  # (tests, chunks, per, k)
+        # table[j, (t * chunks + c) * 2^per + v]: the sum of column j over the rows of test t's
+        # chunk c whose bits are set in v (matmul, not einsum: einsum's generic loop made this
+        # table most of a small test's time)
+        table = np.matmul(bits, blocks)  # (tests, chunks, 2^per, k)
+        self.table = np.ascontiguousarray(table.transpose(3, 0, 1, 2)).reshape(k, -1)
+        self.test_stride = blocks.shape[1] * 2**per
+        self.offsets = (np.arange(blocks.shape[1]) * 2**per)[None, :]
+        last = n - (self.words - 1) * 64
+        self.last_word = np.uint64((1 << last) - 1) if last < 64 else np.uint64(2**64 - 1)
+        self.valid_words = np.full(self.words, np.uint64(2**64 - 1))
+        self.valid_words[-1] = self.last_word
+        self.weights = weights
+        self.row_words = self.bits * self.words + self.budget + 2
+
+    @staticmethod
+    def chunk_bits(n: int, k: int) -> int:
+        """Rows per table chunk: a byte, or a half-byte when byte tables would pass _TABLE_BYTES."""
+        return 8 if 256 * n * k <= _TABLE_BYTES else 4
+
+    @staticmethod
+    def table_bytes(n: int, k: int) -> int:
+        """Bytes of one test's table of partial sums."""
+        per = _SubsetSums.chunk_bits(n, k)
+        return 8 * k * (-(-n // 64) * 64 // per) * 2**per
+
+    def row_elements(self) -> int:
+        return self.row_words + 8 * self.words * self.k
+
+    def draw(self, rng: np.random.Generator, count: int, test: np.ndarray | None = None) -> np.ndarray:
+        """``count`` subset sums, shape (count, k); consumes ``count * row_words`` raw words.
+
+        ``test`` (shape (count,), default all 0) names the test whose population each row draws from.
+        """
+        test = np.zeros(count, dtype=np.intp) if test is None else test
+        raw = rng.bit_generator.random_raw(count * self.row_words).reshape(count, self.row_words)
+        member = self._members(raw[:, : self.bits * self.words])
+        sums = self._table_sums(member, test)
+        self._correct(sums, member, raw[:, self.bits * self.words:], test)
+        return sums
+
+    def _members(self, raw: np.ndarray) -> np.ndarray:
+        """Bit j of word w: row 64 w + j joins (probability threshold / 2**bits), shape (count, words)."""
+        count = raw.shape[0]
+        words = raw.reshape(count, self.bits, self.words)
+        ones = np.uint64(2**64 - 1)
+        if self.threshold >= 2**self.bits:
+            below = np.full((count, self.words), ones)
+        else:
+            below = np.zeros((count, self.words), dtype=np.uint64)
+            equal = np.full((count, self.words), ones)
+            for i in range(self.bits):  # most significant bit first: U < t at the first differing bit
+                w = words[:, i, :]
+                if self.threshold >> (self.bits - 1 - i) & 1:
+                    below |= equal & ~w
+                    equal &= w
+                else:
+                    equal &= ~w
+        below[:, -1] &= self.last_word
+        return below
+
+    def _table_sums(self, member: np.ndarray, test: np.ndarray) -> np.ndarray:
+        as_bytes = _bytes(member)
+        if self.chunk == 8:
+            codes = as_bytes.astype(np.intp)
+        else:  # half-bytes, low first (the rows' order within a byte)
+            codes = np.empty((as_bytes.shape[0], as_bytes.shape[1] * 2), dtype=np.intp)
+            codes[:, 0::2] = as_bytes & 15
+            codes[:, 1::2] = as_bytes >> 4
+        codes += self.offsets
+        if self.tests > 1:
+            codes += (test * self.test_stride)[:, None]
+        # One contiguous (count, chunks) gather per column: each row is summed the same way
+        # whatever the batch, so the sums do not depend on the batch size.
+        return np.stack([np.take(column, codes).sum(axis=1) for column in self.table], axis=1)  # (count, k)
+
+    def _correct(self, sums: np.ndarray, member: np.ndarray, extra: np.ndarray, test: np.ndarray) -> None:
+        """Bring every subset to ``size`` rows by a uniformly random removal (or addition)."""
+        n, words = self.n, self.words
+        counts = _popcount64(member).sum(axis=1)
+        surplus = counts - self.size
+        rows = np.flatnonzero(surplus)
+        if rows.size == 0:
+            return
+        remove = surplus[rows] > 0
+        need = np.abs(surplus[rows])
+        # Remove from the members, or add from the others (padding bits never count).
+        pool_words = np.where(remove[:, None], member[rows], ~member[rows] & self.valid_words)
+        pool = np.where(remove, counts[rows], n - counts[rows])
+        draws = np.minimum(need + np.ceil(need * need / pool).astype(np.int64) + 4, self.budget)
+        owner = np.repeat(np.arange(rows.size), draws)
+        starts = np.cumsum(draws) - draws
+        step = np.arange(owner.size) - starts[owner]
+        uniform = (extra[rows[owner], step] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        rank = np.minimum(uniform * pool[owner], pool[owner] - 1).astype(np.int64)
+        # The first `need` distinct ranks of each row's sequence: a uniformly random set of them.
+        _, first = np.unique(owner * (n + 1) + rank, return_index=True)
+        distinct = np.zeros(owner.size, dtype=bool)
+        distinct[first] = True
+        seen = np.cumsum(distinct)
+        seen -= np.concatenate([[0], seen[starts[1:] - 1]])[owner]
+        take = distinct & (seen <= need[owner])
+        short = np.bincount(owner[take], minlength=rows.size) < need
+        take &= ~short[owner]
+        who, q = owner[take], rank[take]
+        # Rank -> row of the population: the word holding it, the byte within it, the bit within that.
+        in_word = _popcount64(pool_words)
+        cumulative = np.cumsum(in_word, axis=1)
+        flat = (cumulative + (np.arange(rows.size) * (n + 1))[:, None]).ravel()
+        word = np.searchsorted(flat, who * (n + 1) + q, side="right") - who * words
+        q = q - (cumulative[who, word] - in_word[who, word])
+        held = _bytes(pool_words[who, word][:, None])  # (entries, 8)
+        in_byte = _POPCOUNT8[held]
+        before = np.cumsum(in_byte, axis=1)
+        byte = np.count_nonzero(before <= q[:, None], axis=1)
+        entry = np.arange(who.size)
+        q = q - (before[entry, byte] - in_byte[entry, byte])
+        chosen = 64 * word + 8 * byte + _SELECT8[held[entry, byte], q]
+        sign = np.where(remove, -1.0, 1.0)
+        owner_test = test[rows][who]
+        for col in range(self.k):
+            sums[rows, col] += sign * np.bincount(who, weights=self.weights[owner_test, chosen, col], minlength=rows.size)
+        for i in np.flatnonzero(short):  # beyond the budget: complete the row on its own
+            bits = np.unpackbits(_bytes(pool_words[i][None, :])[0], bitorder="little")[:n]
+            own = np.random.default_rng(extra[rows[i], -2:].tolist())
+            picked = own.choice(np.flatnonzero(bits), need[i], replace=False)
+            sums[rows[i]] += sign[i] * self.weights[test[rows[i]], picked].sum(axis=0)
+
+
+def _bytes(words: np.ndarray) -> np.ndarray:
+    """The bytes of 64-bit words, least significant first, shape (..., 8 * words)."""
+    little = words if np.little_endian else words.byteswap()
+    return little.view(np.uint8)
+
+
+def _popcount64(words: np.ndarray) -> np.ndarray:
+    """Set bits of each 64-bit word (same shape)."""
+    if hasattr(np, "bitwise_count"):  # NumPy 2
+        return np.bitwise_count(words).astype(np.int64)
+    return _POPCOUNT8[_bytes(words)].reshape(*words.shape, 8).sum(axis=-1)
