@@ -30,3 +30,20 @@ def test_a_skipped_browser_test_fails_under_ci(tmp_path, ci, outcome):
     if outcome == "1 failed":
         assert "browser test skipped under CI" in proc.stdout and "no chromium here" in proc.stdout
         assert proc.returncode == 1
+
+
+def test_a_skipped_browser_test_fails_under_ci_on_xdist_workers(tmp_path):
+    # The README's command runs the suite on pytest-xdist workers (issue 26): the rule must hold
+    # there too, with the suite's own tests/conftest.py grouping the tests.
+    e2e = tmp_path / "tests" / "e2e"
+    e2e.mkdir(parents=True)
+    shutil.copyfile(CONFTEST, e2e / "conftest.py")
+    shutil.copyfile(CONFTEST.parent.parent / "conftest.py", tmp_path / "tests" / "conftest.py")
+    (e2e / "test_browser.py").write_text(
+        "import pytest\n\ndef test_needs_a_browser():\n    pytest.skip('no chromium here')\n\n"
+        "def test_other():\n    assert True\n")
+    env = {**os.environ, "CI": "true"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+                           str(tmp_path / "tests")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "1 failed" in proc.stdout and "1 passed" in proc.stdout, proc.stdout
+    assert "browser test skipped under CI" in proc.stdout and proc.returncode == 1

@@ -1,0 +1,30 @@
+"""Suite-wide configuration: how the tests share two cores (pytest-xdist).
+
+The README's test command (and .ci/run) runs ``pytest -n auto --dist loadgroup``: one worker per
+core, and each group of tests below on one worker, so a fixture built once per module or session
+(a built fixture site, the real site the browser tests read, a benchmark run) is built once, not
+once per worker, and no two workers write the same folder (tests/e2e/artifacts, a module's
+tmp_path_factory folders). Without ``-n`` (one process, as when running a few tests) nothing here
+changes anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def _group(item) -> str:
+    path = Path(str(item.path))
+    # Every browser test reads the one site tests/e2e/conftest.py builds per session: one worker.
+    if path.parent.name == "e2e":
+        return "e2e"
+    return path.name  # a module: its module-scoped fixtures are built once
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist") or config.getoption("dist", "no") == "no":
+        return
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
