@@ -28,3 +28,35 @@ def pytest_collection_modifyitems(config, items):
         return
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+@pytest.fixture(scope="session")
+def built_tinysite(tmp_path_factory) -> Path:
+    """The tiny fixture site (tests/fixtures/tinysite) built once (``fairsite build --jobs 1``), never
+    modified: tests copy it (`copy_of_built_tinysite`) instead of building their own."""
+    import shutil
+
+    from site_src import cli
+
+    root = tmp_path_factory.mktemp("built-tinysite") / "site-root"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tinysite", root)
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    return root
+
+
+def copy_of_built_tinysite(built: Path, where: Path) -> Path:
+    """A copy of the built tiny site in ``where``, as a fresh build would leave it.
+
+    The record of what the last build consulted names the files where they were built, so it is
+    dropped and one build writes the copy's own; every run and page comes from the copied caches
+    (a clone moved elsewhere reruns nothing: tests/test_cache.py), so that costs a second, not a build.
+    """
+    import shutil
+
+    from site_src import cli, filestate
+
+    root = where / "site-root"
+    shutil.copytree(built, root, symlinks=True)
+    (root / filestate.STATE).unlink()
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    return root
