@@ -121,7 +121,11 @@ class _SubsetSums:
     def _members(self, raw: np.ndarray) -> np.ndarray:
         """Bit j of word w: row 64 w + j joins (probability threshold / 2**bits), shape (count, words)."""
         count = raw.shape[0]
-        words = raw.reshape(count, self.bits, self.words)
+        # (count, bits, words) as a view of the rows' first bits * words words: ``raw`` is a slice
+        # of wider rows, and a reshape would copy it.
+        words = np.lib.stride_tricks.as_strided(raw, shape=(count, self.bits, self.words),
+                                                strides=(raw.strides[0], self.words * raw.strides[1], raw.strides[1]),
+                                                writeable=False)
         if self.threshold >= 2**self.bits:
             below = np.full((count, self.words), np.uint64(2**64 - 1))
         else:
@@ -150,12 +154,12 @@ class _SubsetSums:
     def _table_sums(self, member: np.ndarray, test: np.ndarray) -> np.ndarray:
         as_bytes = _bytes(member)
         if self.chunk == 8:
-            codes = np.add(as_bytes, self.offsets, dtype=np.intp)  # one pass: widen and offset
+            codes = as_bytes.astype(np.intp)
         else:  # half-bytes, low first (the rows' order within a byte)
             codes = np.empty((as_bytes.shape[0], as_bytes.shape[1] * 2), dtype=np.intp)
             codes[:, 0::2] = as_bytes & 15
             codes[:, 1::2] = as_bytes >> 4
-            codes += self.offsets
+        codes += self.offsets
         if self.tests > 1:
             codes += (test * self.test_stride)[:, None]
         # One contiguous (count, chunks) gather per column: each row is summed the same way
