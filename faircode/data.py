@@ -3,7 +3,9 @@
 :func:`project_root` finds the folder holding ``audits/`` (and the ``data/`` the manifests name);
 :func:`read_header` and :func:`read_data` read a delimited data file with a manifest's
 ``dataset.parse`` options; :func:`sha256_of` is the one file fingerprint of ``faircode`` (the
-manifests' ``sha256`` fields). The schema those options come from is :mod:`faircode.manifest`.
+manifests' ``sha256`` fields). The reader asks only for the fields it reads (:class:`ReadOptions`);
+the schema that validates them in a manifest, ``ParseOptions``, is :mod:`faircode.manifest`'s,
+which imports this module and not the other way round.
 """
 
 from __future__ import annotations
@@ -11,14 +13,11 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pandas as pd
 
-if TYPE_CHECKING:
-    from faircode.manifest import ParseOptions
-
-__all__ = ["ROOT_ENV", "project_root", "read_data", "read_header", "sha256_of"]
+__all__ = ["ROOT_ENV", "ReadOptions", "project_root", "read_data", "read_header", "sha256_of"]
 
 #: The environment variable naming the project folder (the one holding ``audits/``), for a
 #: ``faircode`` installed apart from it (``pip install .``, a wheel, a container).
@@ -77,7 +76,23 @@ def project_root(root: str | Path | None = None) -> Path:
     )
 
 
-def read_header(path: Path, parse: ParseOptions) -> list[str]:
+class ReadOptions(Protocol):
+    """What :func:`read_header` and :func:`read_data` read of their ``parse`` argument.
+
+    ``faircode.manifest.ParseOptions`` (a manifest's validated ``dataset.parse``) has these
+    fields; any object with them will do.
+    """
+
+    sep: str
+    header: bool
+    names: list[str] | None
+    na_values: list[str]
+    skipinitialspace: bool
+    comment: str | None
+    skiprows: int
+
+
+def read_header(path: Path, parse: ReadOptions) -> list[str]:
     """Column names of a data file as :func:`read_data` will name them.
 
     For a headerless file this checks that ``names`` has one entry per field.
@@ -99,12 +114,12 @@ def read_header(path: Path, parse: ParseOptions) -> list[str]:
     return [str(c) for c in df.columns]
 
 
-def read_data(path: Path, parse: ParseOptions) -> pd.DataFrame:
+def read_data(path: Path, parse: ReadOptions) -> pd.DataFrame:
     """Read the whole data file with the manifest's parse options."""
     return pd.read_csv(path, **_read_csv_kwargs(parse))
 
 
-def _read_csv_kwargs(parse: ParseOptions, *, names: bool = True) -> dict[str, Any]:
+def _read_csv_kwargs(parse: ReadOptions, *, names: bool = True) -> dict[str, Any]:
     kw: dict[str, Any] = dict(
         sep=parse.sep,
         na_values=parse.na_values,

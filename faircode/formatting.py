@@ -2,7 +2,9 @@
 
 One convention for a p-value on the console, in the explainers and in the results table (the
 site's ``pvalue`` filter calls :func:`format_p_value`); one "did you mean" hint for every error
-that names a wrong choice (:func:`did_you_mean`), in faircode and in the site build alike.
+that names a wrong choice (:func:`did_you_mean`), in faircode and in the site build alike; one
+way to write an intersection's group label (``INTERSECTION_SEPARATOR``), which the manifest
+checks and :mod:`faircode.groups` writes.
 
 Kept apart from :mod:`faircode.significance` (which re-exports the p-value format) so that
 formatting does not import NumPy: the site build formats p-values on every page it renders.
@@ -15,7 +17,12 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["format_p_value", "check_positive_int", "did_you_mean", "closest"]
+__all__ = ["INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest"]
+
+#: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
+#: :mod:`faircode.groups`, because the manifest checks that no two cells would be written alike,
+#: and the manifest is read before (and without) the groups.
+INTERSECTION_SEPARATOR = " & "
 
 
 def did_you_mean(word, choices: Iterable) -> str:
@@ -102,13 +109,14 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     str
         Convention:
 
-        - Monte Carlo minimum (``floor`` given and ``p <= floor``): ``"p ≤ 1/10,000"`` for
-          ``floor = 1/10,000`` (9,999 relabellings, none as extreme as the data). The estimate
-          (b + 1) / (m + 1) is a valid p-value (under the null, P(p ≤ α) ≤ α; Phipson and Smyth
-          2010) and at the floor it is ``1 / (m + 1)``, the smallest that m relabellings can
-          give: a longer run could give a smaller one, which "≤" signals. It is not a bound on
-          the exact p-value, which may be somewhat larger (with none of m as extreme, about 3/m
-          is its 95% upper limit);
+        - Monte Carlo minimum (``floor`` given and ``p <= floor``): ``"p = 1/10,000"`` for
+          ``floor = 1/10,000`` (9,999 relabellings, none as extreme as the data), written as a
+          fraction so that it reads as what it is: the Monte Carlo test's p-value
+          (b + 1) / (m + 1) at b = 0, the observed data ranked first among themselves and m
+          relabellings. It is a valid p-value (under the null, P(p ≤ α) ≤ α; Phipson and Smyth
+          2010), not the exact permutation p-value and not a bound on it: the exact p may be
+          smaller or somewhat larger (with none of m as extreme, about 3/m is its 95% upper
+          limit);
         - ``p == 0`` (an exact p-value that underflowed double precision): ``"p < 10⁻³⁰⁰"``;
         - ``p >= 0.001``: ``digits`` significant digits in fixed notation: ``"p = 0.032"``,
           ``"p = 0.50"``, ``"p = 0.0012"``, ``"p = 1.0"``;
@@ -127,8 +135,8 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     -----
     A Monte Carlo p-value from ``m`` relabellings, ``b`` of them at least as extreme as the data,
     is ``(b + 1) / (m + 1)`` (``faircode.significance.permutation_test_result``); its smallest
-    value, reached when ``b = 0``, is ``1 / (m + 1)``, so 9,999 relabellings give "p ≤ 1/10,000"
-    (not "1/9,999", and not "<": the estimate equals the floor). Two significant digits
+    value, reached when ``b = 0``, is ``1 / (m + 1)``, so 9,999 relabellings give "p = 1/10,000"
+    (not "1/9,999"; and neither "<" nor "≤", which would read as a bound on the exact p-value). Two significant digits
     everywhere, trailing zeros kept ("0.50"), so every p-value on a page carries the same
     precision.
 
@@ -136,7 +144,7 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     one text for the page, the notebook and the printed output, which the pages show side by
     side. The project runs on Python 3.11 on Linux, where standard output is UTF-8 (a C or POSIX
     locale is coerced to UTF-8, PEP 538 and PEP 540), and the text already needs Unicode for
-    "≤" and "×"; an ASCII fallback would be a second convention.
+    "×" and "⁻"; an ASCII fallback would be a second convention.
 
     References
     ----------
@@ -148,7 +156,7 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     --------
     >>> from faircode.significance import format_p_value
     >>> format_p_value(1 / 10_000, floor=1 / 10_000)
-    'p ≤ 1/10,000'
+    'p = 1/10,000'
     >>> format_p_value(0.0321)
     'p = 0.032'
     >>> format_p_value(3.2e-7)
@@ -163,8 +171,8 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     if floor and p <= floor * (1 + 1e-9):
         reciprocal = 1.0 / floor
         if abs(reciprocal - round(reciprocal)) < 1e-6 * reciprocal:
-            return f"p \u2264 1/{round(reciprocal):,}"
-        return f"p \u2264 {_p_digits(floor, digits)}"
+            return f"p = 1/{round(reciprocal):,}"
+        return f"p = {_p_digits(floor, digits)}"
     if p == 0.0:
         return "p < 10\u207b\u00b3\u2070\u2070"  # smaller than any positive double
     return f"p = {_p_digits(p, digits)}"

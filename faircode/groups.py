@@ -55,8 +55,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from faircode.formatting import did_you_mean
-from faircode.group_tests import HomogeneityTestResult, MaxTTestResult, homogeneity_test, max_t_test
+from faircode.formatting import INTERSECTION_SEPARATOR, did_you_mean
 from faircode.metrics import (
     EQUAL_OPPORTUNITY_RATE,
     RATE_METRICS,
@@ -66,9 +65,13 @@ from faircode.metrics import (
 )
 from faircode.significance import (
     SMALL_SAMPLE_THRESHOLD,
+    HomogeneityTestResult,
     MaxGapTestResult,
+    MaxTTestResult,
     PairwiseComparison,
+    homogeneity_test,
     max_gap_test,
+    max_t_test,
     pairwise_tests,
     wilson_interval,
 )
@@ -100,9 +103,6 @@ _EMPTY_REASON = {
     "accuracy": "no rows",
     "true_favourable_rate": "no rows whose true outcome is the favourable one",
 }
-
-#: Joins the parts of an intersection's group label ("Female & Black").
-INTERSECTION_SEPARATOR = " & "
 
 
 @dataclass(frozen=True, repr=False)

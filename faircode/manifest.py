@@ -41,7 +41,7 @@ from pydantic import (
 
 # Reading and hashing the data files lives in faircode.data; validation uses these three.
 from faircode.data import project_root, read_header, sha256_of
-from faircode.formatting import did_you_mean
+from faircode.formatting import INTERSECTION_SEPARATOR, did_you_mean
 
 __all__ = [
     "read_manifest_yaml",
@@ -832,8 +832,6 @@ def _group_name_problems(attributes: dict[int, GroupAttribute], intersections: d
 def _joined_name_problems(field: str, parts: list[GroupAttribute]) -> list[str]:
     """Two cells of an intersection whose joined display names are equal (``a & b`` + ``c`` is
     ``a`` + ``b & c``) would be counted as one group, as two groups given one label would."""
-    from faircode.groups import INTERSECTION_SEPARATOR  # groups imports the audit, which imports this
-
     seen: dict[str, tuple[str, ...]] = {}
     problems = []
     for cell in itertools.product(*(p.group_names for p in parts)):

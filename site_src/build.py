@@ -28,7 +28,7 @@ from faircode.formatting import did_you_mean
 from site_src import filestate
 from site_src.filestate import ENV_VARS
 from site_src.checking import check as check_stage
-from site_src.checking import lint, snapshot
+from site_src.checking import lint, published, snapshot
 from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
@@ -183,7 +183,7 @@ def build(options: BuildOptions) -> BuildReport:
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
-            accepted = _finish(root, options, explainers, code_files, runs, checked)
+            accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
         with staging(root) as stage:
@@ -195,7 +195,7 @@ def build(options: BuildOptions) -> BuildReport:
             warnings, manifest = _site(root, stage, runs, facts, options)
             swap_in(stage, root)
             record_outputs(root, fingerprint)
-        accepted = _finish(root, options, explainers, code_files, runs, checked)
+        accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, wall_s=time.perf_counter() - started)
 
@@ -220,6 +220,7 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
             timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
             inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
+            expected_warnings={e.slug: [w.match for w in e.meta.warnings] for e in explainers},
             use_cache=options.use_cache, force_all=options.force_all, force=options.force,
             on_done=options.on_run_done,
         )
@@ -237,11 +238,14 @@ class _Checked:
 
 
 def _check(explainers: list[Explainer], runs: list[RunResult], *, options: BuildOptions, cache_dir: Path) -> _Checked:
-    """Stage 4: each explainer's prose for bare numbers, its ``checks:`` over its run's values,
-    and its cited numbers against the accepted ones, by the rule of ``options.numbers``."""
+    """Stage 4: the datasheets' published facts; each explainer's prose for bare numbers, its
+    ``checks:`` over its run's values, and its cited numbers against the accepted ones, by the
+    rule of ``options.numbers``."""
     by_slug = {r.slug: r for r in runs}
     checked = _Checked(cache.PassedChecks(
         cache_dir, enabled=options.use_cache and options.numbers in (NumbersMode.BUILD, NumbersMode.SERVE)))
+    # The datasheets' published facts against the data (counts exact), with their citations.
+    checked.errors += published.verify(Path(options.root), use_cache=options.use_cache)
     for e in explainers:
         run = by_slug.get(e.slug)
         if run is None:  # its run failed (reported above); its prose is still checked
@@ -251,6 +255,8 @@ def _check(explainers: list[Explainer], runs: list[RunResult], *, options: Build
         if checked.passed.holds(e.slug, key):
             continue  # the same source, run and accepted numbers passed every check before
         found = lint.bare_numbers(e) + check_stage.run_checks(e, run)
+        if options.numbers is NumbersMode.CHECK:  # `build` names them in the run's warnings instead
+            found += check_stage.unexpected_warnings(e, run)
         checked.errors += found
         if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
             checked.to_accept.append((e, run))
@@ -288,23 +294,28 @@ def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.Buil
 
 
 def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code_files: list[CodeFile],
-            runs: list[RunResult], checked: _Checked) -> list[str]:
+            runs: list[RunResult], checked: _Checked, facts: provenance.BuildFacts) -> list[str]:
     """What only a build that succeeded writes: the generated code, the checks that passed (its
     pages were made from what passed), the accepted numbers (their paths are returned) and the
     state the next build compares (`_record_state`)."""
     publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed
     checked.passed.save()
     accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
-    _record_state(root, options, explainers, runs, checked.notes)
+    _record_state(root, options, explainers, runs, checked.notes, facts)
     return accepted
 
 
 def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer], runs: list[RunResult],
-                  notes: list[str]) -> None:
+                  notes: list[str], facts: provenance.BuildFacts) -> None:
     """After a plain successful ``build``, record the metadata of everything it consulted, so the
-    next one can say "nothing changed" without importing or hashing anything (site_src.filestate)."""
+    next one can say "nothing changed" without importing or hashing anything (site_src.filestate).
+
+    The git state recorded is the one the pages show (``facts``, read before the build), not the
+    one after it: removing an orphaned generated file can make a dirty tree clean (or a clean one
+    dirty), and the next build must then run to say so in the pages."""
     # A run whose reads the cache cannot track re-runs on every build: never answered early.
-    if not options.plain or any(r.untracked and e.meta.inputs is None for e, r in zip(explainers, runs)):
+    if not options.plain or any((r.untracked and e.meta.inputs is None) or r.changed_its_inputs
+                                for e, r in zip(explainers, runs)):
         return
     files: set[Path] = set()
     dirs: set[Path] = set()
@@ -329,7 +340,7 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
     for folder in (Path(__file__).parent, _faircode_dir(), root / "docs", root / "site", root / "results"):
         tree(folder)
     files.update({root / "mkdocs.yml", root / provenance.LOCK_FILE, root / LAST_BUILD,
-                  *(root / "audits").glob("*/audit.yaml")})
+                  *(root / "audits").glob("*/audit.yaml"), *(root / "data").glob("*.md")})
     dirs.update(p.parent for p in (root / "audits").glob("*/audit.yaml"))
     summary = {
         "runs": [{"slug": r.slug, "duration_s": r.duration_s, "peak_memory_mb": r.peak_memory_mb, "run_at": r.run_at,
@@ -337,7 +348,8 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
         "notes": notes,
     }
     filestate.record(root, files={p for p in files if "__pycache__" not in p.parts},
-                     dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary)
+                     dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary,
+                     git=(facts.commit, facts.dirty))
 
 
 @dataclass(frozen=True)
@@ -401,9 +413,10 @@ def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult],
                 yield filestate.hash_file(path)
     # A fork's addresses given through the environment (mkdocs.yml reads them with !ENV).
     yield " ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS)
-    # The manifests too: the glossary's table of what each audit's words mean is read from them.
+    # The manifests too: the glossary's table of what each audit's words mean is read from them;
+    # and the datasheets, which the data page is made of.
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
-                 *sorted((root / "audits").glob("*/audit.yaml"))):
+                 *sorted((root / "audits").glob("*/audit.yaml")), *sorted((root / "data").glob("*.md"))):
         yield str(path.relative_to(root))
         yield filestate.hash_file(path)
     for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",

@@ -196,7 +196,7 @@ def _options(root: Path, args, progress: _Progress):
 
 
 def _publish(root: Path, args) -> int:
-    from site_src.publishing.publish import publish
+    from site_src.publish import publish
 
     try:
         with _Progress() as progress:
@@ -216,7 +216,7 @@ def _publish(root: Path, args) -> int:
 
 def _against(root: Path, source: str) -> int:
     """Print which pages of the site at ``source`` are out of date; 0 if none, 1 otherwise."""
-    from site_src.publishing.publish import online_status
+    from site_src.publish import online_status
 
     status = online_status(source, root)
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
@@ -241,14 +241,15 @@ def _against(root: Path, source: str) -> int:
 
 def _serve(root: Path, args) -> int:
     """Build, then serve ``site/`` with live reload, rebuilding when any input changes."""
-    from mkdocs.livereload import LiveReloadServer
-
     from site_src.build import BuildOptions, NumbersMode, build
+    from site_src.publishing.serve import ServeState, live_server
 
     problem = _port_problem(args.host, args.port)
     if problem:  # before a build that may take minutes
         console.print(f"[bold red]serve failed:[/] {problem}", markup=True, highlight=False)
         return 1
+
+    state = ServeState()
 
     def rebuild():
         try:
@@ -257,13 +258,15 @@ def _serve(root: Path, args) -> int:
                 report = build(BuildOptions(root=root, jobs=args.jobs, numbers=NumbersMode.SERVE,
                                             on_run_start=progress.start, on_run_done=progress.done,
                                             on_stage=progress.stage))
+            state.succeeded()
             _summary(report, explain=True, budget_s=args.budget)
-        except SiteError as err:  # keep serving the previous site; say what broke
-            console.print("[bold red]build failed; still serving the previous site:[/]")
+        except SiteError as err:  # keep serving the previous site; say what broke, here and in the browser
+            state.failed(err)
+            console.print("[bold red]build failed; still serving the previous site (its pages say so):[/]")
             console.print(str(err), markup=False)
 
     rebuild()
-    server = LiveReloadServer(builder=rebuild, host=args.host, port=args.port, root=str(root / "site"))
+    server = live_server(builder=rebuild, state=state, host=args.host, port=args.port, root=str(root / "site"))
     for name in ("explainers", "faircode", "audits", "data", "results", "site_src/templates", "mkdocs.yml"):
         if (root / name).exists():
             server.watch(str(root / name))

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 STATE = Path(".cache") / "fairsite-state.json"
-FORMAT = 1
+FORMAT = 2  # 2: paths relative to the repository, and the repository's identity
 # The environment variables mkdocs.yml reads (`!ENV`), so a fork builds with its own addresses.
 ENV_VARS = ("FAIRSITE_REPO_URL", "FAIRSITE_REPO_NAME", "FAIRSITE_SITE_URL")
 
@@ -60,7 +60,7 @@ def _environment() -> dict:
     }
 
 
-def git_state(root: Path, *, strict: bool = False) -> tuple[str | None, bool]:
+def git_state(root: Path, *, strict: bool = False, exclude: Iterable[str] = ()) -> tuple[str | None, bool]:
     """``(commit of HEAD or None, dirty)`` from one ``git status``: the one reader of git's state.
 
     ``(None, False)`` when ``root`` is not in a git repository or there is no ``git`` (a build
@@ -68,10 +68,14 @@ def git_state(root: Path, *, strict: bool = False) -> tuple[str | None, bool]:
     uncommitted. With ``strict``, a ``git status`` that fails inside a repository raises
     ``RuntimeError`` with git's message (the build's facts must not be guessed); without it (the
     no-change check) such a failure reads as ``(None, False)`` and the full build runs.
+    ``exclude`` names files (relative to ``root``) whose changes do not count: the generated
+    files the build is about to remove.
     """
+    args = ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"]
+    if exclude:  # the whole repository, as without a pathspec, less these files
+        args += ["--", ":/", *(f":(exclude,literal){p}" for p in exclude)]
     try:
-        out = subprocess.run(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"],
-                             cwd=root, capture_output=True, text=True)
+        out = subprocess.run(args, cwd=root, capture_output=True, text=True)
     except FileNotFoundError:
         return None, False
     if out.returncode != 0:
@@ -89,16 +93,47 @@ def git_state(root: Path, *, strict: bool = False) -> tuple[str | None, bool]:
     return commit, commit is None or dirty
 
 
-def record(root: Path, *, files: set[Path], dirs: set[Path], summary: dict) -> None:
+def _identity(root: Path) -> list | None:
+    """Which repository this is: its path, and the device and inode of its folder.
+
+    A copy of a built repository (the original left in place) or a moved one is another
+    repository: its record, copied with it, describes the original's build, not its own.
+    """
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return [os.fspath(root), st.st_dev, st.st_ino]
+
+
+def _key(path: Path, root: Path) -> str:
+    """How the record names ``path``: relative to ``root`` when inside it (POSIX form), else absolute."""
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return os.fspath(path)
+
+
+def record(root: Path, *, files: set[Path], dirs: set[Path], summary: dict,
+           git: tuple[str | None, bool] | None = None) -> None:
     """Record the metadata of ``files`` and ``dirs`` (absolute paths) after a successful build,
-    with ``summary`` (what the build's report says about its runs), for :func:`unchanged`."""
+    with ``summary`` (what the build's report says about its runs), for :func:`unchanged`.
+
+    Paths inside ``root`` (an absolute, resolved path) are recorded relative to it, beside the
+    repository's identity (its path, device and inode): a copy or a move of the repository is
+    never taken for the repository that was built. ``git`` is the ``(commit, dirty)`` the pages
+    show (the build's facts, read before the build ran); the next build compares the tree's git
+    state with it, so a build that itself changed what git sees (an orphaned generated file
+    removed) is followed by one whose pages say so. Default: the state now.
+    """
     root = Path(root)
     state = {
         "format": FORMAT,
+        "root": _identity(root.resolve()),
         "environment": _environment(),
-        "git": list(git_state(root)),
-        "files": {str(p): _meta(str(p)) for p in sorted(files)},
-        "dirs": {str(p): _meta(str(p)) for p in sorted(dirs)},
+        "git": list(git) if git is not None else list(git_state(root)),
+        "files": {_key(p, root): _meta(str(p)) for p in sorted(files)},
+        "dirs": {_key(p, root): _meta(str(p)) for p in sorted(dirs)},
         "summary": summary,
     }
     path = root / STATE
@@ -117,19 +152,21 @@ def forget(root: Path) -> None:
 
 
 def unchanged(root: Path) -> dict | None:
-    """The recorded summary if no recorded file, folder, environment or git state moved, else None."""
+    """The recorded summary if this is the repository that was built (not a copy, not moved) and
+    no recorded file, folder, environment or git state moved, else None."""
+    root = Path(root).resolve()
     try:
-        state = json.loads((Path(root) / STATE).read_bytes())
+        state = json.loads((root / STATE).read_bytes())
     except (OSError, ValueError):
         return None
     try:
-        if state["format"] != FORMAT or state["environment"] != _environment():
+        if state["format"] != FORMAT or state["root"] != _identity(Path(root)) or state["environment"] != _environment():
             return None
         for group in ("files", "dirs"):
             for path, meta in state[group].items():
-                if _meta(path) != meta:
+                if _meta(os.path.join(root, path)) != meta:  # an absolute path stays itself
                     return None
-        if state["git"] != list(git_state(Path(root))):
+        if state["git"] != list(git_state(root)):
             return None
         return state["summary"]
     except (KeyError, TypeError, AttributeError):

@@ -349,7 +349,7 @@ def test_the_recorder_names_each_read_it_cannot_track(tmp_path):
     rec("os.fork", ())
     rec("sqlite3.connect", (str(root / "data" / "x.db"),))
     rec("sqlite3.connect", (":memory:",))  # nothing to read
-    rec("sqlite3.connect", (str(root / "data" / "new.db"),))  # created by the run: its output
+    rec("sqlite3.connect", (str(root / "data" / "new.db"),))  # created by the run: it may grow run to run
     rec("os.scandir", (str(root / "data"),))
     rec("os.listdir", ("/usr",))  # outside the project
     rec("glob.glob", (str(root / "data" / "*.txt"), False))
@@ -362,10 +362,109 @@ def test_the_recorder_names_each_read_it_cannot_track(tmp_path):
         "ran a child process `ls data` (os.posix_spawn)",
         "forked a child process (os.fork)",
         "connected to data/x.db (sqlite3)",
+        "connected to data/new.db (sqlite3)",
         "listed data (os.scandir)",
         "listed data/*.txt (glob.glob)",
         "connected to ('198.51.100.7', 443) (network)",
     ]
     rec.active = False
     rec("os.fork", ())
-    assert len(rec.untracked) == 8
+    assert len(rec.untracked) == 9
+
+
+# --- issue 25: what the run creates, reads outside the repository, or writes ---------------------
+
+_GROWS = """
+    import sqlite3
+    con = sqlite3.connect("data/made.db")  # created by the first run, one row more each run
+    con.execute("create table if not exists t (x integer)")
+    con.execute("insert into t values (1)")
+    con.commit()
+    n_rows = con.execute("select count(*) from t").fetchone()[0]
+    con.close()
+    """
+
+
+def test_a_database_the_run_creates_is_not_cached_forever(tmp_path):
+    root = _site(tmp_path)
+    (root / "data").mkdir()
+    _explainer(root, "grows", _GROWS, prose="The table has {{ n_rows | number }} rows.")
+    _runs(root)
+    assert "The table has 1 rows." in _page(root, "grows")
+    again = _runs(root)["grows"]
+    assert not again.cached and again.reason == ("it connected to data/made.db (sqlite3), which the cache cannot "
+                                                 "track; declare it under `inputs:` to cache it")
+    assert "The table has 2 rows." in _page(root, "grows")
+
+
+def test_inputs_may_name_a_file_the_run_creates_and_a_typo_is_still_caught(tmp_path):
+    root = _site(tmp_path)
+    (root / "data").mkdir()
+    _explainer(root, "grows", _GROWS, prose="The table has {{ n_rows | number }} rows.", inputs=["data/made.db"])
+    _runs(root)  # the file does not exist before the first run
+    assert "The table has 1 rows." in _page(root, "grows")
+    rerun = _runs(root)["grows"]  # the run left the database changed: its next run reads that
+    assert not rerun.cached and rerun.reason == "declared input data/made.db changed"
+    assert "The table has 2 rows." in _page(root, "grows")
+    # Nor does the command's quick "nothing changed" answer hold.
+    assert fairsite(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert "The table has 3 rows." in _page(root, "grows")
+    _explainer(root, "typo", "x = 1", prose="Nothing.", inputs=["data/mdae.db"])
+    with pytest.raises(BuildFailed, match=r"inputs: 'data/mdae\.db' does not exist, and the run did not create it"):
+        build(BuildOptions(root=root))
+
+
+def test_reads_outside_the_repository_rerun_and_writes_are_named(tmp_path):
+    import subprocess
+
+    root = _site(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "in.txt").write_text("a\nb\n")
+    (root / "data").mkdir()
+    (root / "data" / "tracked.csv").write_text("x\n1\n")
+    for cmd in (["init", "-q"], ["add", "data/tracked.csv"],
+                ["-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "data"]):
+        subprocess.run(["git", *cmd], cwd=root, check=True)
+    _explainer(root, "outside", f"""
+        from pathlib import Path
+        n_lines = len(Path({str(outside / 'in.txt')!r}).read_text().splitlines())
+        Path({str(outside / 'out.txt')!r}).write_text("made by the run")
+        Path("data/tracked.csv").write_text("x\\n2\\n")
+        Path("data/untracked.csv").write_text("y\\n")  # the run's own output: fine
+        """, prose="The file has {{ n_lines | number }} lines.")
+    run = _runs(root)["outside"]
+    assert "The file has 2 lines." in _page(root, "outside")
+    assert run.untracked == [f"read {outside / 'in.txt'} (outside the repository)"]
+    assert (f"explainers/outside.md: the code wrote {outside / 'out.txt'}, outside the repository: a run served "
+            "from the cache does not write it again") in run.warnings
+    assert any(w.startswith("explainers/outside.md: the code wrote to data/tracked.csv, a file git tracks")
+               for w in run.warnings)
+    assert not any("untracked.csv" in w for w in run.warnings)
+    (outside / "in.txt").write_text("a\nb\nc\n")
+    again = _runs(root)["outside"]
+    assert not again.cached and again.reason.startswith(f"it read {outside / 'in.txt'} (outside the repository)")
+    assert "The file has 3 lines." in _page(root, "outside")
+
+
+def test_the_recorder_sorts_outside_reads_listings_and_writes(tmp_path):
+    import os
+
+    root, out = tmp_path / "repo", tmp_path / "repo" / ".cache" / "run"
+    out.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "in.csv").write_text("1\n")
+    rec = _runner._InputRecorder(root.resolve(), out.resolve())
+    rec("open", (str(elsewhere / "in.csv"), "r", os.O_RDONLY))
+    rec("open", ("/etc/hostname", "r", os.O_RDONLY))  # the system's own: not an input
+    rec("os.listdir", (str(elsewhere),))
+    rec("open", (str(elsewhere / "made.csv"), None, os.O_WRONLY | os.O_CREAT))  # os.open: flags only
+    (elsewhere / "made.csv").write_text("2\n")
+    rec("open", (str(elsewhere / "made.csv"), "r", os.O_RDONLY))  # read back: its own output
+    rec("open", (str(elsewhere / "gone.tmp"), "w", 0))  # a temporary file it removed again
+    rec("open", (str(root / "data.csv"), "a", 0))
+    assert list(rec.untracked) == [f"read {elsewhere / 'in.csv'} (outside the repository)",
+                                   f"listed {elsewhere} (os.listdir, outside the repository)"]
+    assert rec.written_outside() == [str(elsewhere / "made.csv")]
+    assert list(rec.written) == ["data.csv"] and "data.csv" in rec.opened

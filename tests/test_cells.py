@@ -140,3 +140,48 @@ def test_source_config_requires_the_repository_and_site_address(tmp_path):
     (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
     with pytest.raises(ValueError, match=r"mkdocs.yml: repo_url and site_url must be set"):
         source_config(tmp_path)
+
+
+# --- issue 25 ---------------------------------------------------------------------------------
+
+def test_a_marker_inside_a_string_is_text_not_a_cell_break(tmp_path):
+    # As blackbricks#33 and spyder#8267: a line reading "# %%" inside a triple-quoted string.
+    code = 'note = """\n# %% not a cell\n"""\n# %% Real\nn_lines = len(note.splitlines())\n'
+    cells = split_code_cells(code, 0)
+    assert [src.split("\n")[0] for _, src in cells] == ['note = """', "# %% Real"]
+    namespace = {}
+    run_cells(code, namespace, str(tmp_path / "x.py"), 0)
+    assert namespace["note"] == "\n# %% not a cell\n" and namespace["n_lines"] == 2
+    # An indented comment is not a marker either (only column 0 is), nor a "# %%%" line.
+    assert len(split_code_cells("if True:\n    # %% inside\n    x = 1\n# %%% no\n", 0)) == 1
+
+
+def test_a_figure_made_without_pyplot_is_captured_as_its_cells_output(tmp_path):
+    # As sphinx-gallery#206: matplotlib.figure.Figure() drawn and saved, never known to pyplot.
+    from matplotlib._pylab_helpers import Gcf
+    from matplotlib.figure import Figure
+
+    plt.close("all")
+    real = Gcf.__dict__["destroy"], Gcf.__dict__["destroy_all"], plt.show, Figure.__init__
+    code = textwrap.dedent('''\
+        # %% Pyplot
+        import io
+        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
+        plt.figure().add_subplot().set_title("by pyplot")
+        plt.close()
+        # %% Bare
+        bare = Figure()
+        bare.subplots().set_title("without pyplot")
+        bare.savefig(io.BytesIO(), format="png")
+        empty = Figure()  # nothing drawn: nothing to show
+        ''')
+    try:
+        capture = _FigureCapture(plt, tmp_path)
+        run_cells(code, {}, str(tmp_path / "x.py"), 0, figures=capture)
+        capture.finish()
+    finally:
+        Gcf.destroy, Gcf.destroy_all, plt.show, Figure.__init__ = real
+        plt.close("all")
+    assert [f["cell"] for f in capture.files] == [0, 1]
+    assert "without pyplot" in (tmp_path / capture.files[1]["svg"]).read_text()

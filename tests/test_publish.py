@@ -27,7 +27,7 @@ from site_src.cli import main
 from site_src.errors import BuildFailed, SiteError
 from site_src.publishing.linkcheck import broken_links
 from site_src.publishing.provenance import build_facts, git_state
-from site_src.publishing.publish import online_status, publish
+from site_src.publish import online_status, publish
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
@@ -373,3 +373,56 @@ def test_pages_deploys_only_what_passed_on_main():
     assert "pip install --require-hashes -r requirements/site.txt" in _runs(build_job)
     assert deploy["needs"] == "build" and deploy["steps"][0]["uses"].startswith("actions/deploy-pages@")
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def _tiny_repo(root: Path) -> Path:
+    shutil.copytree(FIXTURE, root)
+    shutil.copyfile(REPO / ".gitignore", root / ".gitignore")
+    _git("init", "-q", "-b", "main", cwd=root)
+    _git("config", "user.name", "Test Maintainer", cwd=root)
+    _git("config", "user.email", "maintainer@example.org", cwd=root)
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    _commit_all(root, "tiny site")
+    return root
+
+
+_DIRTY = "with uncommitted changes"
+
+
+def test_a_deleted_explainer_does_not_leave_the_site_labelled_dirty_on_a_clean_tree(tmp_path, capsys):
+    """Issue 25.15a: an explainer drafted and deleted before any commit leaves its generated file
+    untracked until the build removes it: that build's site comes from a clean tree and says so,
+    and so does the next one."""
+    root = _tiny_repo(tmp_path / "repo")
+    draft = root / "explainers" / "draft.md"
+    draft.write_text((FIXTURE / "explainers" / "coin-flips.md").read_text().replace("title: Coin Flips", "title: Draft"))
+    page = root / "docs" / "explainers" / "coin-flips" / "index.md"
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert _DIRTY in page.read_text()  # true: draft.md is not committed
+    draft.unlink()
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0  # removes explainers/code/draft.py
+    assert _git("status", "--porcelain", cwd=root) == ""  # the tree is clean now...
+    assert _DIRTY not in page.read_text()  # ...and the site built from it says so
+    assert _DIRTY not in (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert _DIRTY not in page.read_text()
+    assert json.loads((root / "site" / MANIFEST).read_text())["build"]["dirty"] is False
+
+
+def test_a_build_that_leaves_the_tree_dirty_is_followed_by_one_that_says_so(tmp_path, capsys):
+    """Issue 25.15a, the other way: an explainer deleted in a commit that kept its generated file;
+    the build removes the file (an uncommitted change), so the next build must not answer
+    "nothing changed" with pages that say the tree is clean."""
+    root = _tiny_repo(tmp_path / "repo")
+    (root / "explainers" / "coin-flips.md").rename(root / "explainers" / "kept.md")
+    main(["--root", str(root), "build", "--jobs", "1"])  # code/kept.py generated; coin-flips.py removed
+    _commit_all(root, "rename, keeping coin-flips.py by mistake")
+    _git("checkout", "HEAD~1", "--", "explainers/code/coin-flips.py", cwd=root)
+    _commit_all(root, "the generated file is back in the tree, its explainer is not")
+    assert _git("status", "--porcelain", cwd=root) == ""
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0  # removes explainers/code/coin-flips.py
+    assert _git("status", "--porcelain", cwd=root) == "D explainers/code/coin-flips.py"  # (stripped)
+    capsys.readouterr()
+    assert main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert "nothing changed" not in capsys.readouterr().err
+    assert _DIRTY in (root / "docs" / "explainers" / "kept" / "index.md").read_text()

@@ -55,13 +55,13 @@ def test_cells_split_at_step_comments_only_between_statements():
 def test_page_notebook_holds_prose_code_and_outputs_in_page_order(tmp_path):
     svg = tmp_path / "figure-1.svg"
     svg.write_text('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10pt" height="10pt"></svg>\n')
-    parts = [("markdown", "Some *prose* first."), ("code", CODE, "3.14 2\n", [svg]), ("markdown", "Then more.")]
+    parts = [("markdown", "Some *prose* first."), ("code", CODE, [("stdout", "3.14 2\n")], [svg]), ("markdown", "Then more.")]
     args = dict(title="T <b>", subtitle="Why?", code_rel="explainers/code/t.py")
     text = page_notebook_json(parts, **args)
     assert text == page_notebook_json(parts, **args)  # byte-identical: no random cell ids
     nb = nbformat.reads(text, as_version=4)
     nbformat.validate(nb)
-    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# T <b>")
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# T &#60;b&#62;")
     assert nb.cells[1].source == "Some *prose* first." and nb.cells[-1].source == "Then more."
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert _nonblank("\n".join(c.source for c in code)) == _nonblank(CODE)
@@ -167,3 +167,39 @@ def test_the_glossary_states_the_level_the_results_page_uses():
     significant = next(t for t in TERMS if t.anchor == "significant")
     assert f"q-value is below {ALPHA:g}" in significant.definition
     assert f"p below {ALPHA:g}" in significant.definition
+
+
+def test_markup_in_a_title_is_shown_as_typed_in_the_notebook_as_on_the_page():
+    """Issue 25.8: the notebook's first cell, rendered as Jupyter renders Markdown (CommonMark with
+    HTML), shows the title and subtitle as typed, with no element made from them."""
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+
+    title = "X <img src=x onerror=alert(1)> & *Not* [a link](x) `c` <b>bold</b>"
+    subtitle = "Is a < b **or** _not_?"
+    nb = json.loads(page_notebook_json([], title=title, subtitle=subtitle, code_rel="explainers/code/t.py"))
+    first = "".join(nb["cells"][0]["source"]).split("\n\nThis notebook")[0]
+
+    class _Read(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.tags, self.text = [], {}
+            self._open = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self._open.append(tag)
+
+        def handle_endtag(self, tag):
+            self._open.pop()
+
+        def handle_data(self, data):
+            if not self._open:  # the line break between the blocks
+                return
+            self.text[self._open[0]] = self.text.get(self._open[0], "") + data
+
+    read = _Read()
+    read.feed(MarkdownIt("commonmark").render(first))
+    assert read.tags == ["h1", "p", "em"]
+    assert read.text["h1"] == title and read.text["p"] == subtitle

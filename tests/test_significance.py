@@ -253,7 +253,7 @@ def test_monte_carlo_minimum_uses_phipson_smyth_floor():
     res = permutation_test_result(a, b, n_permutations=99, random_state=0)
     assert res.p_value == 1 / 100 == res.p_value_floor
     assert res.is_monte_carlo_minimum
-    assert res.format_p_value() == "p ≤ 1/100"
+    assert res.format_p_value() == "p = 1/100"
     assert permutation_test(a, b, n_permutations=99, random_state=0) == 0.01
 
 
@@ -688,8 +688,8 @@ def test_small_sample_warning_threshold(n_a, flag):
 def test_report_says_monte_carlo_minimum():
     rep = significance_report(np.arange(50.0, 90.0), np.arange(40.0), n_permutations=999, n_resamples=200, random_state=0)
     assert rep.is_monte_carlo_minimum and rep.p_value == 1 / 1000
-    assert rep.format_p_value() == "p ≤ 1/1,000"
-    assert "p ≤ 1/1,000" in repr(rep)
+    assert rep.format_p_value() == "p = 1/1,000"
+    assert "p = 1/1,000" in repr(rep)
 
 
 def test_report_grouped_uses_cluster_methods():

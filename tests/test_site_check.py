@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from site_src.checking.lint import _bare_tokens
-from site_src.rendering.filters import gap, interval, number, percent
+from site_src.rendering.filters import gap, interval, mc_percent, number, percent
 
 
 @pytest.mark.parametrize("text, bare", [
@@ -39,6 +39,49 @@ def test_filters_format_rates_gaps_and_intervals():
     assert gap(0.0004) == "0.0 percentage points"  # no sign on a rounded zero
     assert interval((-0.22, 0.011)) == "[\u221222.0, +1.1] percentage points"
     assert number(6513) == "6,513"
+
+
+@pytest.mark.parametrize("shown, expected", [
+    (lambda: percent(-0.00001), "0.0%"),
+    (lambda: percent(-0.0), "0.0%"),
+    (lambda: percent(-0.0004, 0), "0%"),
+    (lambda: number(-0.04, 1), "0.0"),
+    (lambda: number(-0.4), "0"),
+    (lambda: number(-0.0), "0"),
+    (lambda: gap(-0.0000001), "0.0 percentage points"),
+    (lambda: interval((-0.00001, 0.5), unit="percent"), "[0.0%, 50.0%]"),
+    (lambda: interval((-0.001, 0.5), unit="ratio"), "[0.0, 0.5]"),
+    (lambda: mc_percent(-0.0, 100, 1), "0.0% ± 1.0"),
+    # a value that does not round to zero keeps its true minus sign
+    (lambda: percent(-0.0005), "−0.1%"),
+    (lambda: number(-0.06, 1), "−0.1"),
+])
+def test_a_value_that_rounds_to_zero_is_never_a_negative_zero(shown, expected):
+    """Issue 25.15d: "−0.0%" tells a reader nothing the rounding did not hide."""
+    assert shown() == expected
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf")])
+@pytest.mark.parametrize("filter_name, source", [
+    ("percent", "{{ ratio | percent }}"),
+    ("number", "{{ ratio | number(2) }}"),
+    ("gap", "{{ ratio | gap }}"),
+    ("signed", "{{ ratio | signed }}"),
+    ("interval", "{{ (0.1, ratio) | interval }}"),
+])
+def test_an_infinite_value_is_refused_naming_the_filter_and_the_variable(bad, filter_name, source):
+    """Issue 25.15d: inf reached the prose as "inf%"; a filter refuses it, naming itself and the
+    variable (the build adds the explainer and the line: test_site_build)."""
+    import jinja2
+
+    from site_src.rendering.filters import FILTERS
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, loader=jinja2.DictLoader({"explainers/x.md": source}))
+    env.filters.update(FILTERS)
+    with pytest.raises(ValueError, match=rf"{filter_name} filter got -?inf.* in explainers/x\.md: .*infinite") as err:
+        env.get_template("explainers/x.md").render(ratio=bad)
+    if filter_name != "interval":  # the pair is made in the template: no variable holds it
+        assert "for `ratio`" in str(err.value)
 
 
 def test_filters_name_what_they_expected():

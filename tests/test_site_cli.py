@@ -98,3 +98,59 @@ def test_force_reruns_the_explainers_named_or_all_when_none_are(tmp_path, capsys
     assert _how_each_ran(capsys.readouterr().err, slugs) == {"coin-flips": "ran: forced", "quick": "ran: forced"}
     assert cli.main(["--root", str(root), "build", "--jobs", "1", "--explain"]) == 0
     assert _how_each_ran(capsys.readouterr().err, slugs) == {"coin-flips": "cache hit", "quick": "cache hit"}
+
+
+def test_serve_shows_a_failed_rebuild_in_the_browser_until_a_good_one(tmp_path):
+    """Issue 25.15f: the terminal said the rebuild failed; the browser kept showing the old page
+    with no sign of it. Now every served page carries a banner naming the explainer and the error,
+    and the next good rebuild clears it."""
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    root = _copy_fixture(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "site_src.cli", "--root", str(root), "serve", "--port", str(port),
+                             "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def page_when(url: str, holds, seconds: float = 60) -> str:
+        deadline, body = time.time() + seconds, ""
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    body = response.read().decode()
+                if holds(body):
+                    return body
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise AssertionError(f"{url} never became as expected; last body:\n{body[:3000]}")
+
+    page = f"http://127.0.0.1:{port}/explainers/coin-flips/"
+    home = f"http://127.0.0.1:{port}/"
+    source = root / "explainers" / "coin-flips.md"
+    good = source.read_text()
+    try:
+        body = page_when(page, lambda b: "We flipped the coin" in b)
+        assert "fc-serve-failed" not in body
+        source.write_text(good.replace("share_numpy = float(flips.mean())",
+                                       "share_numpy = float(flips.mean())\nraise RuntimeError('<b>broken</b> on purpose')"))
+        for url in (page, home):  # every page says so, not only the explainer's
+            body = page_when(url, lambda b: "fc-serve-failed" in b)
+            assert "The last rebuild failed" in body
+            assert "<code>explainers/coin-flips.md</code>" in body
+            assert "RuntimeError: &lt;b&gt;broken&lt;/b&gt; on purpose" in body  # the error, escaped
+        assert "We flipped the coin" in page_when(page, lambda b: True)  # still the previous page
+        source.write_text(good.replace("We flipped the coin", "We tossed the coin"))
+        body = page_when(page, lambda b: "We tossed the coin" in b)
+        assert "fc-serve-failed" not in body and "fc-serve-failed" not in page_when(home, lambda b: True)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()

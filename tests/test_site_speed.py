@@ -218,3 +218,42 @@ def test_a_remembered_pass_does_not_hide_a_moved_accepted_number(site):
     path.write_text(json.dumps(data))
     with pytest.raises(BuildFailed, match="cited numbers changed"):
         build(BuildOptions(root=site))
+
+
+def test_a_copy_of_a_built_repository_builds_what_changed_in_the_copy(site, tmp_path, capsys):
+    """Issue 25.6: the copy's record describes the original's build, not the copy's."""
+    copy = tmp_path / "copy"
+    shutil.copytree(site, copy, symlinks=True)  # the original stays where it was, untouched
+    source = copy / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text() + "\nA sentence only the copy has.\n")
+    _add(copy, "another", _SLOW.format(n=1, seconds=0))
+    capsys.readouterr()
+    assert cli.main(["--root", str(copy), "build", "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "nothing changed" not in err and "site/ written" in err
+    assert "A sentence only the copy has." in (copy / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    assert (copy / "site" / "explainers" / "another" / "index.html").exists()
+    # The original is as it was, and still answers "nothing changed" about itself.
+    assert not (site / "site" / "explainers" / "another").exists()
+    assert filestate.unchanged(site) is not None
+    assert filestate.unchanged(copy) is not None  # the copy's own record, renewed by its build
+
+
+def test_a_moved_repository_is_not_taken_for_the_one_that_was_built(site, tmp_path):
+    """Issue 25.6: a move keeps every file's inode and times; the record must still not hold."""
+    moved = tmp_path / "moved"
+    shutil.move(site, moved)
+    assert filestate.unchanged(moved) is None
+    source = moved / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text() + "\nA sentence written after the move.\n")
+    report = build(BuildOptions(root=moved))
+    assert not report.skipped
+    assert "A sentence written after the move." in (moved / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    assert filestate.unchanged(moved) is not None
+
+
+def test_the_no_change_record_names_files_relative_to_the_repository(site):
+    state = json.loads((site / filestate.STATE).read_bytes())
+    inside = [p for group in ("files", "dirs") for p in state[group] if not os.path.isabs(p)]
+    assert "explainers/coin-flips.md" in inside
+    assert not [p for group in ("files", "dirs") for p in state[group] if p.startswith(str(site))]

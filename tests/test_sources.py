@@ -91,6 +91,29 @@ def test_new_never_overwrites_an_explainer(tmp_path):
     assert slugify("Bias A Primer") == "bias-a-primer"
 
 
+def test_new_refuses_the_title_of_an_existing_explainer_naming_its_file(tmp_path):
+    """Issue 25.15b: a file named otherwise holds the title; a second page with it is refused."""
+    existing = new_explainer(tmp_path, "Bias: A Primer").rename(tmp_path / "explainers" / "primer.md")
+    with pytest.raises(ConfigError, match=r"explainers/primer\.md already has the title 'bias: a PRIMER'"):
+        new_explainer(tmp_path, "bias:  a PRIMER")  # the same title to a reader: case and spaces aside
+    assert sorted(p.name for p in (tmp_path / "explainers").iterdir()) == ["primer.md"]
+    assert existing.exists()
+
+
+def test_collect_refuses_two_explainers_with_one_title(tmp_path):
+    """Issue 25.15b: two pages titled alike could not be told apart in the navigation and search."""
+    from site_src.sources.collect import collect
+
+    first = new_explainer(tmp_path, "Bias: A Primer")
+    second = tmp_path / "explainers" / "primer-again.md"
+    second.write_text(first.read_text(encoding="utf-8").replace("title: 'Bias: A Primer'", "title: 'BIAS:  a primer'"),
+                      encoding="utf-8")
+    assert "BIAS:  a primer" in second.read_text(encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"explainers/primer-again\.md: title: 'BIAS:  a primer' is already the title "
+                                          r"of explainers/bias-a-primer\.md"):
+        collect(tmp_path / "explainers")
+
+
 # ---------------------------------------------------------------------------------- extract
 
 def test_the_generated_file_says_where_it_comes_from_and_maps_lines_back(tmp_path):

@@ -8,6 +8,7 @@ from sklearn.calibration import calibration_curve
 from statsmodels.stats.contingency_tables import StratifiedTable
 
 from faircode import fit_predict, load_audit
+from faircode.data import read_data
 from faircode.group_tests import breslow_day_test, cmh_test, stratified_permutation_test
 from faircode.metrics import gap, group_outcomes
 from faircode.significance import format_p_value, permutation_test
@@ -116,6 +117,16 @@ fpr_gap = fpr_black - fpr_white
 fnr_gap = fnr_black - fnr_white
 print(f"Black / white: PPV {100 * ppv_black:.1f}% / {100 * ppv_white:.1f}%, "
       f"FPR {100 * fpr_black:.1f}% / {100 * fpr_white:.1f}%, FNR {100 * fnr_black:.1f}% / {100 * fnr_white:.1f}%")
+# ProPublica's published table counts every row of the file, before its own filters: the same cut
+# on all rows (see the reproduction page).
+everyone = read_data(audit.manifest.resolve(audit.manifest.dataset.file), audit.manifest.dataset.parse)
+n_rows_all, n_rows_filtered = len(everyone), len(audit.df)
+not_charged = everyone["two_year_recid"] == 0
+fpr_black_all_rows, fpr_white_all_rows = (
+    float((everyone.loc[not_charged & (everyone["race"] == race), "decile_score"] >= CUT).mean())
+    for race in ("African-American", "Caucasian"))
+print(f"all {n_rows_all:,} rows, before ProPublica's filters: FPR {100 * fpr_black_all_rows:.2f}% / "
+      f"{100 * fpr_white_all_rows:.2f}%")
 
 # %% Build checks: Chouldechova's identity; shuffle tests by hand
 

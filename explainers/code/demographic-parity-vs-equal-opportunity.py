@@ -106,7 +106,7 @@ for rate_name in GAPS:
     outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=is_black, advantaged=is_white)
     p_by_hand[rate_name] = shuffle_test(outcomes.a, outcomes.b, n_shuffles, rng)
     p_library[rate_name] = permutation_test(outcomes.a, outcomes.b)  # exact for 0/1 outcomes
-    # A hand-written p at its floor prints "p ≤ 1/(m + 1)", not a number that reads as exact.
+    # A hand-written p at its floor prints "p = 1/(m + 1)": the Monte Carlo p-value itself, written as a fraction.
     print(f"{rate_name:20s} by hand {format_p_value(p_by_hand[rate_name], floor=1 / (n_shuffles + 1))}; "
           f"faircode exact {format_p_value(p_library[rate_name])}")
 p_dp_hand, p_dp = p_by_hand["selection_rate"], p_library["selection_rate"]

@@ -48,7 +48,7 @@ p_by_hand, n_as_extreme, shuffled_gaps = shuffle_test(
 p_library = permutation_test(flagged_female, flagged_male)  # exact for 0/1 outcomes
 report = significance_report(flagged_female, flagged_male, random_state=1)
 report_gap = report.gap
-# A hand-written p at its floor prints "p ≤ 1/(m + 1)", never a bare number that reads as exact.
+# A hand-written p at its floor prints "p = 1/(m + 1)": the Monte Carlo p-value itself, written as a fraction.
 print(f"by hand: {n_as_extreme} of {n_shuffles:,} shuffles as extreme, "
       f"{format_p_value(p_by_hand, floor=1 / (n_shuffles + 1))}")
 print(f"faircode exact: {format_p_value(p_library)}")

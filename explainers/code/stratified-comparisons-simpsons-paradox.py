@@ -2,24 +2,40 @@
 # Run it from the repository root:  python explainers/code/stratified-comparisons-simpsons-paradox.py
 # %% Overall and within bands
 """Stratified comparisons and Simpson's paradox (Recidivism Risk: COMPAS flags by prior counts; Berkeley 1973)."""
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
+from scipy.stats import chi2, fisher_exact
 from statsmodels.stats.contingency_tables import StratifiedTable
+from statsmodels.stats.meta_analysis import combine_effects
 
 from faircode import load_audit
 from faircode.formatting import format_p_value
 from faircode.group_tests import breslow_day_test, cmh_test, stratified_permutation_test
+from faircode.significance import permutation_test, proportion_difference_ci
 
 SEED = 20261201
 ALPHA = 0.05
+CONFIDENCE = 0.95
 audit = load_audit("recidivism-risk")
 in_pair = (audit.masks["race"] == 1) | (audit.reference_masks["race"] == 1)  # ProPublica's pair
 compas = audit.df[in_pair]
 black = (audit.masks["race"][in_pair] == 1).astype(np.int8)  # 1 = Black, 0 = white
+# ProPublica's logistic regression (Larson and colleagues 2016), cited, not computed: "black
+# defendants were 45 percent more likely to be assigned higher risk scores than white defendants",
+# controlling for prior crimes, future recidivism, charge degree, age and gender. Their race
+# coefficient is 0.47721 (an odds ratio of exp(0.47721)); the 45 percent is that odds ratio turned
+# into a ratio of chances at their model's baseline (intercept -1.52554: white, male, 25 to 45).
+PROPUBLICA_MORE_LIKELY = 0.45
+PROPUBLICA_ODDS_RATIO = math.exp(0.47721)
+PROPUBLICA_BASE = 1 / (1 + math.exp(1.52554))
+propublica_ratio_check = PROPUBLICA_ODDS_RATIO / (1 - PROPUBLICA_BASE + PROPUBLICA_BASE * PROPUBLICA_ODDS_RATIO) - 1
 CUT = 5  # ProPublica's cut: a decile of 5 or more is "medium or high risk"
 flagged = (compas["decile_score"].to_numpy() >= CUT).astype(np.int8)
 priors = compas["priors_count"].to_numpy()
-# Bands of prior counts, fixed before looking at the gaps: none, one, then roughly doubling widths.
+# Bands of prior counts: none, one, then roughly doubling widths. One stratum per prior count gives
+# the same pooled gap (the Limitations cell), so the answer does not hang on where the edges fall.
 BANDS = [(0, 0, "none"), (1, 1, "1"), (2, 3, "2-3"), (4, 6, "4-6"), (7, 10, "7-10"), (11, 10_000, "11 or more")]
 band = np.select([(priors >= lo) & (priors <= hi) for lo, hi, _ in BANDS], range(len(BANDS)), -1)
 assert (band >= 0).all()  # every count falls in a band
@@ -27,16 +43,37 @@ assert (band >= 0).all()  # every count falls in a band
 n_black, n_white = int(black.sum()), int((1 - black).sum())
 rate_black, rate_white = float(flagged[black == 1].mean()), float(flagged[black == 0].mean())
 overall_gap = rate_black - rate_white
+overall_ci = tuple(proportion_difference_ci(flagged[black == 1], flagged[black == 0], confidence_level=CONFIDENCE))
+p_overall = permutation_test(flagged[black == 1], flagged[black == 0], method="exact")
 by_band = []
 for s, (_, _, name) in enumerate(BANDS):
     b, w = (band == s) & (black == 1), (band == s) & (black == 0)
     by_band.append({"band": name, "n_black": int(b.sum()), "n_white": int(w.sum()),
                     "black": float(flagged[b].mean()), "white": float(flagged[w].mean()),
-                    "gap": float(flagged[b].mean() - flagged[w].mean()),
+                    "gap": float(flagged[b].mean() - flagged[w].mean()), "both": float(flagged[band == s].mean()),
                     "share_black": float(b.sum() / n_black), "share_white": float(w.sum() / n_white)})
 gaps = [row["gap"] for row in by_band]
 min_band_gap, max_band_gap = min(gaps), max(gaps)
 flag_rate_climbs = all(later[g] > earlier[g] for earlier, later in zip(by_band, by_band[1:]) for g in ("black", "white"))
+# Figure 1's "because": both groups' flag rate in each band, averaged over the bands with each
+# group's own shares (where the group sits, not how it is treated there).
+band_mix_rate_black = sum(row["share_black"] * row["both"] for row in by_band)
+band_mix_rate_white = sum(row["share_white"] * row["both"] for row in by_band)
+
+
+TINY_P = 1e-6  # below this, the page gives a bound, not digits
+
+
+def p_bound(p):
+    """A p-value far below any threshold, as a bound: the smallest power of ten with an exponent
+    that is a multiple of ten and lies above it ("p < 10⁻³⁰" for 2.7 × 10⁻³⁷). Its digits beyond
+    that say nothing a reader can use."""
+    exponent = 10 * (math.floor(math.log10(p) / 10) + 1)
+    superscripts = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+    return "p < 10" + str(exponent).translate(superscripts)
+
+
+p_overall_text = p_bound(p_overall)
 
 
 def mh_gap(outcome, group, strata):
@@ -62,7 +99,8 @@ top_band_priors_white = float(priors[in_top & (black == 0)].mean())
 # Printed narrow (under 40 characters) so that the tables stay tables on a phone.
 print(f"flagged: {100 * rate_black:.1f}% of {n_black:,} Black,")
 print(f"         {100 * rate_white:.1f}% of {n_white:,} white defendants")
-print(f"overall gap {100 * overall_gap:+.1f} pp\n")
+print(f"overall gap {100 * overall_gap:+.1f} pp")
+print(f"  [{100 * overall_ci[0]:+.1f}, {100 * overall_ci[1]:+.1f}]; exact {format_p_value(p_overall)}\n")
 print("      flagged (%)  gap   share (%)")
 print("priors Black white  (pp)  Black white")
 for row in by_band:
@@ -71,6 +109,9 @@ for row in by_band:
           f"  {100 * row['share_black']:5.1f} {100 * row['share_white']:5.1f}")
 print(f"\nwithin bands (MH weights): {100 * within_gap:+.1f} pp")
 print(f"mean priors: {mean_priors_black:.1f} (Black), {mean_priors_white:.1f} (white)")
+print("both groups' flag rate by band,")
+print(f"  averaged with Black shares {100 * band_mix_rate_black:.1f}%,")
+print(f"  with white shares {100 * band_mix_rate_white:.1f}%")
 
 # %% Figure 1
 COLOURS = {"Black": "#3f51b5", "White": "#d84315"}
@@ -137,7 +178,6 @@ sm = StratifiedTable(tables)
 sm_test = sm.test_null_odds(correction=False)
 cmh_stat_sm, p_cmh_sm = float(sm_test.statistic), float(sm_test.pvalue)
 odds_ratio_sm = float(sm.oddsratio_pooled)
-CONFIDENCE = 0.95
 ci_sm = tuple(float(x) for x in sm.oddsratio_pooled_confint(alpha=1 - CONFIDENCE))  # Robins-Breslow-Greenland
 cmh = cmh_test(flagged, black, band, confidence_level=CONFIDENCE)  # the library: statistic, odds ratio, interval, MH gap
 p_cmh, odds_ratio, ci = cmh.p_value, cmh.odds_ratio, (cmh.ci_low, cmh.ci_high)
@@ -153,6 +193,7 @@ print(f"{'  low':<20}{ci_sm[0]:9.4f}{ci[0]:9.4f}")
 print(f"{'  high':<20}{ci_sm[1]:9.4f}{ci[1]:9.4f}")
 print(f"{'gap (pp)':<11}{100 * within_gap:+9.3f}{'':9}{100 * cmh.risk_difference:+9.3f}")
 print(f"CMH {cmh.format_p_value()}")
+p_cmh_text = p_bound(p_cmh)
 print(f"overall odds ratio {overall_odds_ratio:.3f}")
 
 # %% Stratified permutation test
@@ -179,6 +220,7 @@ p_strat_hand = within_strata_shuffle_test(flagged, black, band, n_shuffles, rng)
 strat = stratified_permutation_test(flagged, black, band)  # exact for 0/1 outcomes (Mantel's test)
 p_strat = strat.p_value
 strat_statistic_diff = abs(strat.statistic - within_gap)
+p_strat_text = p_bound(p_strat)
 print(f"flag gap within bands {100 * within_gap:+.1f} pp")
 print(f"  by hand ({n_shuffles:,}): {format_p_value(p_strat_hand, floor=1 / (n_shuffles + 1))}")
 print(f"  faircode, exact: {strat.format_p_value()}")
@@ -228,6 +270,28 @@ print(f"Breslow-Day (Tarone), {bd_dof + 1} prior-count bands")
 print(f"  by hand {bd_stat_hand:.4f}, statsmodels {bd_stat_sm:.4f},")
 print(f"  faircode {bd.statistic:.4f}; {bd.format_p_value()}")
 
+
+
+def equal_gaps_test(outcome, group, strata):
+    """Cochran's Q for equal gaps in percentage points (Cochran 1954a): each stratum's gap d_s with
+    its variance v_s = p1 (1 - p1) / n1 + p0 (1 - p0) / n0, pooled with weights 1 / v_s;
+    Q = sum (d_s - pooled)^2 / v_s, chi-squared with k - 1 degrees of freedom if the gaps are equal."""
+    d, v = [], []
+    for s in np.unique(strata):
+        o1, o0 = outcome[(strata == s) & (group == 1)], outcome[(strata == s) & (group == 0)]
+        d.append(o1.mean() - o0.mean())
+        v.append(o1.mean() * (1 - o1.mean()) / len(o1) + o0.mean() * (1 - o0.mean()) / len(o0))
+    d, v = np.array(d), np.array(v)
+    pooled = np.sum(d / v) / np.sum(1 / v)
+    q = float(np.sum((d - pooled) ** 2 / v))
+    return q, float(chi2.sf(q, len(d) - 1)), d, v
+
+
+q_gaps, p_q, d_bands, v_bands = equal_gaps_test(flagged, black, band)
+q_sm = combine_effects(d_bands, v_bands).test_homogeneity()  # statsmodels' meta-analysis, the oracle
+q_diff = abs(q_gaps - float(q_sm.statistic)) / float(q_sm.statistic) + abs(p_q - float(q_sm.pvalue))
+print(f"equal gaps, Cochran's Q {q_gaps:.2f}, {format_p_value(p_q)}")
+
 # The same question for age bands (COMPAS's own age categories).
 AGES = ["Less than 25", "25 - 45", "Greater than 45"]
 age_band = np.select([compas["age_cat"].to_numpy() == a for a in AGES], range(len(AGES)), -1)
@@ -246,14 +310,41 @@ for s, name in enumerate(["under 25", "25 to 45", "over 45"]):
     by_age.append({"age": name, "n_black": int(b.sum()), "n_white": int(w.sum()),
                    "black": float(flagged[b].mean()), "white": float(flagged[w].mean()),
                    "gap": float(flagged[b].mean() - flagged[w].mean()),
+                   "ci": tuple(proportion_difference_ci(flagged[b], flagged[w], confidence_level=CONFIDENCE)),
                    "odds_ratio": float(t[0, 0] * t[1, 1] / (t[0, 1] * t[1, 0]))})
+q_age, p_q_age, d_age, v_age = equal_gaps_test(flagged, black, age_band)
+q_age_sm = combine_effects(d_age, v_age).test_homogeneity()
+q_diff = max(q_diff, abs(q_age - float(q_age_sm.statistic)) / float(q_age_sm.statistic) + abs(p_q_age - float(q_age_sm.pvalue)))
 print("\n           flagged       gap   odds")
 print("age        Black  white  (pp)  ratio")
 for row in by_age:
     print(f"{row['age']:<10} {100 * row['black']:4.1f}%  {100 * row['white']:4.1f}% {100 * row['gap']:+5.1f}  "
           f"{row['odds_ratio']:.2f}")
+    print(f"{'':10} gap {CONFIDENCE:.0%}: [{100 * row['ci'][0]:+.1f}, {100 * row['ci'][1]:+.1f}]")
 print(f"Breslow-Day (Tarone), age bands: {bd_age_stat:.2f}")
 print(f"  statsmodels {bd_age_stat_sm:.2f}; {bd_age.format_p_value()}")
+print(f"equal gaps, Cochran's Q {q_age:.2f},")
+print(f"  {format_p_value(p_q_age)}")
+
+# %% Finer strata, and age as well
+# One stratum per prior count (the last one "FINE_CAP or more"): does the pooled gap hang on the bands?
+FINE_CAP = 20
+fine = cmh_test(flagged, black, np.minimum(priors, FINE_CAP), confidence_level=CONFIDENCE)
+fine_gap, fine_odds_ratio, fine_ci = fine.risk_difference, fine.odds_ratio, (fine.ci_low, fine.ci_high)
+# Prior-count band and age band together: what is left when age is held alike as well.
+band_age = band * len(AGES) + age_band
+n_joint_strata = int(np.unique(band_age).size)
+joint = cmh_test(flagged, black, band_age, confidence_level=CONFIDENCE)
+joint_gap, joint_odds_ratio, joint_ci = joint.risk_difference, joint.odds_ratio, (joint.ci_low, joint.ci_high)
+joint_gap_hand = mh_gap(flagged, black, band_age)
+risk_difference_diff = max(risk_difference_diff, abs(joint_gap - joint_gap_hand),
+                           abs(fine_gap - mh_gap(flagged, black, np.minimum(priors, FINE_CAP))))
+print(f"{'strata':<16}{'gap (pp)':>9}{'odds ratio':>11}")
+for name, g, o in (("prior bands", within_gap, odds_ratio), (f"each count<{FINE_CAP}", fine_gap, fine_odds_ratio),
+                   ("bands x age", joint_gap, joint_odds_ratio)):
+    print(f"{name:<16}{100 * g:+9.1f}{o:11.2f}")
+print(f"each count: [{fine_ci[0]:.2f}, {fine_ci[1]:.2f}]")
+print(f"bands x age ({n_joint_strata}): [{joint_ci[0]:.2f}, {joint_ci[1]:.2f}]")
 
 # %% Berkeley
 # Applicants admitted and rejected by sex in the six largest departments, fall 1973, as R's
@@ -262,9 +353,13 @@ BERKELEY = {  # department: (men admitted, men rejected, women admitted, women r
     "A": (512, 313, 89, 19), "B": (353, 207, 17, 8), "C": (120, 205, 202, 391),
     "D": (138, 279, 131, 244), "E": (53, 138, 94, 299), "F": (22, 351, 24, 317),
 }
-# The totals the UCBAdmissions documentation publishes: 4,526 applicants; 2,691 men of whom
-# 1,198 were admitted, 1,835 women of whom 557 were admitted.
+# The totals the UCBAdmissions documentation publishes: 4,526 applicants ("Format": "cross-tabulating
+# 4526 observations"); 2,691 men of whom 1,198 were admitted, 1,835 women of whom 557 ("Details").
 PUBLISHED = {"applicants": 4526, "men": 2691, "men_admitted": 1198, "women": 1835, "women_admitted": 557}
+# Campus-wide, all departments (Bickel, Hammel and O'Connell 1975), cited, not computed:
+# 8,442 men applied and about 44% were admitted; 4,321 women and about 35%.
+BICKEL_MEN, BICKEL_RATE_MEN = 8442, 0.44
+BICKEL_WOMEN, BICKEL_RATE_WOMEN = 4321, 0.35
 counts = np.array(list(BERKELEY.values()))  # shape (6, 4)
 men_applied, women_applied = counts[:, 0] + counts[:, 1], counts[:, 2] + counts[:, 3]
 totals = {"applicants": int(counts.sum()), "men": int(men_applied.sum()), "men_admitted": int(counts[:, 0].sum()),
@@ -276,9 +371,14 @@ departments = []
 for (dept, (ma, mr, wa, wr)), m, w in zip(BERKELEY.items(), men_applied, women_applied):
     departments.append({"dept": dept, "men": int(m), "women": int(w), "rate_men": ma / m, "rate_women": wa / w,
                         "gap": wa / w - ma / m, "admit_rate": (ma + wa) / (m + w),
-                        "share_men": m / totals["men"], "share_women": w / totals["women"]})
+                        "share_men": m / totals["men"], "share_women": w / totals["women"],
+                        "p_fisher": float(fisher_exact([[wa, wr], [ma, mr]]).pvalue)})  # two-sided
 n_depts_women_higher = sum(row["gap"] > 0 for row in departments)
 b_largest = max(departments, key=lambda row: abs(row["gap"]))
+b_others = [row for row in departments if row is not b_largest]
+n_depts_alike = len(b_others)
+b_min_p_others = min(row["p_fisher"] for row in b_others)
+b_max_abs_gap_others = max(abs(row["gap"]) for row in b_others)
 # The admission rate of the department an average applicant of each sex applied to.
 dept_rate_men_applied = sum(row["share_men"] * row["admit_rate"] for row in departments)
 dept_rate_women_applied = sum(row["share_women"] * row["admit_rate"] for row in departments)
@@ -305,9 +405,20 @@ cmh_library_diff = max(cmh_library_diff, abs(b_cmh.statistic - float(b_cmh_sm.st
                        abs(b_ci[1] - b_ci_sm[1]) / b_ci_sm[1])
 risk_difference_diff = max(risk_difference_diff, abs(b_cmh.risk_difference - berkeley_within_gap))
 bd_diff = max(bd_diff, abs(b_bd.statistic - float(b_sm.test_equal_odds(adjust=True).statistic)))
+b_overall_ci = tuple(proportion_difference_ci(admitted[woman == 1], admitted[woman == 0], confidence_level=CONFIDENCE))
+b_p_overall = permutation_test(admitted[woman == 1], admitted[woman == 0], method="exact")
+b_p_overall_text = p_bound(b_p_overall)
+# The same, without the department whose gap is the largest.
+keep = dept != list(BERKELEY).index(b_largest["dept"])
+b_rest_gap = mh_gap(admitted[keep], woman[keep], dept[keep])
+b_rest = cmh_test(admitted[keep], woman[keep], dept[keep], confidence_level=CONFIDENCE)
+b_rest_odds_ratio, b_rest_ci = b_rest.odds_ratio, (b_rest.ci_low, b_rest.ci_high)
+b_rest_p_bd = breslow_day_test(admitted[keep], woman[keep], dept[keep]).p_value
+risk_difference_diff = max(risk_difference_diff, abs(b_rest.risk_difference - b_rest_gap))
 print(f"published totals reproduced: {totals_match}")
 print(f"admitted: men {100 * admit_men:.1f}%, women {100 * admit_women:.1f}%")
-print(f"overall gap {100 * berkeley_overall_gap:+.1f} pp\n")
+print(f"overall gap {100 * berkeley_overall_gap:+.1f} pp")
+print(f"  [{100 * b_overall_ci[0]:+.1f}, {100 * b_overall_ci[1]:+.1f}]; exact {format_p_value(b_p_overall)}\n")
 print(f"{'':6}{'admitted':<28}{'gap':>5}")
 print(f"{'dept':<6}{'men':<14}{'women':<14}{'(pp)':>5}")
 for row in departments:
@@ -323,6 +434,12 @@ print("stratified permutation:")
 print(f"  faircode, exact p = {b_p_strat:.3f}")
 print(f"  by hand ({n_shuffles:,}) p = {b_p_strat_hand:.3f}")
 print(f"Breslow-Day {b_bd.format_p_value()}")
+print("Fisher's exact test, each department:")
+for pair in (departments[:2], departments[2:4], departments[4:]):
+    print("  " + ", ".join(f"{row['dept']} {format_p_value(row['p_fisher'])}" for row in pair))
+print(f"without {b_largest['dept']}: {100 * b_rest_gap:+.1f} pp, odds ratio")
+print(f"  {b_rest_odds_ratio:.2f} [{b_rest_ci[0]:.2f}, {b_rest_ci[1]:.2f}]; Breslow-Day")
+print(f"  {format_p_value(b_rest_p_bd)}")
 
 # %% Figure 2
 depts = [row["dept"] for row in departments]
@@ -333,7 +450,7 @@ left.bar(x + width / 2, [row["rate_women"] for row in departments], width, color
 left.axhline(admit_men, color="#009E73", linestyle=":", linewidth=1.5)
 left.axhline(admit_women, color="#CC79A7", linestyle=":", linewidth=1.5)
 left.set_xticks(x, depts)
-left.set_xlabel("department (dotted: all six together)")
+left.set_xlabel(f"department (dotted: all {len(depts)} together)")
 left.set_ylabel("admitted")
 left.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
 left.set_ylim(0, 1)

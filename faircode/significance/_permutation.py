@@ -228,7 +228,7 @@ def permutation_test_result(
     extreme as the data (ties within a relative 1e-9 of the outcome scale count as extreme),
     the p-value is ``(b + 1) / (m + 1)`` [2]_: a valid p-value that is never 0. When ``b = 0``
     the result has ``is_monte_carlo_minimum=True`` and should be read and printed as
-    "p ≤ 1/(m + 1)" (:func:`format_p_value`). Relabellings are drawn independently (the same one
+    "p = 1/(m + 1)" (:func:`format_p_value`). Relabellings are drawn independently (the same one
     can recur), so ``(b + 1) / (m + 1)`` is conservative; markedly so when there are few distinct
     relabellings (few clusters), where exact enumeration is better [2]_.
 
@@ -305,7 +305,7 @@ def permutation_test(
     """p-value of the permutation test for ``mean(a) - mean(b)``, as a plain float.
 
     Same parameters, conventions, errors and references as :func:`permutation_test_result`;
-    use that function when the report needs to say "p ≤ 1/(m + 1)" for a Monte Carlo minimum.
+    use that function when the report needs to say "p = 1/(m + 1)" for a Monte Carlo minimum.
 
     Parameters
     ----------

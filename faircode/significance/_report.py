@@ -101,7 +101,7 @@ def significance_report(
     ``small_sample_warning`` is True when a group has fewer than ``SMALL_SAMPLE_THRESHOLD``
     (30) rows: the test and the score interval stay valid, but they are imprecise and the power
     is poor. Print the p-value with ``report.format_p_value()`` so a Monte Carlo minimum reads
-    "p ≤ 1/(m + 1)", never "p = 0".
+    "p = 1/(m + 1)", never "p = 0".
 
     References
     ----------

@@ -41,7 +41,7 @@ class _PValueResult:
     """What every test result with ``p_value`` and ``p_value_floor`` fields shares."""
 
     def format_p_value(self, *, digits: int = 2) -> str:
-        """The p-value as :func:`format_p_value` prints it (``"p ≤ 1/10,001"`` at the Monte
+        """The p-value as :func:`format_p_value` prints it (``"p = 1/10,001"`` at the Monte
         Carlo floor of 10,000 permutations)."""
         return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
 
@@ -65,7 +65,7 @@ class PermutationTestResult(_PValueResult):
         Smallest p-value the method can report: ``1 / (n_permutations + 1)``, 0.0 for exact.
     is_monte_carlo_minimum : bool
         True when no drawn relabelling was as extreme as the data, so ``p_value`` equals
-        ``p_value_floor``; report it as "p ≤ 1/(n_permutations + 1)" (see
+        ``p_value_floor``; report it as "p = 1/(n_permutations + 1)" (see
         :func:`format_p_value`).
     alternative : str
         ``"two-sided"``, ``"less"`` or ``"greater"``.
@@ -124,7 +124,7 @@ class SignificanceReport(_PValueResult):
     p_value_floor : float
         Smallest reportable p-value (0.0 for exact).
     is_monte_carlo_minimum : bool
-        True when the p-value sits at its Monte Carlo floor ("p ≤ 1/(m + 1)").
+        True when the p-value sits at its Monte Carlo floor ("p = 1/(m + 1)").
     """
 
     gap: float

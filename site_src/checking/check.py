@@ -57,3 +57,21 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
             errors.append(CheckError(f"check '{check.name}' failed: {check.expr}  [{shown}]",
                                      explainer=explainer.display_path))
     return errors
+
+
+def unexpected_warnings(explainer: Explainer, run: RunResult) -> list[CheckError]:
+    """One error per warning the run issued that no ``warnings:`` entry of the front matter
+    expects (a regular expression searched in ``Category: message``): a new warning fails
+    ``fairsite check``, so a page never shows a number NumPy warned about unnoticed."""
+    patterns = [w.match for w in explainer.meta.warnings]
+    several = len(run.cells) > 1
+    errors = []
+    for k, cell in enumerate(run.cells, start=1):
+        for w in cell.warnings:
+            if not w.allowed_by(patterns):
+                where = f"cell {k}, {w.where}" if several else w.where
+                errors.append(CheckError(
+                    f"the code warned ({where}): {w.text()}; fix the cause, or expect it in the front matter "
+                    f"(warnings: - match: <regular expression>, reason: <why it is expected>)",
+                    explainer=explainer.display_path))
+    return errors

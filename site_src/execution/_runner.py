@@ -1,10 +1,25 @@
 """Run one generated explainer file in this (fresh) process and record what it did.
 
-Invoked by ``site_src.execution.execute`` as ``python -m site_src.execution._runner SPEC.json``. Writes
-``result.json`` and the figures into the spec's ``out_dir``. What the code prints goes to this
-process's stdout and stderr, which the parent points at files (never pipes: a child the code
-leaves behind would hold a pipe open). Kept free of site_src imports beyond the standard
-library so the run's recorded dependencies are the explainer's own.
+Invoked by ``site_src.execution.execute`` as ``python -m site_src.execution._runner SPEC.json``
+(or forked by the fork server, ``--serve``). Writes ``result.json`` and the figures into the
+spec's ``out_dir``. What the code prints goes to this process's stdout and stderr, which the
+parent points at files (never pipes: a child the code leaves behind would hold a pipe open).
+
+:func:`main` reads as the run's steps; each job has a module of its own:
+
+- ``_limits``: process control: die with the build (parent-death signal), the memory limit,
+  ``os._exit`` noted, and the processes the code left behind killed;
+- ``_inputs``: the audit hook recording what the run reads and writes, and the project modules
+  and package versions it imported;
+- ``_capture``: the figures (saved at ``show()``/``close()`` and at the end, in the site's
+  style) and their phone variants;
+- ``_cells``: the code cut into ``# %%`` cells and run cell by cell with its output teed;
+- ``_forkserver``: the server that imports the heavy packages once and forks a clean child per
+  run, which then runs :func:`main`.
+
+The runner imports nothing of ``site_src`` but these modules (and its package's empty
+``__init__``), so the run's recorded dependencies are the explainer's own; the runner's own
+files are left out of them (``_inputs.RUNNER_FILES``) and out of the tracebacks it reports.
 
 Process control is POSIX and partly Linux-specific: the memory limit is ``RLIMIT_AS``; the run
 dies with the build through ``prctl(PR_SET_PDEATHSIG)``; the runner is a child subreaper
@@ -14,23 +29,27 @@ found and killed; leftover processes are listed from ``/proc``. Elsewhere those 
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import faulthandler
-import io
 import json
 import linecache
-import os
 import random
-import re
 import resource
-import shlex
-import signal
 import sys
-import sysconfig
 import time
 import traceback
 from pathlib import Path
+
+from site_src.execution._inputs import _InputRecorder, _packages, _project_modules, RUNNER_FILES
+from site_src.execution._limits import _bind_to_build, _kill_descendants, _limit_memory, _record_hard_exits
+from site_src.execution._cells import run_cells, _source_line
+from site_src.execution._capture import _FigureCapture, _pyplot
+from site_src.execution._forkserver import serve
+
+# Reached through the runner by the tests; their homes are the modules above.
+from site_src.execution._capture import save_narrow_variant  # noqa: F401
+from site_src.execution._cells import split_code_cells  # noqa: F401
+from site_src.execution._inputs import in_environment  # noqa: F401
+
 
 SEED = 20240607  # fixed seed for the global RNGs; explainers should still pass their own seeds
 
@@ -48,7 +67,7 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     recorder = _InputRecorder(root, out_dir)
     figures = _FigureCapture(_pyplot(), out_dir)
     _seed_global_rngs()
-    namespace = {"__name__": "__main__", "__file__": str(code_path)}
+    namespace = _main_module(code_path, spec, out_dir).__dict__
     result = _run_code(spec, code_path, root, namespace, recorder=recorder, figures=figures)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -59,17 +78,46 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     return 0
 
 
-def _pyplot():
-    """``matplotlib.pyplot`` on the Agg backend, in the site's style, writing reproducible SVG."""
-    import matplotlib
+def _main_module(code_path: Path, spec: dict, out_dir: Path):
+    """A fresh ``__main__`` module for the code to run in, as ``python explainers/code/<slug>.py``
+    gives a script: ``sys.modules["__main__"]`` is the module whose namespace the code defines
+    its names in, so pickle finds a function or class the code defines by reference
+    (``__main__.f``), as a process pool (``ProcessPoolExecutor``, ``multiprocessing``, joblib)
+    sends it to its workers.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    A worker started by "spawn" runs the main module's file again as ``__mp_main__``. The file
+    the reader runs is written only once the build succeeds, so it may be stale or missing: such
+    a worker is pointed at a copy of the code this run executes (in ``out_dir``)."""
+    import builtins
+    import types
 
-    # Deterministic SVG ids, no dates in files: two builds of the same inputs are byte-identical.
-    matplotlib.rcParams["svg.hashsalt"] = "fairsite"
-    apply_site_style(matplotlib.rcParams)
-    return plt
+    module = types.ModuleType("__main__")
+    module.__file__ = str(code_path)
+    module.__builtins__ = builtins
+    sys.modules["__main__"] = module
+    code = spec.get("code_text")
+    if code is not None and (not code_path.exists() or code_path.read_text(encoding="utf-8") != code):
+        copy = out_dir / "main.py"
+        copy.write_text(code, encoding="utf-8")
+        _spawn_main_from(code_path, copy)
+    return module
+
+
+def _spawn_main_from(code_path: Path, copy: Path) -> None:
+    """Make workers multiprocessing spawns run ``copy`` as their main module where they would run
+    ``code_path``. (joblib's loky workers do not run the main module: cloudpickle sends the
+    functions ``__main__`` defines by value.)"""
+    import multiprocessing.spawn as mp_spawn
+
+    real = mp_spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = real(name)
+        if data.get("init_main_from_path") == str(code_path):
+            data["init_main_from_path"] = str(copy)
+        return data
+
+    mp_spawn.get_preparation_data = get_preparation_data
 
 
 def _seed_global_rngs() -> None:
@@ -101,7 +149,8 @@ def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recor
     result: dict = {"status": "ok"}
     started = time.perf_counter()
     try:
-        result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"], figures=figures)
+        result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"], figures=figures,
+                                    line_of=lambda line: _source_line(spec, line))
     except BaseException as exc:  # noqa: BLE001 - everything the explainer raises is reported
         result = {"status": "error", **_describe_error(exc, code_path, spec)}
         result["memory_exceeded"] = isinstance(exc, MemoryError)
@@ -125,524 +174,16 @@ def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figu
         "packages": _packages(),
         "data_files": sorted(recorder.opened),
         "untracked": list(recorder.untracked),
+        "written": list(recorder.written),
+        "written_outside": recorder.written_outside(),
         "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "python": sys.version.split()[0],
     }
 
 
-def _environment_dirs() -> tuple[Path, ...]:
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    dirs.update(p for p in sysconfig.get_paths().values() if p)
-    return tuple(sorted({Path(d).resolve() for d in dirs}))
-
-
-_ENVIRONMENT = _environment_dirs()
-
-
-def in_environment(path: Path) -> bool:
-    """True for files of the Python environment: the virtual environment wherever it lives
-    (inside the clone or not), the base installation, any site-packages. Package versions
-    cover them, and their place differs from one machine to the next."""
-    p = Path(path).resolve()
-    return (any(p.is_relative_to(d) for d in _ENVIRONMENT)
-            or any(part in ("site-packages", "dist-packages") for part in p.parts))
-
-
-class _InputRecorder:
-    """An audit hook (PEP 578) recording what the run reads.
-
-    Files opened through Python (``open``, ``os.open``, ``io.open``, and C code that calls them,
-    such as pandas or NumPy) are recorded by path, so their digests join the cache key; an
-    ``open`` of a bare file descriptor is resolved through ``/proc/self/fd``. What cannot be
-    keyed by a file's digest is recorded as a sentence in ``untracked``: SQLite connections,
-    child processes (``subprocess``, ``os.system``, ``os.exec*``, ``os.posix_spawn``,
-    ``os.spawn*``, ``os.fork``), directory listings inside the project (``os.listdir``,
-    ``os.scandir`` and so ``os.walk``, ``glob``, ``pathlib`` globbing), project libraries
-    loaded with ``ctypes`` and network connections. The import system's own listings are not
-    the run's. Reads by C code that calls the C library directly raise no audit event and
-    cannot be seen; explainers that use such code declare ``inputs:``.
-    See https://docs.python.org/3/library/audit_events.html.
-    """
-
-    _CHILD = {"subprocess.Popen": "subprocess", "os.system": "os.system", "os.exec": "os.exec",
-              "os.posix_spawn": "os.posix_spawn", "os.spawn": "os.spawn", "os.startfile": "os.startfile"}
-    _LISTING = {"os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "pathlib.Path.glob",
-                "pathlib.Path.rglob"}
-
-    def __init__(self, root: Path, out_dir: Path):
-        self.root, self.out_dir = root, out_dir
-        self.opened: set[str] = set()
-        self.untracked: dict[str, None] = {}  # an ordered set of sentences
-        self.active = True
-
-    def __call__(self, event: str, args: tuple) -> None:
-        if not self.active:
-            return
-        try:
-            if event == "open" and args:
-                self._open(args[0])
-            elif event in self._LISTING:
-                self._listing(event, args)
-            elif event in self._CHILD:
-                self._note(f"ran a child process {self._command(event, args)} ({self._CHILD[event]})")
-            elif event in ("os.fork", "os.forkpty"):
-                self._note(f"forked a child process ({event})")
-            elif event == "sqlite3.connect" and args:
-                self._sqlite(args[0])
-            elif event == "ctypes.dlopen" and args and args[0]:
-                rel = self._project_path(args[0])
-                if rel is not None:
-                    self._note(f"loaded the library {rel} (ctypes)")
-            elif event == "socket.connect" and len(args) > 1:
-                self._note(f"connected to {args[1]!r} (network)")
-        except Exception:  # noqa: BLE001 - recording must never break the run it watches
-            pass
-
-    def _note(self, sentence: str) -> None:
-        self.untracked.setdefault(sentence, None)
-
-    def _project_path(self, raw) -> str | None:
-        """``raw`` relative to the project root if it is a project file (not the environment,
-        not the run's own output, not a hidden or generated folder), else None."""
-        if isinstance(raw, int):  # a file descriptor: its file, unless it is a pipe or socket
-            raw = os.readlink(f"/proc/self/fd/{raw}")
-            if not raw.startswith("/"):
-                return None
-        if not isinstance(raw, (str, bytes, os.PathLike)):
-            return None
-        p = Path(os.fsdecode(raw)).resolve()
-        if not p.is_relative_to(self.root) or p.is_relative_to(self.out_dir) or in_environment(p):
-            return None
-        rel = p.relative_to(self.root)
-        # Caches and build metadata are not the run's data.
-        if any(part.startswith((".", "__")) or part.endswith(".egg-info") for part in rel.parts):
-            return None
-        return str(rel)
-
-    def _open(self, raw) -> None:
-        rel = self._project_path(raw)
-        if rel is not None and Path(rel).suffix not in {".py", ".pyc"} and not (self.root / rel).is_dir():
-            self.opened.add(rel)
-
-    def _listing(self, event: str, args: tuple) -> None:
-        if _called_by_import_system():
-            return
-        if event.startswith("pathlib."):  # (path, pattern)
-            target = os.path.join(os.fsdecode(os.fspath(args[0])), os.fsdecode(args[1]))
-        elif event.startswith("glob."):  # (pattern, recursive[, root_dir, dir_fd])
-            base = os.fsdecode(args[2]) if len(args) > 2 and args[2] else ""
-            target = os.path.join(base, os.fsdecode(args[0]))
-        else:  # (path,), or a file descriptor
-            target = args[0] if args and args[0] is not None else "."
-            if isinstance(target, int):
-                target = os.readlink(f"/proc/self/fd/{target}")
-            target = os.fsdecode(target)
-        # A glob pattern is not a path: it is the folder it starts from that is listed.
-        folder = os.path.abspath(target.split("*")[0].split("?")[0].split("[")[0] or ".")
-        if Path(folder).resolve() != self.root and self._project_path(folder) is None:
-            return
-        shown = os.path.relpath(os.path.abspath(target), self.root)
-        self._note(f"listed {shown} ({event.removesuffix('/2')})")  # glob raises glob.glob and glob.glob/2
-
-    def _sqlite(self, database) -> None:
-        if not isinstance(database, (str, bytes, os.PathLike)):
-            return
-        name = os.fsdecode(database)
-        if name in ("", ":memory:") or name.startswith("file::memory:"):
-            return
-        path = name[5:].split("?")[0] if name.startswith("file:") else name
-        if not os.path.exists(path):
-            return  # a database the run creates is its output, not an input
-        shown = os.path.relpath(os.path.abspath(path), self.root)
-        self._note(f"connected to {shown} (sqlite3)")
-
-    @staticmethod
-    def _command(event: str, args: tuple) -> str:
-        if event == "os.system":
-            cmd = os.fsdecode(args[0])
-        elif event == "subprocess.Popen":  # (executable, args, cwd, env)
-            argv = args[1]
-            cmd = os.fsdecode(argv) if isinstance(argv, (str, bytes)) else shlex.join(os.fsdecode(a) for a in argv)
-        else:  # os.exec / os.posix_spawn / os.spawn: (path, argv, env)
-            argv = args[1] if len(args) > 1 and args[1] else [args[0]]
-            cmd = shlex.join(os.fsdecode(a) for a in argv)
-        return f"`{cmd if len(cmd) <= 80 else cmd[:77] + '...'}`"
-
-
-def _called_by_import_system() -> bool:
-    """True when the event comes from importlib (its finders list the sys.path folders)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return True
-        frame = frame.f_back
-    return False
-def _bind_to_build(parent_pid: int) -> None:
-    """Die with the build: on Linux the kernel signals this process when the build dies (even by
-    ``kill -9``), and the handler kills the run's whole process group, its children included.
-    (The signal follows the build thread that started the run; those threads outlive the runs.)"""
-    runner = os.getpid()
-
-    def _die(signum, frame):
-        if os.getpid() != runner:  # a forked worker (multiprocessing) being stopped: only itself
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
-        os.killpg(os.getpgid(0), signal.SIGKILL)
-
-    signal.signal(signal.SIGTERM, _die)
-    libc = _libc()
-    if libc is None:
-        return
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    if os.getppid() != parent_pid:  # the build died before the line above took effect
-        os.killpg(os.getpgid(0), signal.SIGKILL)
-
-
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36  # from <linux/prctl.h>
-
-
-def _libc():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:  # pragma: no cover - no C library to load
-        return None
-
-
-def _limit_memory(limit: int) -> None:
-    """Cap the run's address space: an allocation past it raises MemoryError instead of taking
-    the machine's memory. Children the code starts inherit the cap."""
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def _record_hard_exits(code_path: Path, out_dir: Path, spec: dict) -> None:
-    """``os._exit`` skips every handler: note the explainer line that called it first, so the
-    build can say where the run stopped (what it printed is already in the output files)."""
-    real_exit, pid = os._exit, os.getpid()
-
-    def _exit(status):
-        if os.getpid() == pid:  # not a forked child (multiprocessing ends its workers this way)
-            line = None
-            frame = sys._getframe(1)
-            while frame is not None:
-                if Path(frame.f_code.co_filename).resolve() == code_path:
-                    line = _source_line(spec, frame.f_lineno)
-                    break
-                frame = frame.f_back
-            try:
-                (out_dir / "exit.json").write_text(json.dumps({"status": status, "source_line": line}))
-                sys.stdout.flush()
-                sys.stderr.flush()
-            except BaseException:  # noqa: BLE001 - exiting regardless
-                pass
-        real_exit(status)
-
-    os._exit = _exit
-    try:
-        import posix
-
-        posix._exit = _exit
-    except ImportError:  # pragma: no cover - not POSIX
-        pass
-
-
-def _source_line(spec: dict, generated_line: int) -> int:
-    return generated_line - spec["header_lines"] - 1 + spec["code_line"]
-
-
-class _FigureCapture:
-    """Figures saved in drawing order: at ``plt.show()``, when a figure is closed (``plt.close``
-    with a figure, a number, a label or ``'all'``), and those still open at the end. A figure is
-    saved again only if it changed since it was last saved (matplotlib marks it stale)."""
-
-    def __init__(self, plt, out_dir: Path):
-        from matplotlib._pylab_helpers import Gcf
-
-        self.files: list[dict] = []
-        self._out = out_dir
-        self._saved: set[int] = set()
-        real_destroy, real_destroy_all = Gcf.destroy.__func__, Gcf.destroy_all.__func__
-
-        def destroy(cls, num):
-            manager = num if hasattr(num, "canvas") else cls.figs.get(num)
-            if manager is not None:
-                self._save(manager.canvas.figure)
-            real_destroy(cls, num)
-
-        def destroy_all(cls):
-            for manager in sorted(cls.figs.values(), key=lambda m: m.num):
-                self._save(manager.canvas.figure)
-            real_destroy_all(cls)
-
-        Gcf.destroy, Gcf.destroy_all = classmethod(destroy), classmethod(destroy_all)
-        self._gcf = Gcf
-        self.cell = 0  # the cell running now; a figure saved while it runs is its output
-        self._owner: dict[int, int] = {}  # id(figure) -> the cell that opened it
-        self._figs: list = []  # the figure of each file, for its narrow variant at the end
-        self.seconds = 0.0  # spent saving files: a cost of the page, not of the code
-        plt.show = lambda *a, **k: self.capture_open()
-
-    def capture_open(self) -> None:
-        for manager in sorted(self._gcf.get_all_fig_managers(), key=lambda m: m.num):
-            self._save(manager.canvas.figure)
-
-    def open_figures(self) -> set[int]:
-        return {id(m.canvas.figure) for m in self._gcf.get_all_fig_managers()}
-
-    def opened_by(self, figure_ids: set[int], cell: int) -> None:
-        for fid in figure_ids:
-            self._owner.setdefault(fid, cell)
-
-    def finish(self) -> None:
-        """Save the figures still open, then the narrow (phone) variant of each figure's last
-        file: it re-lays the figure out, so it is drawn only once the code can no longer change it."""
-        self.capture_open()
-        started = time.perf_counter()
-        last = {id(fig): i for i, fig in enumerate(self._figs)}
-        for i, fig in enumerate(self._figs):
-            if last[id(fig)] != i:
-                continue  # drawn again later (the code changed it): the later file has the variant
-            narrow = self._out / f"figure-{i + 1}-narrow.svg"
-            if save_narrow_variant(fig, narrow):
-                self.files[i]["narrow"] = narrow.name
-        self.seconds += time.perf_counter() - started
-
-    def _save(self, fig) -> None:
-        if id(fig) in self._saved and not fig.stale:
-            return
-        started = time.perf_counter()
-        i = len(self.files) + 1
-        # SVG only: the page, the lightbox, the home card and the notebook all show the SVG.
-        svg = self._out / f"figure-{i}.svg"
-        fig.savefig(svg, format="svg", metadata={"Date": None})
-        fig.stale = False  # saving drew it; a later change marks it stale again
-        self._saved.add(id(fig))
-        self.files.append({"svg": svg.name, "cell": self._owner.get(id(fig), self.cell)})
-        self._figs.append(fig)
-        self.seconds += time.perf_counter() - started
-
-
-def _kill_descendants() -> list[str]:
-    """Kill the processes the code left running (children, and orphans re-parented to this
-    subreaper); return their command lines for the build's summary."""
-    me = os.getpid()
-    table = processes()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found, todo = [], list(children.get(me, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
-    return kill(found, table)
-
-
-def processes() -> dict[int, tuple[int, int, str]]:
-    """Every visible process as ``pid -> (parent pid, process group, command line)`` (Linux /proc)."""
-    table = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().decode(errors="replace")
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue  # ended meanwhile, or not ours to read
-        fields = stat[stat.rfind(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
-        table[int(entry)] = (int(fields[1]), int(fields[2]), cmd or stat[stat.find("(") + 1:stat.rfind(")")])
-    return table
-
-
-def kill(pids: list[int], table: dict) -> list[str]:
-    """SIGKILL each process; the command lines of those that were still running."""
-    killed = []
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
-        killed.append(table[pid][2] if pid in table else str(pid))
-    for pid in pids:
-        try:
-            os.waitpid(pid, 0)  # ours (a child or re-parented orphan): reap it
-        except OSError:
-            pass
-    return killed
-
-
-# The site's figure style, applied to every explainer run (the reader who runs the file gets
-# matplotlib's defaults; the numbers are the same). Sizes are for the page: the content column is
-# about 550 px wide on a laptop and the explainers draw at 9-10.5 in (860-1000 px), so a figure
-# shows at ~0.57 of its size and 13 pt text reads at ~10 px, near the page's captions (11 px);
-# a click opens it full size.
-# The background is transparent and the ink dark: the light scheme shows it as drawn, the dark
-# scheme inverts it (extra.css). Colours: the theme's indigo and deep orange first, then
-# Okabe-Ito colours, which stay distinct with the common colour-vision deficiencies.
-SITE_STYLE = {
-    "font.size": 13, "axes.titlesize": 13, "axes.labelsize": 13, "xtick.labelsize": 12,
-    "ytick.labelsize": 12, "legend.fontsize": 11, "figure.titlesize": 14,
-    "figure.facecolor": "none", "axes.facecolor": "none", "savefig.facecolor": "none",
-    "savefig.transparent": True,
-    # A legend sits on a near-opaque card so data under it cannot run through its text.
-    "legend.frameon": True, "legend.facecolor": "white", "legend.framealpha": 0.85, "legend.edgecolor": "none",
-    "text.color": "#212121", "axes.labelcolor": "#212121", "axes.edgecolor": "#616161",
-    "xtick.color": "#424242", "ytick.color": "#424242",
-    "axes.spines.top": False, "axes.spines.right": False, "grid.color": "#9e9e9e", "grid.alpha": 0.4,
-    "axes.prop_cycle": ["#3f51b5", "#d84315", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"],
-}
-NARROW_WIDTH_IN = 6.6  # shown on a 390 px phone (about 364 px of column) at the laptop's scale
-
-
-def apply_site_style(rc) -> None:
-    """Set the site's figure style (``SITE_STYLE``) in matplotlib's ``rcParams`` ``rc``."""
-    from cycler import cycler
-
-    for key, value in SITE_STYLE.items():
-        rc[key] = cycler(color=value) if key == "axes.prop_cycle" else value
-
-
-def save_narrow_variant(fig, path: Path) -> bool:
-    """Save ``fig`` laid out for a phone: panels side by side stacked, the width ``NARROW_WIDTH_IN``.
-
-    Only for figures whose axes all sit in one row of one grid (``plt.subplots(1, n)``) or that
-    have a single axes; anything else (insets, colour bars, grids of panels) keeps its one layout
-    and this returns False. Call it after the figure's own files are saved: it changes the figure.
-    """
-    axes = list(fig.axes)
-    specs = [ax.get_subplotspec() for ax in axes]
-    if not axes or any(s is None for s in specs):
-        return False
-    grid = specs[0].get_gridspec()
-    if any(s.get_gridspec() is not grid for s in specs) or grid.nrows != 1:
-        return False
-    width, height = fig.get_size_inches()
-    ordered = sorted(axes, key=lambda ax: ax.get_subplotspec().colspan.start)
-    if len(ordered) > 1:
-        stacked = fig.add_gridspec(len(ordered), 1)
-        for row, ax in enumerate(ordered):
-            ax.set_subplotspec(stacked[row, 0])
-            ax.yaxis.set_tick_params(labelleft=True)  # a shared y axis hid the inner panels' labels
-        height = height * len(ordered) * 0.9
-    else:
-        height = height * max(0.75, NARROW_WIDTH_IN / width)
-    fig.set_size_inches(NARROW_WIDTH_IN, height)
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # "tight layout not applied": keep the wide figure only
-        try:
-            fig.tight_layout()
-        except Exception:  # noqa: BLE001 - any layout failure has the same answer
-            return False
-    fig.savefig(path, format="svg", metadata={"Date": None})
-    return True
-
-
-CELL_MARKER = re.compile(r"^# %%(?!%)")  # jupytext's "percent" cell marker, as editors know it
-
-
-def split_code_cells(code: str, header_lines: int) -> list[tuple[int, str]]:
-    """``(first line in the file, source)`` of each ``# %%`` cell of the explainer's code.
-
-    ``code`` is the generated file (``header_lines`` of header, then the explainer's block). The
-    header and whatever precedes the first marker form cell 0's prefix; code without markers is
-    one cell. A cell's source keeps its marker line, so the cells joined are the block.
-    """
-    lines = code.split("\n")
-    starts = [0] + [i for i in range(header_lines, len(lines)) if CELL_MARKER.match(lines[i])]
-    starts = sorted(set(starts))
-    if len(starts) > 1 and not "\n".join(lines[starts[0]:starts[1]][header_lines:]).strip():
-        starts.pop(0)  # nothing but the header before the first marker: it belongs to cell 1
-        starts[0] = 0
-    bounds = starts + [len(lines)]
-    return [(bounds[k] + 1, "\n".join(lines[bounds[k]:bounds[k + 1]])) for k in range(len(starts))]
-
-
-class _Tee:
-    """Stands in for ``sys.stdout`` while a cell runs: text goes to the process's stdout (the whole
-    run's output) and into the cell's copy, and so do bytes written to ``buffer``; any other
-    attribute is the real stream's."""
-
-    def __init__(self, stream):
-        self.stream, self.copy = stream, io.StringIO()
-
-    def write(self, text):
-        self.stream.write(text)
-        return self.copy.write(text)
-
-    def flush(self):
-        self.stream.flush()
-
-    @property
-    def buffer(self):
-        """Bytes written to ``sys.stdout.buffer`` go to the file as they are; the cell's copy
-        shows them decoded, as the page will (bytes that are not UTF-8 as \ufffd)."""
-        return _TeeBytes(self)
-
-    @property
-    def encoding(self):
-        return getattr(self.stream, "encoding", "utf-8")
-
-    def isatty(self):
-        return False
-
-    def fileno(self):
-        return self.stream.fileno()
-
-    def __getattr__(self, name):
-        return getattr(self.stream, name)
-
-
-class _TeeBytes(io.RawIOBase):
-    def __init__(self, tee: _Tee):
-        self._tee = tee
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        self._tee.stream.flush()
-        self._tee.stream.buffer.write(data)
-        self._tee.stream.buffer.flush()
-        self._tee.copy.write(bytes(data).decode("utf-8", errors="replace"))
-        return len(data)
-
-
-def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, figures=None) -> list[dict]:
-    """Run the code cell by cell in one namespace; return each cell's first line and printed output.
-
-    Each cell is compiled at its own lines of ``filename``, so tracebacks and the checks' line
-    numbers are those of the whole file. ``figures`` (a ``_FigureCapture``) learns which cell
-    opened each figure and which is running when one is saved: a figure is its opener's output.
-    Raises what the code raises.
-    """
-    cells = []
-    for k, (first_line, source) in enumerate(split_code_cells(code, header_lines)):
-        if figures is not None:
-            figures.cell = k
-            before = figures.open_figures()
-        tee = _Tee(sys.stdout)
-        with contextlib.redirect_stdout(tee):
-            exec(compile("\n" * (first_line - 1) + source, filename, "exec"), namespace)
-        sys.stdout.flush()
-        if figures is not None:
-            figures.opened_by(figures.open_figures() - before, k)
-        cells.append({"line": first_line, "stdout": tee.copy.getvalue()})
-    return cells
-
-
 def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:
     """The traceback without the runner's frames, with the explainer source line of the fault."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() not in RUNNER_FILES]
     source_line = None
     if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == code_path and exc.lineno:
         # The code never ran: the line is the parser's, not a frame's.
@@ -695,200 +236,7 @@ def _values(namespace: dict) -> dict:
     return values
 
 
-def _project_modules(root: Path) -> list[str]:
-    files = set()
-    for mod in list(sys.modules.values()):
-        f = getattr(mod, "__file__", None)
-        if not f:
-            continue
-        p = Path(f).resolve()
-        if p.is_relative_to(root) and p != Path(__file__).resolve() and not in_environment(p):
-            files.add(str(p.relative_to(root)))
-    return sorted(files)
-
-
-def _packages() -> dict:
-    """Versions of the installed distributions whose top-level modules the run imported."""
-    _package_index()
-    out = {}
-    for name in {name.split(".")[0] for name in sys.modules}:
-        for dist in _PROVIDERS.get(name, []):
-            if _version(dist) is not None:
-                out[dist] = _version(dist)
-    return dict(sorted(out.items()))
-
-
-# ---------------------------------------------------------------------------------------------
-# Fork server: import the heavy packages once, then fork one clean child per explainer run
-# ---------------------------------------------------------------------------------------------
-#
-# A fresh interpreter per explainer pays for importing NumPy, pandas, SciPy, scikit-learn,
-# fairlearn, matplotlib and faircode every time (about 1.3 s each here). The build starts this
-# server once; it imports what the explainers import, reads the installed packages' versions,
-# and then forks a child per run, as multiprocessing's "forkserver" and pytest-xdist do. The
-# child is a process of its own (own session and process group, its own stdout/stderr files,
-# stdin from /dev/null, the run's token in its environment) that has run no explainer code:
-# it then does exactly what ``main`` does in a fresh interpreter (memory limit, parent-death
-# signal, audit hook, seeds, figure capture). The server is single-threaded, so forking is safe.
-
-_REAL_EXIT = os._exit  # before _record_hard_exits wraps it in a run
-
-
-def serve(listen_fd: int, build_pid: int, preload: list) -> int:
-    """Serve fork requests on the listening Unix socket ``listen_fd`` until stdin closes.
-
-    Each request is one JSON line ``{"spec", "stdout", "stderr", "cwd", "env"}`` on its own
-    connection; the reply is ``{"pid": ...}`` at once and ``{"returncode": ...}`` (negative:
-    killed by that signal, as ``subprocess`` reports it) when the child has ended.
-    """
-    import selectors
-    import socket
-
-    libc = _libc()
-    if libc is not None:  # the build died: so does the server (and its children, through theirs)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != build_pid:
-        return 1
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
-    listener = socket.socket(fileno=listen_fd)
-    _import_ahead(preload)
-    server_pid = os.getpid()
-    selector = selectors.DefaultSelector()
-    selector.register(listener, selectors.EVENT_READ)
-    selector.register(0, selectors.EVENT_READ)  # the build closes our stdin when it is done
-    children: dict[int, socket.socket] = {}  # pid -> the connection its request came on
-    try:
-        while True:
-            for key, _ in selector.select(timeout=0.005 if children else None):
-                if key.fileobj == 0:
-                    if not os.read(0, 4096):
-                        return 0
-                    continue
-                conn, _ = listener.accept()
-                request = json.loads(_read_line(conn))
-                pid = os.fork()
-                if pid == 0:
-                    selector.close()
-                    _forked_run(request, server_pid, [listener, conn, *children.values()])
-                conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-                children[pid] = conn
-            _reap(children)
-    finally:
-        for pid in children:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
-
-
-def _import_ahead(preload: list) -> None:
-    """Import what the explainers import (``[module, [names imported from it]]``) and read the
-    installed packages' versions, once, for every forked child to inherit."""
-    import importlib
-
-    for module, names in preload:
-        # A failure is left for the run itself to meet and report.
-        with contextlib.suppress(Exception):
-            imported = importlib.import_module(module)
-            for name in names:  # a package's lazily imported names, or submodules
-                with contextlib.suppress(Exception):
-                    if not hasattr(imported, name):
-                        importlib.import_module(f"{module}.{name}")
-    _package_index(every_version=True)
-
-
-def _reap(children: dict) -> None:
-    """Tell the build the return code of each child that has ended, on its request's connection."""
-    while children:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            break
-        conn = children.pop(pid, None)
-        if conn is not None:
-            try:
-                conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
-            except OSError:
-                pass
-            conn.close()
-
-
-def _read_line(conn) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            raise ConnectionError("the connection closed before a whole line arrived")
-        data += chunk
-    return data
-
-
-def _forked_run(request: dict, server_pid: int, inherited: list) -> None:
-    """In the forked child: become the run's own process, run ``main``, exit. Never returns."""
-    status = 1
-    try:
-        os.setsid()  # its own session and process group, as the build's Popen(start_new_session) gave
-        for sock in inherited:
-            sock.close()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        for fd, name in ((1, "stdout"), (2, "stderr")):
-            out = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            os.dup2(out, fd)
-            os.close(out)
-        os.environ.update(request["env"])
-        os.chdir(request["cwd"])
-        status = main(request["spec"], parent_pid=server_pid)
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001 - a runner fault: say it on the run's stderr
-        traceback.print_exc()
-    finally:
-        try:
-            import atexit
-
-            atexit._run_exitfuncs()  # what a normal interpreter exit runs (joblib, logging, ...)
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            _REAL_EXIT(status)
-
-
-_PROVIDERS: dict | None = None  # top-level module -> the distributions that provide it
-_VERSIONS: dict[str, str | None] = {}  # distribution -> version (None: not found)
-
-
-def _package_index(*, every_version: bool = False) -> None:
-    """Read which distributions provide each top-level module once per process; with
-    ``every_version`` (the fork server, once per build) read every version too."""
-    global _PROVIDERS
-    from importlib import metadata
-
-    if _PROVIDERS is None:
-        _PROVIDERS = metadata.packages_distributions()
-    if every_version:
-        for names in _PROVIDERS.values():
-            for dist in names:
-                _version(dist)
-
-
-def _version(dist: str) -> str | None:
-    if dist not in _VERSIONS:
-        from importlib import metadata
-
-        try:
-            _VERSIONS[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            _VERSIONS[dist] = None
-    return _VERSIONS[dist]
-
-
 if __name__ == "__main__":
     if sys.argv[1] == "--serve":  # --serve LISTEN_FD BUILD_PID PRELOAD_JSON
-        sys.exit(serve(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])))
+        sys.exit(serve(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]), run=main))
     sys.exit(main(sys.argv[1]))

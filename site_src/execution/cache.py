@@ -29,6 +29,7 @@ import functools
 import glob as globlib
 import json
 import os
+import re
 import shutil
 import sys
 from importlib import metadata
@@ -39,10 +40,35 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from site_src import filestate
 from site_src.filestate import hash_file
-from site_src.execution import _runner
+from site_src.execution import _inputs, _runner
 
-FORMAT = 3  # 3: per-cell output and narrow figure variants
+FORMAT = 4  # 3: per-cell output and narrow figure variants; 4: per-cell stderr and warnings, in order
 ENTRY = "entry.json"
+
+
+class StreamText(BaseModel):
+    """A stretch of what a cell wrote to one stream (consecutive writes to it merged)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    name: Literal["stdout", "stderr"]
+    text: str
+
+
+class WarningRecord(BaseModel):
+    """A warning a cell issued (and did not catch), as Python showed it on stderr."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    category: str  # "RuntimeWarning", "UserWarning", ...
+    message: str
+    where: str  # "line N" of the explainer source, or the library file and line that warned
+
+    def text(self) -> str:
+        """``Category: message``: what the front matter's ``warnings:`` patterns are matched against."""
+        return f"{self.category}: {self.message}"
+
+    def allowed_by(self, patterns) -> bool:
+        """True when one of the ``warnings:`` patterns (regular expressions) is found in :meth:`text`."""
+        return any(re.search(p, self.text()) for p in patterns)
 
 
 class CellRecord(BaseModel):
@@ -50,15 +76,26 @@ class CellRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     line: int  # its first line in the generated file
-    stdout: str  # what it printed
+    streams: list[StreamText]  # what it wrote to stdout and to stderr (warnings included), in order
+    warnings: list[WarningRecord]
     figures: list[int]  # the figures it opened, 1-based, in the order the run saved them
+
+    @property
+    def stdout(self) -> str:
+        """What it printed."""
+        return "".join(s.text for s in self.streams if s.name == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        """What it wrote to stderr, warnings included."""
+        return "".join(s.text for s in self.streams if s.name == "stderr")
 
 
 class CacheEntry(BaseModel):
     """One cached run: its key, what it produced, and the digests to check both against."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    format: Literal[3]
+    format: Literal[4]
     static_key: str
     deps: dict[str, str | None]  # project file (relative path) -> sha256 when the run read it
     inputs: dict[str, dict[str, str | None]]  # declared pattern -> {matched path: sha256}
@@ -94,9 +131,14 @@ class CacheEntry(BaseModel):
                                        *produced])
 
 
+def _runner_source() -> str:
+    """The text of every module of the runner, in a fixed order: a change to any runs every explainer again."""
+    return "".join(path.read_text() for path in sorted(_inputs.RUNNER_FILES))
+
+
 def static_key(code_text: str, declared: list[str] | None) -> str:
     """The part of the key known before the run."""
-    return filestate.digest_parts([code_text, sys.version, Path(_runner.__file__).read_text(), str(_runner.SEED),
+    return filestate.digest_parts([code_text, sys.version, _runner_source(), str(_runner.SEED),
                                    str(FORMAT), json.dumps(declared)])
 
 
@@ -120,7 +162,7 @@ def declared_inputs(root: Path, patterns: list[str] | None) -> dict[str, dict[st
             else:
                 files.add(rel)
         out[pattern] = {str(rel): hash_file(root / rel) for rel in sorted(files)
-                        if not _runner.in_environment(root / rel)}
+                        if not _inputs.in_environment(root / rel)}
     return out
 
 
@@ -244,7 +286,12 @@ def site_code_digest() -> str:
 
     here = Path(__file__).parent.parent  # site_src/
     files = {str(p.relative_to(here)): p for p in sorted(here.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
-    files.update({m: Path(importlib.util.find_spec(m).origin) for m in ("faircode.formatting", "faircode.significance", "faircode.tolerances")})
+    for m in ("faircode.formatting", "faircode.significance", "faircode.tolerances"):
+        origin = Path(importlib.util.find_spec(m).origin)
+        if origin.name == "__init__.py":  # a package (significance): every module of it
+            files.update({f"{m}/{p.name}": p for p in sorted(origin.parent.glob("*.py"))})
+        else:
+            files[m] = origin
     return filestate.digest_parts(part for name, path in files.items() for part in (name, path.read_bytes()))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+from glob import has_magic as globlib_has_magic
 import os
 import re
 import shutil
@@ -27,9 +28,11 @@ from pathlib import Path
 
 
 from site_src import filestate
-from site_src.execution import _runner, cache
+from site_src.execution import _forkserver, _limits, cache
 from site_src.sources.collect import DEFAULT_MEMORY
 from site_src.errors import ExecutionError
+from site_src.rendering.terminal import (OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bound_output, download_name,
+                                         format_size)
 from site_src.sources.extract import CodeFile
 
 
@@ -58,6 +61,8 @@ class RunResult:
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
     # line in the generated file, what it printed and the (1-based) figures it opened.
     cells: list[cache.CellRecord] = field(default_factory=list, repr=False)
+    # The run changed a file its `inputs:` declare (a database it adds to): the next build runs it again.
+    changed_its_inputs: bool = False
 
 
 OnRunStart = Callable[[str], None]  # given the slug of a run as it starts (not for a cache hit)
@@ -72,6 +77,7 @@ def execute(
     timeouts: dict[str, int],
     inputs: dict[str, list[str] | None] | None = None,
     memory: dict[str, int] | None = None,
+    expected_warnings: dict[str, list[str]] | None = None,
     jobs: int = 1,
     use_cache: bool = True,
     force_all: bool = False,
@@ -96,6 +102,9 @@ def execute(
         the explainer declares none.
     memory : dict, optional
         Bytes of address space per slug (``RLIMIT_AS``); ``DEFAULT_MEMORY`` for a slug not named.
+    expected_warnings : dict, optional
+        Each slug's ``warnings:`` patterns (regular expressions over ``Category: message``): a
+        warning the run issued that none matches is named as unexpected in its ``warnings``.
     jobs : int
         How many runs at once (each in its own process).
     use_cache : bool
@@ -124,12 +133,14 @@ def execute(
     cache.prune(cache_dir, {c.slug for c in code_files})
     filestate.load_digests(cache_dir)
     inputs = inputs or {}
+    expected = expected_warnings or {}
 
     def run(code: CodeFile, reason: str, server: _ForkServer | None) -> RunResult | ExecutionError:
         try:
             outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600),
                            memory=(memory or {}).get(code.slug, DEFAULT_MEMORY), reason=reason,
-                           declared=inputs.get(code.slug), on_start=on_start, server=server)
+                           declared=inputs.get(code.slug), on_start=on_start, server=server,
+                           expected=expected.get(code.slug, []))
         except ExecutionError as err:
             outcome = err
         if on_done:
@@ -141,6 +152,7 @@ def execute(
     for code in code_files:
         try:
             hit, reason = _lookup(code, root=root, cache_dir=cache_dir, declared=inputs.get(code.slug),
+                                  expected=expected.get(code.slug, []),
                                   use_cache=use_cache, forced=force_all or code.slug in force)
         except ExecutionError as err:
             hit, reason = err, ""
@@ -161,7 +173,7 @@ def execute(
 
 
 def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] | None, use_cache: bool,
-            forced: bool) -> tuple[RunResult | None, str]:
+            forced: bool, expected: list[str] = ()) -> tuple[RunResult | None, str]:
     """A cache hit as a RunResult, or None and the reason to run."""
     if not use_cache:
         return None, "cache disabled (check)"
@@ -170,7 +182,8 @@ def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] 
     entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text, declared=declared, root=root)
     if entry is None:
         return None, reason
-    return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason), reason
+    return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason, expected=expected,
+                   source=_rel(code.source, root)), reason
 
 
 def _run_all(todo: list[tuple[CodeFile, str]],
@@ -205,7 +218,7 @@ def _run_all(todo: list[tuple[CodeFile, str]],
 
 def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
          declared: list[str] | None, on_start: OnRunStart | None = None,
-         server: _ForkServer | None = None) -> RunResult:
+         server: _ForkServer | None = None, expected: list[str] = ()) -> RunResult:
     """Run one explainer in a clean process of its own and cache what it produced: spawn the
     process and wait for it, collect what it reported, store the entry. A run that fails (or is
     interrupted) raises and leaves nothing in the cache folder."""
@@ -220,13 +233,19 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         returncode, leftover = _spawn(code, spec, root=root, source=source, timeout=timeout, server=server)
         reported = _collect(code, work, returncode, leftover, source=source, timeout=timeout, memory=memory)
         wall = time.perf_counter() - started
+        _check_declared_exist(declared, root=root, source=source)
+        reported.warnings.extend(_writes(reported.result, root=root, source=source))
+        # A run that changed a file it declares (a database it adds to) read something other than
+        # what is there now: its next build runs it again, and may not say "nothing changed".
+        changed_its_inputs = cache.declared_inputs(root, declared) != declared_before
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
     entry = _entry(code, work, reported, root=root, declared=declared, declared_before=declared_before, wall=wall)
     final = cache_dir / code.slug
     cache.store(work, final, entry)
-    return _result(code.slug, final, entry, cached=False, reason=reason)
+    return _result(code.slug, final, entry, cached=False, reason=reason, expected=expected,
+                   source=source, changed_its_inputs=changed_its_inputs)
 
 
 def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout: int, memory: int) -> Path:
@@ -328,12 +347,45 @@ def _collect(code: CodeFile, work: Path, returncode: int, leftover: list[str], *
     return _Reported(stdout=stdout, stderr=stderr, result=data, warnings=warnings)
 
 
+def _check_declared_exist(declared: list[str] | None, *, root: Path, source: str) -> None:
+    """A declared input may be a file the run creates; one that names no file even after the run
+    is a typo (a glob may match nothing)."""
+    missing = [p for p in declared or () if not globlib_has_magic(p) and not (root / p).exists()]
+    if missing:
+        raise ExecutionError("; ".join(f"front matter: inputs: {p!r} does not exist, and the run did not create it "
+                                       "(paths are relative to the repository root)" for p in missing),
+                             explainer=source)
+
+
+def _writes(result: dict, *, root: Path, source: str) -> list[str]:
+    """Warnings for what the run wrote that the build cannot stand behind: a file git tracks
+    (the run changed the repository), and files outside the repository it left behind (a run
+    served from the cache does not write them again)."""
+    out = [f"{source}: the code wrote to {p}, a file git tracks: a run must not change the repository's files "
+           "(write what it makes to a file that is not committed)" for p in _git_tracked(root, result.get("written", []))]
+    out += [f"{source}: the code wrote {p}, outside the repository: a run served from the cache does not write it "
+            "again" for p in result.get("written_outside", [])]
+    return out
+
+
+def _git_tracked(root: Path, paths: list[str]) -> list[str]:
+    """Those of ``paths`` (relative to ``root``) that git tracks; none outside a git repository."""
+    if not paths:
+        return []
+    try:
+        done = subprocess.run(["git", "ls-files", "-z", "--", *paths], cwd=root, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    tracked = set(os.fsdecode(done.stdout).split("\0")) if done.returncode == 0 else set()
+    return [p for p in paths if p in tracked]
+
+
 def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, declared: list[str] | None,
            declared_before: dict[str, dict[str, str | None]], wall: float) -> cache.CacheEntry:
     """The cache entry of a finished run: its key (the code, what it read, the packages it
     imported), what it produced and the digests of its figures; the run's own files removed."""
-    for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin"):
-        (work / name).unlink()
+    for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin", "main.py"):
+        (work / name).unlink(missing_ok=True)  # main.py: only when the file on disk was stale
     data = reported.result
     return cache.CacheEntry(
         format=cache.FORMAT,
@@ -349,7 +401,9 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
         values=data["values"],
         figures=[f["svg"] for f in data["figures"]],
         narrow={f["svg"]: f["narrow"] for f in data["figures"] if "narrow" in f},
-        cells=[cache.CellRecord(line=c["line"], stdout=c["stdout"], figures=c["figures"]) for c in data.get("cells", [])],
+        cells=[cache.CellRecord(line=c["line"], streams=[cache.StreamText(name=n, text=t) for n, t in c["streams"]],
+                                warnings=[cache.WarningRecord(**w) for w in c["warnings"]], figures=c["figures"])
+               for c in data.get("cells", [])],
         duration_s=round(data["duration_s"], 3),
         wall_s=round(wall, 3),
         figures_s=round(data.get("figures_s", 0.0), 3),
@@ -394,7 +448,7 @@ def _preload(code_files: list[CodeFile]) -> list[list]:
 
 
 class _ForkServer:
-    """The build's fork server (``site_src.execution._runner.serve``): one process that has imported what
+    """The build's fork server (``site_src.execution._forkserver.serve``): one process that has imported what
     the explainers import and forks a clean child per run. Requests go over a Unix socket the
     build creates and hands over (no start-up race); closing its stdin stops it, and it dies
     with the build (parent-death signal)."""
@@ -424,7 +478,7 @@ class _ForkServer:
             conn.connect(self.address)
             conn.sendall(json.dumps({"spec": str(spec), "stdout": str(stdout), "stderr": str(stderr),
                                      "cwd": str(cwd), "env": env}).encode() + b"\n")
-            pid = json.loads(_runner._read_line(conn))["pid"]
+            pid = json.loads(_forkserver._read_line(conn))["pid"]
         except (OSError, ValueError) as err:
             conn.close()
             raise ExecutionError(f"the fork server stopped ({err}); its log: {self.log_tail()}") from None
@@ -458,7 +512,7 @@ class _Forked:
         if self.returncode is None:
             self._conn.settimeout(timeout)
             try:
-                line = _runner._read_line(self._conn)
+                line = _forkserver._read_line(self._conn)
             except TimeoutError:
                 raise subprocess.TimeoutExpired("explainer run", timeout) from None
             except (OSError, ConnectionError):  # the server died: so did the run (parent-death signal)
@@ -493,12 +547,12 @@ def _kill_leftovers(pgid: int, token: str) -> list[str]:
     marker = f"{_TOKEN}={token}".encode()
     killed: list[str] = []
     for _ in range(3):  # again, in case one forked while it was being killed
-        table = _runner.processes()
+        table = _limits.processes()
         pids = [pid for pid, (_, group, _) in table.items()
                 if pid != os.getpid() and (group == pgid or marker in _environ(pid))]
         if not pids:
             break
-        killed += _runner.kill(pids, table)
+        killed += _limits.kill(pids, table)
     return killed
 
 
@@ -577,15 +631,41 @@ def _kill(proc: subprocess.Popen | _Forked) -> None:
             pass
 
 
-def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str) -> RunResult:
+def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str,
+            expected: list[str] = (), source: str = "", changed_its_inputs: bool = False) -> RunResult:
     return RunResult(
         slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values,
         figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s,
         peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
-        warnings=tuple(entry.warnings), cells=list(entry.cells),
+        changed_its_inputs=changed_its_inputs,
+        warnings=tuple(entry.warnings) + tuple(f"{source}: {w}" for w in _what_it_warned(entry, expected, slug)), cells=list(entry.cells),
     )
+
+
+def _what_it_warned(entry: cache.CacheEntry, expected: list[str], slug: str) -> list[str]:
+    """One line per warning the run issued, and per cell that wrote to stderr without warning, so
+    the build names every explainer whose page shows a warning; each warning no ``warnings:``
+    pattern expects is said to be unexpected."""
+    lines = []
+    several = len(entry.cells) > 1
+    for k, cell in enumerate(entry.cells, start=1):
+        where = f"cell {k}" if several else "its code"
+        for w in cell.warnings:
+            verdict = ("expected by its `warnings:`" if w.allowed_by(expected)
+                       else "not expected by its `warnings:`: `fairsite check` fails on it")
+            lines.append(f"warned in {where} ({w.where}): {w.text()} ({verdict})")
+        if cell.stderr.strip() and not cell.warnings:
+            n = cell.stderr.rstrip("\n").count("\n") + 1
+            lines.append(f"wrote {n} line(s) to stderr in {where} (shown on the page)")
+        shown = bound_output([(s.name, s.text) for s in cell.streams])
+        if shown.cut:
+            lines.append(f"{where} printed {shown.total_lines:,} lines ({format_size(shown.total_chars)}), more than "
+                         f"a page shows ({OUTPUT_MAX_LINES} lines, {format_size(OUTPUT_MAX_CHARS)}): its page and "
+                         f"notebook show the first and last lines; the whole output is "
+                         f"{download_name(slug, k, len(entry.cells))}, beside the notebook")
+    return lines
 
 
 def _rel(path: Path, root: Path) -> str:

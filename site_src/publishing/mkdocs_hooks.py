@@ -3,8 +3,9 @@
 Each explainer lives in its own folder (``explainers/<slug>/index.md``, beside its figures and
 downloads), which MkDocs would show as a one-page section named after the slug. This puts the
 page itself in the "Explainers" section instead, under its title, in the explainers' ``order``.
-It also gives the theme the build's commit and date, which the footer of every page shows, and
-hands Material's search each page's own HTML (see ``on_page_content``).
+It also gives the theme the build's commit and date, which the footer of every page shows,
+hands Material's search each page's own HTML (see ``on_page_content``), and keeps the theme from
+escaping a title twice (``on_page_markdown``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from markupsafe import Markup
 from mkdocs.structure.nav import Section
 
 from site_src.errors import ConfigError
@@ -44,6 +46,21 @@ def on_page_content(html, page, config, files):
     """
     m = _DOCUMENT_WRAPPER.match(html)
     return m.group(1) if m else html
+
+
+def on_page_markdown(markdown, page, config, files):
+    """MkDocs' ``on_page_markdown`` event: mark the page's front-matter ``title`` as HTML.
+
+    The build writes every title into the front matter as HTML text (an explainer's title is
+    escaped there: ``A &amp; B``), which the theme prints as it is in the page, the navigation and
+    ``<title>``. Material's previous/next links escape it again for their ``aria-label``
+    (``| e``), which read ``A &amp;amp; B`` to a screen reader; marked as HTML (``Markup``),
+    Jinja's escape leaves it as it is. Returns ``markdown`` unchanged.
+    """
+    title = page.meta.get("title") if isinstance(getattr(page, "meta", None), dict) else None
+    if isinstance(title, str):
+        page.meta["title"] = Markup(title)
+    return markdown
 
 
 def on_nav(nav, config, files):

@@ -93,12 +93,57 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
 
 
 def swap_in(stage: Path, root: Path, names=("docs", "site")) -> None:
-    """Replace ``root/docs`` and ``root/site`` with the staged ones, each by two renames."""
+    """Replace ``root/docs`` and ``root/site`` with the staged ones, all or nothing.
+
+    Every folder is checked first (the staged one is there; the current one, if any, is a folder
+    that can be moved); then the current ones are moved aside into ``stage`` and the staged ones
+    moved in, each by a rename. If any rename fails, the ones already done are undone in reverse
+    order, so ``docs/`` and ``site/`` are both the previous build's, never one new and one old.
+
+    Raises
+    ------
+    SiteError
+        Naming the folder that could not be replaced and why (the previous ones are in place),
+        or, if undoing failed too, where the previous folder was left.
+    """
     for name in names:
-        new, cur, old = stage / name, root / name, stage / f"old-{name}"
-        if cur.exists():
-            cur.rename(old)
-        new.rename(cur)
+        new, cur = stage / name, root / name
+        if not new.is_dir():
+            raise SiteError(f"cannot replace {name}/: the new {name}/ was not built ({new} is missing); "
+                            "docs/ and site/ are as they were")
+        if cur.is_symlink() or (cur.exists() and not cur.is_dir()):
+            raise SiteError(f"cannot replace {cur}: it is not a folder; move it away and build again "
+                            "(docs/ and site/ are as they were)")
+        if cur.exists() and not os.access(cur, os.W_OK | os.X_OK):
+            # Moving a folder to another parent rewrites its "..": it must be writable.
+            raise SiteError(f"cannot replace {cur}: it is not writable; docs/ and site/ are as they were")
+    done: list[tuple[Path, Path]] = []  # renames made, (from, to), to undo in reverse on failure
+    try:
+        for name in names:
+            cur, old = root / name, stage / f"old-{name}"
+            if cur.exists():
+                _rename(cur, old, done)
+        for name in names:
+            _rename(stage / name, root / name, done)
+    except OSError as err:
+        failed = Path(err.filename or "?")
+        what = next((n for n in names if failed in (root / n, stage / n, stage / f"old-{n}")), failed.name)
+        lost = []
+        for src, dst in reversed(done):
+            try:
+                os.rename(dst, src)
+            except OSError as undo:
+                lost.append(f"{dst} could not be moved back to {src} ({undo.strerror})")
+        if lost:
+            raise SiteError(f"cannot replace {what}/ ({err.strerror}), and undoing failed: "
+                            + "; ".join(lost)) from None
+        raise SiteError(f"cannot replace {what}/ in {root} ({err.strerror}); docs/ and site/ are both "
+                        "the previous build's, unchanged") from None
+
+
+def _rename(src: Path, dst: Path, done: list[tuple[Path, Path]]) -> None:
+    os.rename(src, dst)
+    done.append((src, dst))
 
 
 def _tree_state(folder: Path) -> str:

@@ -41,7 +41,8 @@ class BuildFacts:
 
     ``commit`` is the full hash of ``HEAD``, ``None`` outside a git repository; ``dirty`` is True
     when tracked files differ from it or untracked files (not ignored) exist, so the site may hold
-    something no commit has. ``date`` is the build time in UTC (ISO 8601), or the
+    something no commit has (generated files whose explainer is gone do not count: the build
+    removes them). ``date`` is the build time in UTC (ISO 8601), or the
     ``SOURCE_DATE_EPOCH`` time when that is set (the reproducible-builds convention).
     """
 
@@ -82,7 +83,12 @@ def build_facts(root: Path, explainer_paths: list[Path], *, now: datetime | None
         When git exists but cannot read the repository (a corrupt ``.git``).
     """
     root = Path(root)
-    commit, dirty = git_state(root)
+    # A generated file whose explainer is gone is removed by the build that succeeds: the site it
+    # makes comes from the tree without it (an explainer drafted and deleted leaves it untracked).
+    code_dir = root / "explainers" / "code"
+    slugs = {Path(p).stem for p in explainer_paths}
+    orphans = [f"explainers/code/{p.name}" for p in sorted(code_dir.glob("*.py")) if p.stem not in slugs]
+    commit, dirty = git_state(root, exclude=orphans)
     explainers = {}
     for path in sorted(explainer_paths):
         slug = path.stem
@@ -104,8 +110,9 @@ def from_json(data: dict) -> BuildFacts:
     return BuildFacts(**{**data, "explainers": explainers})
 
 
-def git_state(root: Path) -> tuple[str | None, bool]:
+def git_state(root: Path, *, exclude: list[str] = ()) -> tuple[str | None, bool]:
     """``(commit of HEAD, dirty)``; ``(None, False)`` when ``root`` is not in a git repository.
+    Changes to the files ``exclude`` names (relative to ``root``) do not count.
 
     Raises
     ------
@@ -113,7 +120,7 @@ def git_state(root: Path) -> tuple[str | None, bool]:
         ``git status`` failed inside a repository (its message is given).
     """
     try:
-        return filestate.git_state(root, strict=True)
+        return filestate.git_state(root, strict=True, exclude=exclude)
     except RuntimeError as err:
         raise SiteError(str(err)) from None
 

@@ -8,9 +8,12 @@ shown in percentage points.
 from __future__ import annotations
 
 import math
+import re
+import sys
 from numbers import Integral, Real
 
 from jinja2 import Undefined
+from jinja2.runtime import Context
 
 from faircode.formatting import format_p_value  # NumPy-free: every page render formats p-values
 
@@ -18,15 +21,55 @@ MINUS = "\u2212"
 
 
 def _real_arg(value, name: str) -> float:
-    """The value a filter was given, as a float: an undefined name, a non-number or NaN is an
-    error naming the filter ``name``."""
+    """The value a filter was given, as a float: an undefined name, a non-number, NaN or an
+    infinity is an error naming the filter ``name`` and, in a template, the variable and the
+    template (the explainer) it came from."""
     if isinstance(value, Undefined):
         value._fail_with_undefined_error()  # a name the run never defined: say which
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} filter expects a number, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} filter expects a number, got {type(value).__name__} {value!r}{_where(value)}")
     if math.isnan(value):
-        raise ValueError(f"{name} filter got NaN: the run computed an undefined value (an empty group?)")
+        raise ValueError(f"{name} filter got NaN{_where(value)}: the run computed an undefined value (an empty group?)")
+    if math.isinf(value):
+        raise ValueError(f"{name} filter got {float(value)!r}{_where(value)}: the run computed an infinite value "
+                         "(a division by zero?); a page cannot print it as a number")
     return float(value)
+
+
+def _where(value) -> str:
+    """`` for `name` in explainers/x.md``: the template variable that holds ``value`` and the
+    template rendering it, found on the stack; empty outside a template (a direct call).
+
+    Only on the error path. Jinja's compiled code holds the template's ``context`` (its name is
+    the explainer's ``display_path``, its variables the run's values) and loop variables as
+    locals ``l_<depth>_<name>``; the value is looked for by identity, so only the names that
+    hold this very object are given (a value inside a pair, for ``interval``, names the pair).
+    """
+    frame = sys._getframe(1)
+    held: list[tuple[str, object]] = []  # (name, what it holds), nearest first
+    while frame is not None:
+        local = frame.f_locals
+        held += [(m.group(1), v) for k, v in local.items() if (m := _JINJA_LOCAL.fullmatch(k))]
+        context = local.get("context")
+        if isinstance(context, Context):
+            held += list(context.get_all().items())
+            exact = [n for n, v in held if v is value]
+            inside = [n for n, v in held if isinstance(v, (list, tuple)) and len(v) <= 100 and any(x is value for x in v)]
+            names = " or ".join(f"`{n}`" for n in dict.fromkeys(exact or inside)) or "a value computed in the template"
+            return f" for {names}" + (f" in {context.name}" if context.name else "")
+        frame = frame.f_back
+    return ""
+
+
+_JINJA_LOCAL = re.compile(r"l_\d+_(\w+)")
+
+
+def _no_negative_zero(text: str) -> str:
+    """``-0.0%`` -> ``0.0%``: a value that rounds to zero is written without a sign, whichever
+    side of zero it was on (no reader can tell what "−0.0" means)."""
+    if text.startswith("-") and not any(c in "123456789" for c in text):
+        return text[1:]
+    return text
 
 
 def _signed(x: float, digits: int) -> str:
@@ -37,15 +80,17 @@ def _signed(x: float, digits: int) -> str:
 
 
 def number(value, digits: int = 0) -> str:
-    """``6513`` -> ``6,513``; ``0.1234, 2`` -> ``0.12``. Negative numbers get a true minus sign."""
+    """``6513`` -> ``6,513``; ``0.1234, 2`` -> ``0.12``. Negative numbers get a true minus sign;
+    one that rounds to zero is written ``0`` (never ``−0``)."""
     x = _real_arg(value, "number")
-    return f"{x:,.{digits}f}".replace("-", MINUS)
+    return _no_negative_zero(f"{x:,.{digits}f}").replace("-", MINUS)
 
 
 def percent(value, digits: int = 1) -> str:
-    """A rate in [0, 1] as a percentage: ``0.243`` -> ``24.3%``."""
+    """A rate in [0, 1] as a percentage: ``0.243`` -> ``24.3%``; one that rounds to zero is
+    ``0.0%`` (never ``−0.0%``)."""
     x = _real_arg(value, "percent")
-    return f"{100 * x:.{digits}f}%".replace("-", MINUS)
+    return _no_negative_zero(f"{100 * x:.{digits}f}%").replace("-", MINUS)
 
 
 def gap(value, digits: int = 1) -> str:
@@ -81,7 +126,7 @@ def pvalue(value, n_resamples: int | None = None) -> str:
 
     ``n_resamples`` is the number ``m`` of Monte Carlo relabellings behind the p-value, whose
     smallest value under the ``(b + 1) / (m + 1)`` convention is ``1 / (m + 1)``: a p at that
-    floor (no relabelling as extreme) reads ``p ≤ 1/(m + 1)``, e.g. ``p ≤ 1/2,001`` for 2,000
+    floor (no relabelling as extreme) reads ``p = 1/(m + 1)``, e.g. ``p = 1/2,001`` for 2,000
     shuffles. Without it the p-value is exact: ``p = 0.034``, ``p = 0.0012``, ``p = 2.1 × 10⁻⁹``.
     """
     p = _real_arg(value, "pvalue")
@@ -124,7 +169,7 @@ def mc_percent(value, n: int, digits: int | None = None) -> str:
     se = 100 * max(math.sqrt(x * (1 - x) / n), 1 / n)  # percentage points
     if digits is None:  # the decimal place of the standard error rounded to one significant digit
         digits = max(0, -math.floor(math.log10(float(f"{se:.1g}"))))
-    return f"{100 * x:.{digits}f}% ± {se:.{digits}f}".replace("-", MINUS)
+    return f"{_no_negative_zero(f'{100 * x:.{digits}f}')}% ± {se:.{digits}f}".replace("-", MINUS)
 
 
 def per_100(value, who: str, than: str, outcome: str) -> str:

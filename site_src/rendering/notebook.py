@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 
+from site_src.execution._cells import cell_title
+from site_src.rendering.environment import markdown_text
 from site_src.sources.collect import CODE_PLACEHOLDER
 
 __all__ = ["CELL_MARK", "cell_outputs", "page_notebook", "page_notebook_json", "split_cells"]
@@ -75,12 +77,14 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
     Parameters
     ----------
     parts : list of tuple
-        In page order, ``("markdown", text)`` or ``("code", source, stdout, figures)``, where
-        ``figures`` are the paths of the SVG figures the cell drew (shown as its image outputs). A code part
+        In page order, ``("markdown", text)`` or ``("code", source, streams, figures)``, where
+        ``streams`` are ``(name, text)`` in the order written ("stdout" or "stderr": its stream
+        outputs) and ``figures`` the paths of the SVG figures the cell drew (its image outputs). A code part
         without ``# %%`` cells is split further at its commented steps (``split_cells``), with the
         outputs on its last piece.
     title, subtitle : str
-        The page's title and subtitle, the first Markdown cell.
+        The page's title and subtitle, the first Markdown cell: plain text, escaped there so
+        that Markdown or HTML in them is shown as typed.
     code_rel : str
         The generated script's path in the repository, named in the first cell.
 
@@ -89,7 +93,8 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
     str
         nbformat 4 JSON; identical for identical arguments (numbered cell ids, no dates).
     """
-    intro = (f"# {title}\n\n*{subtitle}*\n\nThis notebook is the explainer page: its text, and its code "
+    # The title and subtitle are text, shown as themselves, as the page shows them (``markdown_text``).
+    intro = (f"# {markdown_text(title)}\n\n*{markdown_text(subtitle)}*\n\nThis notebook is the explainer page: its text, and its code "
              f"(the same as `{code_rel}`) with the outputs of the build that made the page. Start Jupyter "
              "from the root of a clone of the Fair Code repository after the README's install step: the "
              "code reads the audits and data from there. Running it again should print the same.")
@@ -99,13 +104,11 @@ def page_notebook_json(parts: list[tuple], *, title: str, subtitle: str, code_re
             if part[1].strip():
                 cells.append(_cell("markdown", part[1].strip()))
             continue
-        _, source, stdout, figures = part
+        _, source, streams, figures = part
         pieces = split_cells(source) or [source]
         for piece in pieces[:-1]:
             cells.append(_cell("code", piece))
-        outputs = []
-        if stdout:
-            outputs.append({"output_type": "stream", "name": "stdout", "text": _lines(stdout)})
+        outputs = [{"output_type": "stream", "name": name, "text": _lines(text)} for name, text in streams if text]
         for svg in figures:
             outputs.append({"output_type": "display_data", "metadata": {},
                             "data": {"image/svg+xml": _lines(svg.read_text(encoding="utf-8")),
@@ -138,25 +141,39 @@ def _lines(text: str) -> list[str]:
 
 def cell_outputs(code_cells: list[tuple[int, str]], run, *, header_lines: int) -> list[dict]:
     """Each cell's code (without its ``# %%`` line), title, lines in the generated file, printed
-    output and figures (SVG paths), from the run's per-cell record (``run`` is a ``RunResult``)."""
+    output (``stdout``; ``streams``: stdout and stderr as ``(name, text)`` in the order written)
+    and figures (SVG paths), from the run's per-cell record (``run`` is a ``RunResult``)."""
     recorded = run.cells if len(run.cells) == len(code_cells) else None
     if recorded is not None and "".join(c.stdout for c in recorded) != run.stdout:
         # Output written past sys.stdout (C code, the raw buffer, bytes that are not UTF-8) has
         # no cell: show the run's whole output under the last cell rather than lose some of it.
         recorded = None
+    streams = [[(s.name, s.text) for s in c.streams] for c in recorded] if recorded is not None else None
+    if streams is not None:
+        cells_stderr = "".join(c.stderr for c in recorded)
+        if cells_stderr != run.stderr:
+            # Written to stderr past sys.stderr (C code, a worker, an exit handler): after the
+            # cells' own if it follows them, else the run's whole stderr under the last cell.
+            if not run.stderr.startswith(cells_stderr):
+                streams = [[s for s in cell if s[0] != "stderr"] for cell in streams]
+                cells_stderr = ""
+            streams[-1].append(("stderr", run.stderr[len(cells_stderr):]))
     out = []
     for k, (line, source) in enumerate(code_cells):
         lines = source.split("\n")
-        title = ""
-        if lines and lines[0].startswith("# %%"):
-            title = lines[0][4:].strip()
+        title = cell_title(source)
+        if title is not None:  # the marker line is the cell's title, not its code
             lines = lines[1:]
         code = "\n".join(lines).strip("\n")
         if recorded is not None:
-            stdout, figs = recorded[k].stdout, recorded[k].figures
-        else:  # a run recorded before cells were (one cell: the whole code)
-            stdout, figs = (run.stdout, list(range(1, len(run.figures) + 1))) if k == len(code_cells) - 1 else ("", [])
-        out.append({"title": title, "code": code, "stdout": stdout, "figures": [run.figures[i - 1] for i in figs],
+            stdout, figs, written = recorded[k].stdout, recorded[k].figures, streams[k]
+        elif k == len(code_cells) - 1:  # output no cell can claim: all of it under the last cell
+            stdout, figs = run.stdout, list(range(1, len(run.figures) + 1))
+            written = [("stdout", run.stdout), ("stderr", run.stderr)]
+        else:
+            stdout, figs, written = "", [], []
+        out.append({"title": title or "", "code": code, "stdout": stdout, "figures": [run.figures[i - 1] for i in figs],
+                    "streams": [(name, text) for name, text in written if text],
                     "first": header_lines + line, "last": header_lines + line + source.count("\n")})
     return out
 
@@ -177,5 +194,5 @@ def page_notebook(prose: str, cells: list[dict], unplaced: list[int], *, title: 
             continue
         for n in numbers:
             c = cells[n - 1]
-            parts.append(("code", c["code"], c["stdout"], c["figures"]))
+            parts.append(("code", c["code"], c.get("notebook_streams", c["streams"]), c["figures"]))
     return page_notebook_json(parts, title=title, subtitle=subtitle, code_rel=code_rel)

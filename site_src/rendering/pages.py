@@ -23,7 +23,7 @@ from faircode.formatting import did_you_mean
 
 from site_src.checking.snapshot import snapshot_path
 from site_src.errors import CheckError, ConfigError, SiteError
-from site_src.execution._runner import split_code_cells
+from site_src.execution._cells import split_code_cells
 from site_src.execution.cache import ENTRY, site_code_digest
 from site_src.execution.execute import RunResult
 from site_src.filestate import digest_parts, hash_file
@@ -31,7 +31,8 @@ from site_src.publishing.provenance import BuildFacts, run_facts
 from site_src.rendering.glossary import terms_used
 from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
 from site_src.rendering.results import ResultsTable
-from site_src.rendering.terminal import terminal_html
+from site_src.rendering.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
+                                         terminal_html)
 from site_src.sources.collect import CODE_PLACEHOLDER, PROSE_FUNCTIONS, Explainer
 from site_src.sources.extract import generated_text, header
 
@@ -109,6 +110,7 @@ def _render_explainer(env, e: Explainer, run: RunResult, results: ResultsTable, 
     # The generated text, not the file: explainers/code/ is written only once the build succeeds.
     (out / f"{e.slug}.py").write_text(generated_text(e), encoding="utf-8")
     cells = cell_outputs(code_cells, run, header_lines=header(e).count("\n"))
+    _bound_outputs(cells, out, slug=e.slug)
     unplaced = [n for n in range(1, len(cells) + 1) if n not in placed.cells]
     # The blanked-out front matter and code lines kept Jinja's line numbers right; drop them now.
     prose = re.sub(r"\n{3,}", "\n\n", prose)
@@ -207,7 +209,7 @@ def _place_cells(env, prose: str, cells: list[dict], placed: _Placement, unplace
         title = (f"Code, cell {n}: {c['title']}" if c["title"] else f"Code, cell {n}") if len(cells) > 1 else "The code"
         return env.get_template("cell.md.j2").render(
             title=f"{title} ({where})", code=f"{_fence(c['code'])}python\n{c['code']}\n{_fence(c['code'])}",
-            stdout=c["stdout"], stdout_html=terminal_html(c["stdout"].rstrip("\n")), folded=n in placed.folded,
+            output_html=_output_html(c["shown"], c.get("download")), folded=n in placed.folded,
         )
 
     for n in placed.cells:
@@ -215,6 +217,45 @@ def _place_cells(env, prose: str, cells: list[dict], placed: _Placement, unplace
     code_section = "\n\n".join(cell_markdown(n) for n in unplaced) or (
         "Every cell of the code is shown above, beside the prose it supports, with what it prints.")
     return prose.replace(CODE_PLACEHOLDER, code_section, 1)
+
+
+def _bound_outputs(cells: list[dict], out: Path, *, slug: str) -> None:
+    """Cut each cell's output to the page's bound (``terminal.bound_output``): ``shown`` is what
+    the page shows; a cell cut writes its whole output beside the notebook (``download``) and the
+    notebook gets the cut text with a line naming that file (``notebook_streams``)."""
+    for n, c in enumerate(cells, start=1):
+        c["shown"] = shown = bound_output(c["streams"])
+        if not shown.cut:
+            continue
+        c["download"] = name = download_name(slug, n, len(cells))
+        (out / name).write_text(plain_text("".join(text for _, text in c["streams"])), encoding="utf-8")
+        note = f"… {_cut_note(shown)}; the whole output is {name}, next to this notebook …\n"
+        c["notebook_streams"] = [(("stdout", note) if kind == "cut" else (kind, text)) for kind, text in shown.streams]
+
+
+def _cut_note(shown: BoundedOutput) -> str:
+    """What a cut output says where lines are left out: how much is not shown, of how much."""
+    hidden = (f"{shown.hidden_lines:,} lines ({format_size(shown.hidden_chars)}) not shown"
+              if shown.hidden_lines else f"{format_size(shown.hidden_chars)} of a long line not shown")
+    return f"{hidden} of {shown.total_lines:,} lines ({format_size(shown.total_chars)})"
+
+
+def _output_html(shown: BoundedOutput, download: str | None) -> str:
+    """A cell's output on the page: each stretch of stdout, and of stderr (warnings) styled apart,
+    as MyST-NB shows them, in the order written; where lines were cut, how many and a link to
+    the whole output. Empty when the cell wrote nothing but white space."""
+    if not any(text.strip() for kind, text in shown.streams if kind != "cut"):
+        return ""
+    parts = []
+    for kind, text in shown.streams:
+        if kind == "cut":
+            parts.append(f'<p class="fc-output-cut">… {escape(_cut_note(shown))}. '
+                         f'<a href="{escape(download)}" download>The whole output ({escape(download)})</a></p>')
+        elif text.strip():
+            label = ' data-stream="stderr" title="Written to stderr: warnings and errors"' if kind == "stderr" else ""
+            cls = "fc-output fc-stderr" if kind == "stderr" else "fc-output"
+            parts.append(f'<pre class="{cls}"{label}><code>{terminal_html(text.rstrip(chr(10)))}</code></pre>')
+    return "\n\n".join(parts)
 
 
 def _page(env, e: Explainer, run: RunResult, prose: str, root: Path, *, code_rel: str, banner) -> str:

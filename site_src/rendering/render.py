@@ -1,8 +1,9 @@
 """Stage 5, render: Jinja templates turn each explainer and its run into MkDocs pages.
 
 ``render`` writes the whole ``docs/`` folder: the explainer pages (``pages``), the home page and
-the tag index, the reader's pages (glossary, checklist, common mistakes) and the results page
-(``results_page``). The environment they share is ``environment.make_environment``; the page
+the tag index, the reader's pages (glossary, checklist, common mistakes), the data page
+(``data_page``: the audits and their datasets) and the results page (``results_page``). The
+environment they share is ``environment.make_environment``; the page
 furniture lives in ``site_src/templates/``.
 """
 
@@ -18,6 +19,7 @@ from site_src.errors import ConfigError, SiteError
 from site_src.execution.execute import RunResult
 from site_src.publishing.provenance import BuildFacts, source_config
 from site_src.rendering.environment import TEMPLATES, make_environment
+from site_src.rendering.data_page import render_data_page
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
 from site_src.rendering.results import ResultsTable
@@ -63,7 +65,7 @@ def render(
         results page (no results page when the file does not exist).
     docs_dir : Path
         The folder to write, created if missing: ``explainers/<slug>/`` per page, ``index.md``,
-        ``tags.md``, ``glossary/``, ``checklist/``, ``mistakes/``, ``results/`` and ``assets/``.
+        ``tags.md``, ``glossary/``, ``checklist/``, ``mistakes/``, ``data/``, ``results/`` and ``assets/``.
     root : Path
         The repository root: ``mkdocs.yml`` (where the code lives), ``audits/`` (the glossary's
         conventions, the results page's data files) and ``.cache/`` (pages, results page, Jinja).
@@ -97,8 +99,11 @@ def render(
     docs_dir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
     shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
-    problems, written, rendered = _explainer_pages(env, explainers, runs, results, docs_dir, root=root, facts=facts,
-                                                   banners=banners or {}, reuse=reuse_pages)
+    # The data page first: it gives the worked examples their `scenario(slug)` sentence.
+    problems = render_data_page(env, docs_dir, root)
+    found, written, rendered = _explainer_pages(env, explainers, runs, results, docs_dir, root=root, facts=facts,
+                                                banners=banners or {}, reuse=reuse_pages)
+    problems += found
     _home_and_tags(env, explainers, {slug: runs[slug] for slug in written}, results, docs_dir)
     problems += _reader_pages(env, docs_dir, root)
     try:

@@ -298,7 +298,7 @@ def _help(text) -> list[tuple[str, str]]:
 def p_value_text(p: float, *, n_permutations: int | None = None) -> str:
     """A p- or q-value as a table cell shows it: :func:`faircode.formatting.format_p_value`'s text
     without the ``p =`` a column heading already says (``0.032``, ``< 10⁻³⁰⁰``). A Monte Carlo
-    p-value gives its ``n_permutations``: at its floor it reads ``≤ 1/10,000``, as on the pages."""
+    p-value gives its ``n_permutations``: at its floor it reads ``1/10,000``, as on the pages."""
     return pvalue(p, n_permutations).removeprefix("p = ").removeprefix("p ")
 
 

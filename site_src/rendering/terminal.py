@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.text import Text
@@ -48,3 +49,94 @@ def terminal_html(text: str) -> str:
     console.print(Text.from_ansi(terminal_text(text), no_wrap=True, end=""), soft_wrap=True, end="")
     html = console.export_html(inline_styles=True, code_format="{code}")
     return _CONTROL_CHAR.sub("", html.replace("\x1b", ""))
+
+
+# What one cell's output may put on the page (and so in the site-wide search index, which every
+# page loads) and in the notebook: a cell printing more shows its first and last lines, a line
+# saying how much is not shown, and a link to the whole output. 200 lines is four screens of a
+# laptop; 20 kB keeps a page light whatever the line lengths (a normal page's output is 1-5 kB).
+OUTPUT_MAX_LINES = 200
+OUTPUT_MAX_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class BoundedOutput:
+    """A cell's output cut to the bound (``OUTPUT_MAX_LINES`` lines and ``OUTPUT_MAX_CHARS``
+    characters): ``streams`` are ``(name, text)`` in order, "stdout" or "stderr", with one
+    ``("cut", "")`` where lines were left out; ``hidden_lines`` and ``hidden_chars`` say how
+    much was (0 when the whole output fits)."""
+
+    streams: list[tuple[str, str]]
+    hidden_lines: int = 0
+    hidden_chars: int = 0
+    total_lines: int = 0
+    total_chars: int = 0
+
+    @property
+    def cut(self) -> bool:
+        return self.hidden_lines > 0 or self.hidden_chars > 0
+
+
+def bound_output(streams: list[tuple[str, str]]) -> BoundedOutput:
+    """A cell's output cut to what a page shows, as mkdocs-jupyter#232 asked of a flood of output.
+
+    Parameters
+    ----------
+    streams : list of (str, str)
+        The cell's ``(name, text)`` stretches in the order written, name "stdout" or "stderr".
+
+    Returns
+    -------
+    BoundedOutput
+        The whole output when it has at most ``OUTPUT_MAX_LINES`` lines and
+        ``OUTPUT_MAX_CHARS`` characters; else its first and its last lines, at most half of each
+        bound either way (a single line longer than half the characters is cut with " …"), with
+        one ``("cut", "")`` stretch between them and the counts of what was left out.
+    """
+    items = [(name, line) for name, text in streams for line in text.splitlines(keepends=True)]
+    total_chars = sum(len(line) for _, line in items)
+    if len(items) <= OUTPUT_MAX_LINES and total_chars <= OUTPUT_MAX_CHARS:
+        return BoundedOutput([(n, t) for n, t in streams if t], total_lines=len(items), total_chars=total_chars)
+    half_lines, half_chars = OUTPUT_MAX_LINES // 2, OUTPUT_MAX_CHARS // 2
+
+    def take(seq):
+        kept, chars = [], 0
+        for name, line in seq:
+            if len(kept) == half_lines or chars >= half_chars:
+                break
+            if chars + len(line) > half_chars:
+                line = line[: half_chars - chars].rstrip("\n") + " …\n"  # a cut line says so
+            kept.append((name, line))
+            chars += len(line)
+        return kept
+
+    head = take(items)
+    tail = take(reversed(items[len(head):]))[::-1]
+    shown_chars = sum(len(line) for _, line in head + tail)
+    hidden_lines = len(items) - len(head) - len(tail)
+    out: list[tuple[str, str]] = []
+    for name, line in [*head, ("cut", ""), *tail]:
+        if out and out[-1][0] == name and name != "cut":
+            out[-1] = (name, out[-1][1] + line)
+        else:
+            out.append((name, line))
+    return BoundedOutput(out, hidden_lines=hidden_lines, hidden_chars=max(0, total_chars - shown_chars),
+                         total_lines=len(items), total_chars=total_chars)
+
+
+def plain_text(text: str) -> str:
+    """``text`` as a terminal shows it, without colours: what the full-output download holds."""
+    return _SGR.sub("", terminal_text(text))
+
+
+def format_size(chars: int) -> str:
+    """``8_400_000`` -> ``"8.4 MB"`` (characters, counted as bytes of text)."""
+    for unit, size in (("MB", 1e6), ("kB", 1e3)):
+        if chars >= size:
+            return f"{chars / size:.1f} {unit}"
+    return f"{chars} bytes"
+
+
+def download_name(slug: str, cell: int, n_cells: int) -> str:
+    """The file beside a page's notebook holding cell ``cell``'s whole output when it was cut."""
+    return f"{slug}-cell-{cell}-output.txt" if n_cells > 1 else f"{slug}-output.txt"

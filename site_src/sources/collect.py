@@ -8,7 +8,6 @@ prose that is also a Jinja template, with exactly one fenced block whose info st
 from __future__ import annotations
 
 import functools
-import glob
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +81,24 @@ class Check(BaseModel):
     expr: NonEmpty = Field(alias="assert")
 
 
+def _regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise ValueError(f"not a regular expression ({err}): {pattern!r}") from None
+    return pattern
+
+
+class ExpectedWarning(BaseModel):
+    """A warning the page expects its code to issue: ``match`` is a regular expression searched
+    in ``Category: message`` (e.g. ``"RuntimeWarning: invalid value encountered in divide"``),
+    ``reason`` says why the warning is expected rather than fixed."""
+
+    model_config = ConfigDict(extra="forbid")
+    match: Annotated[NonEmpty, AfterValidator(_regex)]
+    reason: NonEmpty
+
+
 class FrontMatter(BaseModel):
     """The schema of an explainer's front matter."""
 
@@ -102,7 +119,11 @@ class FrontMatter(BaseModel):
     # Files the code reads in ways the run cannot track (a SQLite database, a file a child process
     # reads, a folder it lists): paths or globs relative to the repository root. Their digests,
     # and a glob's list of matches, join the cache key; without them such a run re-runs every build.
+    # A path may name a file the run creates (a database it writes): one missing even after the
+    # run is a typo, which the run's stage reports.
     inputs: list[InputPattern] | None = None
+    # Warnings the code is expected to issue; any other warning fails `fairsite check`.
+    warnings: list[ExpectedWarning] = Field(default_factory=list)
 
     @field_validator("memory", mode="before")
     @classmethod
@@ -177,9 +198,27 @@ def collect(explainers_dir: Path) -> list[Explainer]:
                 problems.append(f"{e.display_path}: related: an explainer cannot list itself ('{rel}')")
             elif rel not in slugs:
                 problems.append(f"{e.display_path}: related: no explainer '{rel}'{did_you_mean(rel, slugs)}")
+    problems += _same_titles(explainers)
     if problems:
         raise ConfigError("\n".join(problems))
     return sorted(explainers, key=lambda e: (e.meta.order, e.slug))
+
+
+def title_key(title: str) -> str:
+    """What makes two titles the same to a reader: case and runs of spaces do not count."""
+    return " ".join(str(title).split()).casefold()
+
+
+def _same_titles(explainers: list[Explainer]) -> list[str]:
+    """Two explainers with one title: the navigation, search and links could not tell them apart."""
+    first: dict[str, Explainer] = {}
+    problems = []
+    for e in sorted(explainers, key=lambda e: e.slug):
+        other = first.setdefault(title_key(e.meta.title), e)
+        if other is not e:
+            problems.append(f"{e.display_path}: title: {e.meta.title!r} is already the title of {other.display_path}; "
+                            "give each explainer its own title")
+    return problems
 
 
 def parse_explainer(path: Path) -> Explainer:
@@ -199,8 +238,6 @@ def parse_explainer(path: Path) -> Explainer:
             meta = FrontMatter.model_validate(raw)
         except ValidationError as err:
             problems += [f"{shown}: front matter: {_field_problem(e, FrontMatter)}" for e in err.errors()]
-        else:
-            problems += _missing_inputs(meta, root=path.resolve().parent.parent, shown=shown)
 
     try:
         blocks = _fenced_blocks(lines, start=end + 1)
@@ -253,12 +290,6 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
-
-
-def _missing_inputs(meta: FrontMatter, *, root: Path, shown: str) -> list[str]:
-    """A declared input that names no file is a typo; a glob may match nothing (yet)."""
-    return [f"{shown}: front matter: inputs: {p!r} does not exist (paths are relative to the repository root)"
-            for p in meta.inputs or () if not glob.has_magic(p) and not (root / p).exists()]
 
 
 def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:

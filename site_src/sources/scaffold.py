@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from site_src.errors import ConfigError
+from site_src.sources.collect import split_front_matter, title_key
 
 # The front matter is written by the YAML library (any title: colons, quotes, leading numbers),
 # then the body below. The title is the author's name for the page, kept as given; the
@@ -93,11 +94,26 @@ def slugify(title: str) -> str:
     return slug
 
 
+def _titled(explainers: Path, title: str) -> Path | None:
+    """The explainer in ``explainers`` whose front matter has ``title`` (as a reader sees it:
+    ``collect.title_key``), or None. A source whose front matter does not parse is skipped:
+    the build names its problem."""
+    for path in sorted(explainers.glob("*.md")):
+        try:
+            meta, _ = split_front_matter(path.read_text(encoding="utf-8").split("\n"), shown=str(path))
+        except (ConfigError, OSError, UnicodeDecodeError):
+            continue
+        if isinstance(meta, dict) and isinstance(meta.get("title"), str) and title_key(meta["title"]) == title_key(title):
+            return path
+    return None
+
+
 def new_explainer(root: Path, title: str) -> Path:
     """Write ``explainers/<slug>.md`` from the house template; refuse to overwrite.
 
     Returns the path written. Raises ConfigError for an empty title, one with no letter or digit
-    to name the file after, or a file that already exists.
+    to name the file after, a file that already exists, or an explainer that already has this
+    title (ignoring case and spacing), naming its file.
     """
     given, title = title, " ".join(title.split())
     if not title:
@@ -106,6 +122,9 @@ def new_explainer(root: Path, title: str) -> Path:
     path = explainers / f"{slugify(title)}.md"
     if path.exists():
         raise ConfigError(f"new: {path} already exists; choose another title or edit that file")
+    same = _titled(explainers, title)
+    if same is not None:
+        raise ConfigError(f"new: {same} already has the title {title!r}; choose another title or edit that file")
     related = "permutation-test-fairness-gaps" if (explainers / "permutation-test-fairness-gaps.md").exists() else ""
     explainers.mkdir(parents=True, exist_ok=True)
     front = {"title": title, "subtitle": "What question does this method answer?",

@@ -8,6 +8,10 @@ without touching the working repository's branches). The site carries its manife
 (``fairsite-manifest.json``: the commit, the date, the lock and accepted-numbers digests, every
 page's digest), so ``fairsite check --against URL_OR_DIR`` can later say which pages online are
 out of date.
+
+A command, not a stage: it runs the whole pipeline (:func:`site_src.build.build`), so it lives
+beside the command line (:mod:`site_src.cli`) and the stage folders never import upward; what it
+writes into the site (the manifest, the facts of a build) is :mod:`site_src.publishing.provenance`.
 """
 
 from __future__ import annotations

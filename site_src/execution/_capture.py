@@ -1,0 +1,193 @@
+"""The figures of an explainer run, in the site's style, and their phone variants.
+
+:func:`_pyplot` sets matplotlib up (Agg, reproducible SVG, ``SITE_STYLE``);
+:class:`_FigureCapture` saves each figure in drawing order (at ``plt.show()``, when it is closed,
+and those still open or never shown at the end), as the output of the cell that opened it;
+:func:`save_narrow_variant` lays a figure of one row of panels out again for a phone
+(``NARROW_WIDTH_IN``). Part of the runner (:mod:`site_src.execution._runner`).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+
+def _pyplot():
+    """``matplotlib.pyplot`` on the Agg backend, in the site's style, writing reproducible SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    # Deterministic SVG ids, no dates in files: two builds of the same inputs are byte-identical.
+    matplotlib.rcParams["svg.hashsalt"] = "fairsite"
+    apply_site_style(matplotlib.rcParams)
+    return plt
+
+
+class _FigureCapture:
+    """Figures saved in drawing order: at ``plt.show()``, when a figure is closed (``plt.close``
+    with a figure, a number, a label or ``'all'``), and those still open at the end. A figure is
+    saved again only if it changed since it was last saved (matplotlib marks it stale).
+
+    Figures made without pyplot (``matplotlib.figure.Figure()``, drawn and saved by the code) are
+    not pyplot's to show or close: every Figure the run creates is noted (a hook on
+    ``Figure.__init__``), and one that was never saved and holds something is saved at the end,
+    after pyplot's, in the order they were created, as the output of the cell that created it."""
+
+    def __init__(self, plt, out_dir: Path):
+        from matplotlib._pylab_helpers import Gcf
+
+        self.files: list[dict] = []
+        self._out = out_dir
+        self._saved: set[int] = set()
+        real_destroy, real_destroy_all = Gcf.destroy.__func__, Gcf.destroy_all.__func__
+
+        def destroy(cls, num):
+            manager = num if hasattr(num, "canvas") else cls.figs.get(num)
+            if manager is not None:
+                self._save(manager.canvas.figure)
+                self._created.pop(id(manager.canvas.figure), None)  # saved; let it be freed
+            real_destroy(cls, num)
+
+        def destroy_all(cls):
+            for manager in sorted(cls.figs.values(), key=lambda m: m.num):
+                self._save(manager.canvas.figure)
+                self._created.pop(id(manager.canvas.figure), None)
+            real_destroy_all(cls)
+
+        Gcf.destroy, Gcf.destroy_all = classmethod(destroy), classmethod(destroy_all)
+        self._gcf = Gcf
+        self._created: dict = {}  # id -> every Figure the run created and pyplot has not closed, in order
+        from matplotlib.figure import Figure
+
+        real_init = Figure.__init__
+
+        def init(fig, *args, **kwargs):
+            real_init(fig, *args, **kwargs)
+            if self.tracking:
+                self._created[id(fig)] = fig
+                self._owner.setdefault(id(fig), self.cell)
+
+        Figure.__init__ = init
+        self.tracking = True  # off once the run ends: the runner's own figures are not the run's
+        self.cell = 0  # the cell running now; a figure saved while it runs is its output
+        self._owner: dict[int, int] = {}  # id(figure) -> the cell that opened it
+        self._figs: list = []  # the figure of each file, for its narrow variant at the end
+        self.seconds = 0.0  # spent saving files: a cost of the page, not of the code
+        plt.show = lambda *a, **k: self.capture_open()
+
+    def capture_open(self) -> None:
+        for manager in sorted(self._gcf.get_all_fig_managers(), key=lambda m: m.num):
+            self._save(manager.canvas.figure)
+
+    def open_figures(self) -> set[int]:
+        return {id(m.canvas.figure) for m in self._gcf.get_all_fig_managers()}
+
+    def opened_by(self, figure_ids: set[int], cell: int) -> None:
+        for fid in figure_ids:
+            self._owner.setdefault(fid, cell)
+
+    def finish(self) -> None:
+        """Save the figures still open, then the narrow (phone) variant of each figure's last
+        file: it re-lays the figure out, so it is drawn only once the code can no longer change it."""
+        self.capture_open()
+        self.tracking = False
+        for fig in list(self._created.values()):
+            if id(fig) not in self._saved and (fig.axes or fig.artists or fig.lines or fig.patches
+                                               or fig.texts or fig.images or fig.legends):
+                self._save(fig)
+        started = time.perf_counter()
+        last = {id(fig): i for i, fig in enumerate(self._figs)}
+        for i, fig in enumerate(self._figs):
+            if last[id(fig)] != i:
+                continue  # drawn again later (the code changed it): the later file has the variant
+            narrow = self._out / f"figure-{i + 1}-narrow.svg"
+            if save_narrow_variant(fig, narrow):
+                self.files[i]["narrow"] = narrow.name
+        self.seconds += time.perf_counter() - started
+
+    def _save(self, fig) -> None:
+        if id(fig) in self._saved and not fig.stale:
+            return
+        started = time.perf_counter()
+        i = len(self.files) + 1
+        # SVG only: the page, the lightbox, the home card and the notebook all show the SVG.
+        svg = self._out / f"figure-{i}.svg"
+        fig.savefig(svg, format="svg", metadata={"Date": None})
+        fig.stale = False  # saving drew it; a later change marks it stale again
+        self._saved.add(id(fig))
+        self.files.append({"svg": svg.name, "cell": self._owner.get(id(fig), self.cell)})
+        self._figs.append(fig)
+        self.seconds += time.perf_counter() - started
+
+
+# The site's figure style, applied to every explainer run (the reader who runs the file gets
+# matplotlib's defaults; the numbers are the same). Sizes are for the page: the content column is
+# about 550 px wide on a laptop and the explainers draw at 9-10.5 in (860-1000 px), so a figure
+# shows at ~0.57 of its size and 13 pt text reads at ~10 px, near the page's captions (11 px);
+# a click opens it full size.
+# The background is transparent and the ink dark: the light scheme shows it as drawn, the dark
+# scheme inverts it (extra.css). Colours: the theme's indigo and deep orange first, then
+# Okabe-Ito colours, which stay distinct with the common colour-vision deficiencies.
+SITE_STYLE = {
+    "font.size": 13, "axes.titlesize": 13, "axes.labelsize": 13, "xtick.labelsize": 12,
+    "ytick.labelsize": 12, "legend.fontsize": 11, "figure.titlesize": 14,
+    "figure.facecolor": "none", "axes.facecolor": "none", "savefig.facecolor": "none",
+    "savefig.transparent": True,
+    # A legend sits on a near-opaque card so data under it cannot run through its text.
+    "legend.frameon": True, "legend.facecolor": "white", "legend.framealpha": 0.85, "legend.edgecolor": "none",
+    "text.color": "#212121", "axes.labelcolor": "#212121", "axes.edgecolor": "#616161",
+    "xtick.color": "#424242", "ytick.color": "#424242",
+    "axes.spines.top": False, "axes.spines.right": False, "grid.color": "#9e9e9e", "grid.alpha": 0.4,
+    "axes.prop_cycle": ["#3f51b5", "#d84315", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"],
+}
+
+
+NARROW_WIDTH_IN = 6.6  # shown on a 390 px phone (about 364 px of column) at the laptop's scale
+
+
+def apply_site_style(rc) -> None:
+    """Set the site's figure style (``SITE_STYLE``) in matplotlib's ``rcParams`` ``rc``."""
+    from cycler import cycler
+
+    for key, value in SITE_STYLE.items():
+        rc[key] = cycler(color=value) if key == "axes.prop_cycle" else value
+
+
+def save_narrow_variant(fig, path: Path) -> bool:
+    """Save ``fig`` laid out for a phone: panels side by side stacked, the width ``NARROW_WIDTH_IN``.
+
+    Only for figures whose axes all sit in one row of one grid (``plt.subplots(1, n)``) or that
+    have a single axes; anything else (insets, colour bars, grids of panels) keeps its one layout
+    and this returns False. Call it after the figure's own files are saved: it changes the figure.
+    """
+    axes = list(fig.axes)
+    specs = [ax.get_subplotspec() for ax in axes]
+    if not axes or any(s is None for s in specs):
+        return False
+    grid = specs[0].get_gridspec()
+    if any(s.get_gridspec() is not grid for s in specs) or grid.nrows != 1:
+        return False
+    width, height = fig.get_size_inches()
+    ordered = sorted(axes, key=lambda ax: ax.get_subplotspec().colspan.start)
+    if len(ordered) > 1:
+        stacked = fig.add_gridspec(len(ordered), 1)
+        for row, ax in enumerate(ordered):
+            ax.set_subplotspec(stacked[row, 0])
+            ax.yaxis.set_tick_params(labelleft=True)  # a shared y axis hid the inner panels' labels
+        height = height * len(ordered) * 0.9
+    else:
+        height = height * max(0.75, NARROW_WIDTH_IN / width)
+    fig.set_size_inches(NARROW_WIDTH_IN, height)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "tight layout not applied": keep the wide figure only
+        try:
+            fig.tight_layout()
+        except Exception:  # noqa: BLE001 - any layout failure has the same answer
+            return False
+    fig.savefig(path, format="svg", metadata={"Date": None})
+    return True

@@ -1,0 +1,155 @@
+"""The fork server: import the heavy packages once, then fork one clean child per explainer run.
+
+A fresh interpreter per explainer pays for importing NumPy, pandas, SciPy, scikit-learn,
+fairlearn, matplotlib and faircode every time (about 1.3 s each here). The build starts this
+server once (``python -m site_src.execution._runner --serve``); it imports what the explainers
+import, reads the installed packages' versions, and then forks a child per run, as
+multiprocessing's "forkserver" and pytest-xdist do. The child is a process of its own (own
+session and process group, its own stdout/stderr files, stdin from /dev/null, the run's token in
+its environment) that has run no explainer code: it then does exactly what
+:func:`site_src.execution._runner.main` does in a fresh interpreter (memory limit, parent-death
+signal, audit hook, seeds, figure capture), which :func:`serve` is handed as ``run`` (so that
+this module need not import the runner, which runs as ``__main__``). The server is
+single-threaded, so forking is safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import traceback
+
+from site_src.execution._inputs import _package_index
+from site_src.execution._limits import _libc, _PR_SET_PDEATHSIG
+
+
+_REAL_EXIT = os._exit  # before _record_hard_exits wraps it in a run
+
+
+def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
+    """Serve fork requests on the listening Unix socket ``listen_fd`` until stdin closes.
+
+    Each request is one JSON line ``{"spec", "stdout", "stderr", "cwd", "env"}`` on its own
+    connection; ``run(spec_path, parent_pid=...)`` (the runner's ``main``) runs each in a forked
+    child. The reply is ``{"pid": ...}`` at once and ``{"returncode": ...}`` (negative:
+    killed by that signal, as ``subprocess`` reports it) when the child has ended.
+    """
+    import selectors
+    import socket
+
+    libc = _libc()
+    if libc is not None:  # the build died: so does the server (and its children, through theirs)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != build_pid:
+        return 1
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
+    listener = socket.socket(fileno=listen_fd)
+    _import_ahead(preload)
+    server_pid = os.getpid()
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(0, selectors.EVENT_READ)  # the build closes our stdin when it is done
+    children: dict[int, socket.socket] = {}  # pid -> the connection its request came on
+    try:
+        while True:
+            for key, _ in selector.select(timeout=0.005 if children else None):
+                if key.fileobj == 0:
+                    if not os.read(0, 4096):
+                        return 0
+                    continue
+                conn, _ = listener.accept()
+                request = json.loads(_read_line(conn))
+                pid = os.fork()
+                if pid == 0:
+                    selector.close()
+                    _forked_run(request, server_pid, [listener, conn, *children.values()], run)
+                conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+                children[pid] = conn
+            _reap(children)
+    finally:
+        for pid in children:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _import_ahead(preload: list) -> None:
+    """Import what the explainers import (``[module, [names imported from it]]``) and read the
+    installed packages' versions, once, for every forked child to inherit."""
+    import importlib
+
+    for module, names in preload:
+        # A failure is left for the run itself to meet and report.
+        with contextlib.suppress(Exception):
+            imported = importlib.import_module(module)
+            for name in names:  # a package's lazily imported names, or submodules
+                with contextlib.suppress(Exception):
+                    if not hasattr(imported, name):
+                        importlib.import_module(f"{module}.{name}")
+    _package_index(every_version=True)
+
+
+def _reap(children: dict) -> None:
+    """Tell the build the return code of each child that has ended, on its request's connection."""
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        conn = children.pop(pid, None)
+        if conn is not None:
+            try:
+                conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+            except OSError:
+                pass
+            conn.close()
+
+
+def _read_line(conn) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise ConnectionError("the connection closed before a whole line arrived")
+        data += chunk
+    return data
+
+
+def _forked_run(request: dict, server_pid: int, inherited: list, run) -> None:
+    """In the forked child: become the run's own process, ``run`` the spec (``main``), exit. Never returns."""
+    status = 1
+    try:
+        os.setsid()  # its own session and process group, as the build's Popen(start_new_session) gave
+        for sock in inherited:
+            sock.close()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            out = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(out, fd)
+            os.close(out)
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        status = run(request["spec"], parent_pid=server_pid)
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - a runner fault: say it on the run's stderr
+        traceback.print_exc()
+    finally:
+        try:
+            import atexit
+
+            atexit._run_exitfuncs()  # what a normal interpreter exit runs (joblib, logging, ...)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            _REAL_EXIT(status)

@@ -1,0 +1,294 @@
+"""What an explainer run read: the audit hook, and the modules and packages it imported.
+
+:class:`_InputRecorder` is the run's audit hook (PEP 578): the project files it opens (their
+digests join the run cache's key), what cannot be keyed by a file's digest (a directory listing,
+a child process, SQLite, the network, a file outside the repository) and what it writes.
+:func:`_project_modules` and :func:`_packages` list, once the code has run, the project modules
+and the installed distributions it imported. :func:`in_environment` says which files belong to
+the Python environment (covered by package versions, not digests). Part of the runner
+(:mod:`site_src.execution._runner`); its files, ``RUNNER_FILES``, are never the run's inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import sysconfig
+from pathlib import Path
+
+
+def _environment_dirs() -> tuple[Path, ...]:
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    dirs.update(p for p in sysconfig.get_paths().values() if p)
+    return tuple(sorted({Path(d).resolve() for d in dirs}))
+
+
+_ENVIRONMENT = _environment_dirs()
+
+
+# The runner's own modules: what runs the explainer, so neither among the project modules the
+# run imported nor frames of the traceback it reports.
+RUNNER_FILES = frozenset(Path(__file__).resolve().with_name(f"{name}.py") for name in (
+    "_runner", "_inputs", "_limits", "_cells", "_capture", "_forkserver"))
+
+
+def in_environment(path: Path) -> bool:
+    """True for files of the Python environment: the virtual environment wherever it lives
+    (inside the clone or not), the base installation, any site-packages. Package versions
+    cover them, and their place differs from one machine to the next."""
+    p = Path(path).resolve()
+    return (any(p.is_relative_to(d) for d in _ENVIRONMENT)
+            or any(part in ("site-packages", "dist-packages") for part in p.parts))
+
+
+class _InputRecorder:
+    """An audit hook (PEP 578) recording what the run reads and writes.
+
+    Files opened through Python (``open``, ``os.open``, ``io.open``, and C code that calls them,
+    such as pandas or NumPy) are recorded by path, so their digests join the cache key; an
+    ``open`` of a bare file descriptor is resolved through ``/proc/self/fd``. What cannot be
+    keyed by a file's digest is recorded as a sentence in ``untracked``: SQLite connections
+    (a database the run creates too: it may grow from one run to the next), child processes
+    (``subprocess``, ``os.system``, ``os.exec*``, ``os.posix_spawn``, ``os.spawn*``,
+    ``os.fork``), directory listings (``os.listdir``, ``os.scandir`` and so ``os.walk``,
+    ``glob``, ``pathlib`` globbing), files read outside the repository (``/tmp/...``), project
+    libraries loaded with ``ctypes`` and network connections. Not the run's inputs: the Python
+    environment, the system's own files (``/proc``, ``/sys``, ``/dev``, ``/etc``, ``/usr``, ...),
+    matplotlib's configuration and cache, the import system's listings, and files the run wrote
+    itself. Files opened for writing are recorded in ``written`` (inside the repository) and
+    ``written_outside`` (outside it, if still there when the run ends), for the build to warn
+    of. Reads by C code that calls the C library directly raise no audit event and cannot be
+    seen; explainers that use such code declare ``inputs:``.
+    See https://docs.python.org/3/library/audit_events.html.
+    """
+
+    _CHILD = {"subprocess.Popen": "subprocess", "os.system": "os.system", "os.exec": "os.exec",
+              "os.posix_spawn": "os.posix_spawn", "os.spawn": "os.spawn", "os.startfile": "os.startfile"}
+    _LISTING = {"os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "pathlib.Path.glob",
+                "pathlib.Path.rglob"}
+    _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    # The system's own files: read by libraries for what the machine is (CPU count, time zone,
+    # fonts, locale), not data the explainer's numbers come from.
+    _SYSTEM = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc", "/usr", "/lib", "/lib32", "/lib64",
+                                      "/bin", "/sbin", "/run", "/var/lib", "/var/cache", "/opt"))
+
+    def __init__(self, root: Path, out_dir: Path):
+        self.root, self.out_dir = root, out_dir
+        self.opened: set[str] = set()
+        self.untracked: dict[str, None] = {}  # an ordered set of sentences
+        self.written: dict[str, None] = {}  # project files opened for writing, in order
+        self._written_outside: dict[str, None] = {}
+        self._wrote: set[Path] = set()  # every file the run opened for writing (absolute)
+        self._private = tuple(_matplotlib_dirs())
+        self.active = True
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if not self.active:
+            return
+        try:
+            if event == "open" and args:
+                self._open(*args[:3])
+            elif event in self._LISTING:
+                self._listing(event, args)
+            elif event in self._CHILD:
+                self._note(f"ran a child process {self._command(event, args)} ({self._CHILD[event]})")
+            elif event in ("os.fork", "os.forkpty"):
+                self._note(f"forked a child process ({event})")
+            elif event == "sqlite3.connect" and args:
+                self._sqlite(args[0])
+            elif event == "ctypes.dlopen" and args and args[0]:
+                rel = self._project_path(args[0])
+                if rel is not None:
+                    self._note(f"loaded the library {rel} (ctypes)")
+            elif event == "socket.connect" and len(args) > 1:
+                self._note(f"connected to {args[1]!r} (network)")
+        except Exception:  # noqa: BLE001 - recording must never break the run it watches
+            pass
+
+    def written_outside(self) -> list[str]:
+        """Files outside the repository the run wrote and left behind (absolute paths)."""
+        return [p for p in self._written_outside if os.path.exists(p)]
+
+    def _note(self, sentence: str) -> None:
+        self.untracked.setdefault(sentence, None)
+
+    @staticmethod
+    def _path(raw) -> Path | None:
+        """``raw`` (a path, or a file descriptor) as an absolute path; None for a pipe or socket."""
+        if isinstance(raw, int):  # a file descriptor: its file, unless it is a pipe or socket
+            raw = os.readlink(f"/proc/self/fd/{raw}")
+            if not raw.startswith("/"):
+                return None
+        if not isinstance(raw, (str, bytes, os.PathLike)):
+            return None
+        return Path(os.path.abspath(os.fsdecode(raw)))
+
+    def _project_path(self, raw) -> str | None:
+        """``raw`` relative to the project root if it is a project file (not the environment,
+        not the run's own output, not a hidden or generated folder), else None."""
+        p = self._path(raw)
+        if p is None:
+            return None
+        p = p.resolve()
+        if not p.is_relative_to(self.root) or p.is_relative_to(self.out_dir) or in_environment(p):
+            return None
+        rel = p.relative_to(self.root)
+        # Caches and build metadata are not the run's data.
+        if any(part.startswith((".", "__")) or part.endswith(".egg-info") for part in rel.parts):
+            return None
+        return str(rel)
+
+    def _outside_path(self, raw) -> Path | None:
+        """``raw`` as an absolute path if it is outside the repository and none of the system's,
+        the environment's, matplotlib's or the run's own output; else None."""
+        p = self._path(raw)
+        if p is None:
+            return None
+        p = p.resolve()
+        if (p.is_relative_to(self.root) or p.is_relative_to(self.out_dir) or in_environment(p)
+                or any(p.is_relative_to(d) for d in self._SYSTEM + self._private)):
+            return None
+        return p
+
+    def _open(self, raw, mode=None, flags=0) -> None:
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            not isinstance(mode, str) and isinstance(flags, int) and bool(flags & self._WRITE_FLAGS))
+        rel = self._project_path(raw)
+        if rel is not None:
+            if Path(rel).suffix not in {".py", ".pyc"} and not (self.root / rel).is_dir():
+                self.opened.add(rel)
+                if writes:
+                    self.written.setdefault(rel, None)
+            return
+        outside = self._outside_path(raw)
+        if outside is None or outside.is_dir():
+            return
+        if writes:
+            self._wrote.add(outside)
+            self._written_outside.setdefault(str(outside), None)
+        elif outside not in self._wrote:  # a file the run wrote itself is its own output
+            self._note(f"read {outside} (outside the repository)")
+
+    def _listing(self, event: str, args: tuple) -> None:
+        if _called_by_import_system():
+            return
+        if event.startswith("pathlib."):  # (path, pattern)
+            target = os.path.join(os.fsdecode(os.fspath(args[0])), os.fsdecode(args[1]))
+        elif event.startswith("glob."):  # (pattern, recursive[, root_dir, dir_fd])
+            base = os.fsdecode(args[2]) if len(args) > 2 and args[2] else ""
+            target = os.path.join(base, os.fsdecode(args[0]))
+        else:  # (path,), or a file descriptor
+            target = args[0] if args and args[0] is not None else "."
+            if isinstance(target, int):
+                target = os.readlink(f"/proc/self/fd/{target}")
+            target = os.fsdecode(target)
+        # A glob pattern is not a path: it is the folder it starts from that is listed.
+        folder = os.path.abspath(target.split("*")[0].split("?")[0].split("[")[0] or ".")
+        name = event.removesuffix("/2")  # glob raises glob.glob and glob.glob/2
+        if Path(folder).resolve() == self.root or self._project_path(folder) is not None:
+            self._note(f"listed {os.path.relpath(os.path.abspath(target), self.root)} ({name})")
+        elif self._outside_path(folder) is not None:
+            self._note(f"listed {os.path.abspath(target)} ({name}, outside the repository)")
+
+    def _sqlite(self, database) -> None:
+        if not isinstance(database, (str, bytes, os.PathLike)):
+            return
+        name = os.fsdecode(database)
+        if name in ("", ":memory:") or name.startswith("file::memory:") or "mode=memory" in name:
+            return
+        path = os.path.abspath(name[5:].split("?")[0] if name.startswith("file:") else name)
+        # Recorded whether or not the file exists yet: a database the run creates may be one it
+        # adds to on every run, and its next run reads what this one left.
+        inside = Path(path).resolve().is_relative_to(self.root)
+        shown = os.path.relpath(path, self.root) if inside else f"{path}, outside the repository"
+        self._note(f"connected to {shown} (sqlite3)")
+
+    @staticmethod
+    def _command(event: str, args: tuple) -> str:
+        if event == "os.system":
+            cmd = os.fsdecode(args[0])
+        elif event == "subprocess.Popen":  # (executable, args, cwd, env)
+            argv = args[1]
+            cmd = os.fsdecode(argv) if isinstance(argv, (str, bytes)) else shlex.join(os.fsdecode(a) for a in argv)
+        else:  # os.exec / os.posix_spawn / os.spawn: (path, argv, env)
+            argv = args[1] if len(args) > 1 and args[1] else [args[0]]
+            cmd = shlex.join(os.fsdecode(a) for a in argv)
+        return f"`{cmd if len(cmd) <= 80 else cmd[:77] + '...'}`"
+
+
+def _matplotlib_dirs() -> list[Path]:
+    """matplotlib's configuration and cache folders (its font list, style files): the library's
+    own state, not the run's data."""
+    try:
+        import matplotlib
+
+        return [Path(matplotlib.get_configdir()).resolve(), Path(matplotlib.get_cachedir()).resolve()]
+    except Exception:  # noqa: BLE001 - without matplotlib there is nothing of it to ignore
+        return []
+
+
+def _called_by_import_system() -> bool:
+    """True when the event comes from importlib (its finders list the sys.path folders)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _project_modules(root: Path) -> list[str]:
+    main_file = Path(getattr(sys.modules.get("__main__"), "__file__", None) or "/").resolve()
+    files = set()
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if not f:
+            continue
+        p = Path(f).resolve()
+        # The code's own file is __main__'s (the code's text is in the key already).
+        if p.is_relative_to(root) and p not in RUNNER_FILES and p != main_file and not in_environment(p):
+            files.add(str(p.relative_to(root)))
+    return sorted(files)
+
+
+def _packages() -> dict:
+    """Versions of the installed distributions whose top-level modules the run imported."""
+    _package_index()
+    out = {}
+    for name in {name.split(".")[0] for name in sys.modules}:
+        for dist in _PROVIDERS.get(name, []):
+            if _version(dist) is not None:
+                out[dist] = _version(dist)
+    return dict(sorted(out.items()))
+
+
+_PROVIDERS: dict | None = None  # top-level module -> the distributions that provide it
+
+
+_VERSIONS: dict[str, str | None] = {}  # distribution -> version (None: not found)
+
+
+def _package_index(*, every_version: bool = False) -> None:
+    """Read which distributions provide each top-level module once per process; with
+    ``every_version`` (the fork server, once per build) read every version too."""
+    global _PROVIDERS
+    from importlib import metadata
+
+    if _PROVIDERS is None:
+        _PROVIDERS = metadata.packages_distributions()
+    if every_version:
+        for names in _PROVIDERS.values():
+            for dist in names:
+                _version(dist)
+
+
+def _version(dist: str) -> str | None:
+    if dist not in _VERSIONS:
+        from importlib import metadata
+
+        try:
+            _VERSIONS[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            _VERSIONS[dist] = None
+    return _VERSIONS[dist]
