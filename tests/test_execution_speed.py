@@ -1,0 +1,65 @@
+"""Issue 26's changes to the runs: what a run records is what it recorded before, found with less work."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_project_modules_are_what_resolving_every_module_gives(tmp_path):
+    # Oracle: resolve every imported module's file, as the runner did before issue 26. The project
+    # has a package folder, a module reached through a symbolic link to a file, a folder reached
+    # through a symbolic link, and a module outside it; the process first remembers the folders
+    # of what it imported (as the fork server does), then imports more (as a run does).
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "a.py").write_text("")
+    (root / "real").mkdir()
+    (root / "real" / "b.py").write_text("")
+    (root / "pkg" / "b_link.py").symlink_to(root / "real" / "b.py")
+    (root / "linked").symlink_to(root / "real", target_is_directory=True)
+    (root / "real" / "c.py").write_text("")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "d.py").write_text("")
+    probe = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        sys.path[:0] = [{str(root)!r}, {str(root / 'linked')!r}, {str(outside)!r}]
+        from site_src.execution import _inputs
+        root = Path({str(root)!r}).resolve()
+        import pkg.a
+        _inputs._remember_module_folders(root)
+        import pkg.b_link, c, d
+        def oracle():
+            main_file = Path(getattr(sys.modules.get("__main__"), "__file__", None) or "/").resolve()
+            found = set()
+            for mod in list(sys.modules.values()):
+                f = getattr(mod, "__file__", None)
+                if not f:
+                    continue
+                p = Path(f).resolve()
+                if (p.is_relative_to(root) and p not in _inputs.RUNNER_FILES and p != main_file
+                        and not _inputs.in_environment(p)):
+                    found.add(str(p.relative_to(root)))
+            return sorted(found)
+        print(_inputs._project_modules(root) == oracle(), _inputs._project_modules(root))
+        """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True ['pkg/__init__.py', 'pkg/a.py', 'real/b.py', 'real/c.py']"), done.stdout
+
+
+def test_the_fork_server_remembers_the_folders_of_what_it_preloaded():
+    from site_src.execution import _forkserver, _inputs
+
+    _inputs._FOLDERS.clear()
+    _forkserver._import_ahead([["json", []]])
+    assert any(folder == os.path.dirname(sys.modules["json"].__file__) for folder, _ in _inputs._FOLDERS)
