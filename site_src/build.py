@@ -78,6 +78,7 @@ class BuildOptions:
     on_run_done: OnRunDone | None = None  # given each RunResult or ExecutionError as it finishes
     on_run_start: OnRunStart | None = None  # given the slug of each run as it starts
     on_stage: OnStage | None = None  # given the name of each later stage as it starts
+    keep_fork_server: bool = False  # `serve`: the fork server outlives the build, for the next one
 
     def __post_init__(self):
         if not isinstance(self.numbers, NumbersMode):
@@ -222,7 +223,7 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
             inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
             expected_warnings={e.slug: [w.match for w in e.meta.warnings] for e in explainers},
             use_cache=options.use_cache, force_all=options.force_all, force=options.force,
-            on_done=options.on_run_done,
+            on_done=options.on_run_done, keep_server=options.keep_fork_server,
         )
 
 

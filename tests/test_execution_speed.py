@@ -63,3 +63,47 @@ def test_the_fork_server_remembers_the_folders_of_what_it_preloaded():
     _inputs._FOLDERS.clear()
     _forkserver._import_ahead([["json", []]])
     assert any(folder == os.path.dirname(sys.modules["json"].__file__) for folder, _ in _inputs._FOLDERS)
+
+
+def _tiny_site(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "site-root"
+    shutil.copytree(REPO / "tests" / "fixtures" / "tinysite", root)
+    return root
+
+
+def test_serve_keeps_the_fork_server_between_rebuilds_until_the_library_changes(tmp_path):
+    from site_src.build import BuildOptions, NumbersMode, build
+    from site_src.execution import execute
+
+    root = _tiny_site(tmp_path)
+    source = root / "explainers" / "coin-flips.md"
+    options = BuildOptions(root=root, numbers=NumbersMode.SERVE, keep_fork_server=True)
+    try:
+        first = build(options)
+        server = execute._KEPT["server"]
+        assert not first.runs[0].cached and server.proc.poll() is None  # kept alive after the build
+        source.write_text(source.read_text().replace("n_flips = 2000", "n_flips = 2002"))
+        second = build(options)
+        assert not second.runs[0].cached and execute._KEPT["server"] is server  # the same server ran it
+        assert "2,002" in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+        # A library module changes: a run must not import the server's old copy of it.
+        (root / "faircode").mkdir()
+        (root / "faircode" / "__init__.py").write_text("")
+        source.write_text(source.read_text().replace("n_flips = 2002", "n_flips = 2004"))
+        third = build(options)
+        assert not third.runs[0].cached and execute._KEPT["server"] is not server
+        assert server.proc.poll() is not None  # the old one was ended
+    finally:
+        execute.close_kept_server()
+    assert not execute._KEPT
+
+
+def test_a_build_without_keep_ends_its_fork_server(tmp_path):
+    from site_src.build import BuildOptions, build
+    from site_src.execution import execute
+
+    root = _tiny_site(tmp_path)
+    build(BuildOptions(root=root))
+    assert not execute._KEPT
