@@ -107,3 +107,29 @@ def test_a_build_without_keep_ends_its_fork_server(tmp_path):
     root = _tiny_site(tmp_path)
     build(BuildOptions(root=root))
     assert not execute._KEPT
+
+
+def test_a_build_that_runs_everything_starts_its_fork_server_before_reading_the_explainers(tmp_path, monkeypatch):
+    from site_src import build as build_module
+    from site_src.build import BuildOptions, build
+    from site_src.execution import execute
+
+    root = _tiny_site(tmp_path)
+    events = []
+    real_init, real_collect = execute._ForkServer.__init__, build_module.collect
+
+    def init(self, *args, **kwargs):
+        events.append("server")
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(execute._ForkServer, "__init__", init)
+    monkeypatch.setattr(build_module, "collect", lambda *a, **k: events.append("collect") or real_collect(*a, **k))
+    build(BuildOptions(root=root))  # a first build: no record of what the explainers import yet
+    assert events == ["collect", "server"]
+    assert "numpy" in (root / ".cache" / "fairsite" / execute.PRELOAD).read_text()
+    events.clear()
+    forced = build(BuildOptions(root=root, force_all=True))
+    assert events == ["server", "collect"] and not forced.runs[0].cached  # one server, started first, used
+    events.clear()
+    build(BuildOptions(root=root))  # an incremental build with nothing to run starts none
+    assert events == ["collect"]
