@@ -1,11 +1,11 @@
-"""Suite-wide configuration: how the tests share two cores (pytest-xdist).
+"""Suite-wide configuration: how the tests share two cores (pytest-xdist), and the built sites they share.
 
-The README's test command (and .ci/run) runs ``pytest -n auto --dist loadgroup``: one worker per
-core, and each group of tests below on one worker, so a fixture built once per module or session
-(a built fixture site, the real site the browser tests read, a benchmark run) is built once, not
-once per worker, and no two workers write the same folder (tests/e2e/artifacts, a module's
-tmp_path_factory folders). Without ``-n`` (one process, as when running a few tests) nothing here
-changes anything.
+The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per core. The
+scheduler below sends each test file to one worker, and every browser test (tests/e2e) to the
+same one, so a fixture built once per module or session (a built fixture site, the real site the
+browser tests read, a benchmark run) is built once, not once per worker, and no two workers
+write the same folder (tests/e2e/artifacts, a module's tmp_path_factory folders). Without ``-n``
+(one process, as when running a few tests) nothing here changes anything.
 """
 
 from __future__ import annotations
@@ -15,19 +15,25 @@ from pathlib import Path
 import pytest
 
 
-def _group(item) -> str:
-    path = Path(str(item.path))
+def _group(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
     # Every browser test reads the one site tests/e2e/conftest.py builds per session: one worker.
-    if path.parent.name == "e2e":
-        return "e2e"
-    return path.name  # a module: its module-scoped fixtures are built once
+    return "tests/e2e" if path.startswith("tests/e2e/") else path
 
 
-def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist") or config.getoption("dist", "no") == "no":
-        return
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduler, with the scope of a test being its file, or tests/e2e as a whole.
+
+    (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with the locked
+    pytest and pytest-xdist it spread a file's tests over both workers.)
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _FileOrBrowserScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return _FileOrBrowserScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -60,3 +66,4 @@ def copy_of_built_tinysite(built: Path, where: Path) -> Path:
     (root / filestate.STATE).unlink()
     assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
     return root
+
