@@ -4,12 +4,19 @@ Run from the repository root::
 
     python bench/bench_benchmark.py            # full table with 2 jobs, then Adult scaling
     python bench/bench_benchmark.py --no-full  # scaling only
+    python bench/bench_benchmark.py --cpu-vs main [--runs 3]  # CPU against another revision, only
 
 Prints (1) the wall time of the whole table with ``n_jobs`` jobs (target: under 5 minutes on
 2 cores) and (2) for Benefits Denial (Adult) subsampled to 25%, 50% and 100% of its rows, the
 time of every strategy x model task run one after another, split into model fitting ("fit")
 and the fairness rows ("rows": rates, exact permutation tests, bootstrap intervals), each also
 as a ratio to the 25% run.
+
+With ``--cpu-vs REV`` it prints instead issue 26's row: the CPU time (user + sys of the command and
+of every process it started: the workers) of ``faircode benchmark --check --jobs 2`` on this
+working tree against the same command on git revision REV (exported to a temporary folder and
+imported from there through PYTHONPATH), each in a fresh process, ``--runs`` times alternated,
+medians; target <= 0.75x.
 """
 
 from __future__ import annotations
@@ -17,7 +24,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -57,12 +70,50 @@ def _scaling(slug: str) -> None:
         )
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _cpu_seconds(tree: Path) -> float:
+    """User + sys seconds of ``faircode benchmark --check --jobs 2`` run from ``tree`` (its own code)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([str(Path(sys.executable).parent / "faircode"), "benchmark", "--check", "--jobs", "2",
+                           "--no-progress"], cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree)),
+                          capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"faircode benchmark --check failed in {tree}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _cpu_vs(rev: str, runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = Path(tmp) / "ref"
+        ref.mkdir()
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(ref)], input=archive, check=True)
+        ours, theirs = [], []
+        for _ in range(runs):
+            ours.append(_cpu_seconds(REPO))
+            theirs.append(_cpu_seconds(ref))
+    med = statistics.median
+    ratio = med(ours) / med(theirs)
+    print(f"faircode benchmark --check --jobs 2, CPU seconds (user + sys, workers included), {runs} alternated runs")
+    print(f"  this tree:   median {med(ours):6.1f} s  {[round(t, 1) for t in ours]}")
+    print(f"  {rev}: median {med(theirs):6.1f} s  {[round(t, 1) for t in theirs]}")
+    print(f"  ratio {ratio:.2f}x (target <= 0.75x)  {'yes' if ratio <= 0.75 else 'NO'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-full", action="store_true", help="skip the full-table run")
     parser.add_argument("--audit", default="benefits-denial", help="audit for the scaling run")
+    parser.add_argument("--cpu-vs", metavar="REV", help="only the CPU of the whole benchmark against revision REV")
+    parser.add_argument("--runs", type=int, default=3, help="alternated runs with --cpu-vs (default 3)")
     args = parser.parse_args()
+    if args.cpu_vs:
+        _cpu_vs(args.cpu_vs, args.runs)
+        return
     print(f"cores: {os.cpu_count()}")
     if not args.no_full:
         t0 = time.perf_counter()

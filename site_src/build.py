@@ -31,7 +31,7 @@ from site_src.checking import check as check_stage
 from site_src.checking import lint, published, snapshot
 from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
-from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
+from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute, start_server_early
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
                                              swap_in, write_manifest)
@@ -78,6 +78,7 @@ class BuildOptions:
     on_run_done: OnRunDone | None = None  # given each RunResult or ExecutionError as it finishes
     on_run_start: OnRunStart | None = None  # given the slug of each run as it starts
     on_stage: OnStage | None = None  # given the name of each later stage as it starts
+    keep_fork_server: bool = False  # `serve`: the fork server outlives the build, for the next one
 
     def __post_init__(self):
         if not isinstance(self.numbers, NumbersMode):
@@ -168,14 +169,21 @@ def build(options: BuildOptions) -> BuildReport:
     code_dir = root / "explainers" / "code"
     with build_lock(root):
         filestate.forget(root)  # whatever this build does, the last record may no longer hold
-        filestate.load_digests(cache_dir)
-        explainers = collect(root / "explainers")
-        _check_slugs(explainers, options)
-        _check_audits(root)
-        facts = provenance.build_facts(root, [e.path for e in explainers])
-        code_files, errors = _extract(explainers, code_dir, options)
-        results = ResultsTable(root / "results" / "results_fairness.csv")
-        runs, run_errors = _execute(explainers, code_files, results, root=root, options=options)
+        # Every explainer will run: the fork server imports while the stages before the runs work.
+        early = (start_server_early(root, cache_dir) if (options.force_all or not options.use_cache)
+                 and not options.keep_fork_server else None)
+        try:
+            filestate.load_digests(cache_dir)
+            explainers = collect(root / "explainers")
+            _check_slugs(explainers, options)
+            _check_audits(root)
+            facts = provenance.build_facts(root, [e.path for e in explainers])
+            code_files, errors = _extract(explainers, code_dir, options)
+            results = ResultsTable(root / "results" / "results_fairness.csv")
+            runs, run_errors = _execute(explainers, code_files, results, root=root, options=options, early_server=early)
+        finally:
+            if early is not None:
+                early.close()  # a no-op once the runs have used and closed it
         checked = _check(explainers, runs, options=options, cache_dir=cache_dir)
         errors += run_errors + checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
@@ -211,7 +219,7 @@ def _extract(explainers: list[Explainer], code_dir: Path,
 
 
 def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
-             options: BuildOptions) -> tuple[list[RunResult], list[ExecutionError]]:
+             options: BuildOptions, early_server=None) -> tuple[list[RunResult], list[ExecutionError]]:
     """Stage 3: run (or reuse) every explainer's code, with its front matter's limits and inputs."""
     # The results page depends on results/ alone: it is drawn while the explainers run (on a
     # cold build it is most of the render stage), and leaving the block waits for it.
@@ -223,7 +231,7 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
             inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
             expected_warnings={e.slug: [w.match for w in e.meta.warnings] for e in explainers},
             use_cache=options.use_cache, force_all=options.force_all, force=options.force,
-            on_done=options.on_run_done,
+            on_done=options.on_run_done, keep_server=options.keep_fork_server, early_server=early_server,
         )
 
 

@@ -262,7 +262,8 @@ def _serve(root: Path, args) -> int:
         try:
             # Drifted numbers do not stop serving: the page says so in a banner at its top.
             with _Progress() as progress:
-                report = build(BuildOptions(root=root, jobs=args.jobs, numbers=NumbersMode.SERVE,
+                # The fork server is kept between rebuilds: a code edit does not wait for its imports.
+                report = build(BuildOptions(root=root, jobs=args.jobs, numbers=NumbersMode.SERVE, keep_fork_server=True,
                                             on_run_start=progress.start, on_run_done=progress.done,
                                             on_stage=progress.stage))
             state.succeeded()
@@ -287,6 +288,9 @@ def _serve(root: Path, args) -> int:
         pass
     finally:
         server.shutdown()
+        from site_src.execution.execute import close_kept_server
+
+        close_kept_server()
     return 0
 
 

@@ -453,3 +453,33 @@ _NAMES_BEFORE_THE_PACKAGE = [
 @pytest.mark.parametrize("name", _NAMES_BEFORE_THE_PACKAGE)
 def test_package_keeps_every_name_importable(name):
     assert getattr(bm, name) is not None  # AttributeError when a re-export is dropped
+
+
+def test_plan_fits_puts_s2_and_s3_of_one_model_in_one_fit():
+    tasks = bm.plan_tasks(audits=["german-credit"], models=["logistic_regression", "random_forest"])
+    groups = bm.plan_fits(tasks)
+    assert sorted(map(repr, (t for g in groups for t in g))) == sorted(map(repr, tasks))  # each task once
+    assert [[t.strategy for t in g] for g in groups] == [["S0"], ["S0"], ["S1"], ["S1"], ["S2", "S3"], ["S2", "S3"]]
+    assert all(len({(t.audit, t.model) for t in g}) == 1 for g in groups)
+
+
+def test_shared_fits_on_forked_workers_give_the_per_task_rows(tmp_path, monkeypatch):
+    # Issue 26: tasks grouped by fit, run on forked workers (or loky where fork is not
+    # available), give byte for byte the rows of one run_task per task in this process.
+    from faircode.benchmark import backends
+
+    subset = dict(audits=["german-credit"], strategies=["S2", "S3"], models=["gradient_boosting"])  # threaded: OpenMP after a fork
+    bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=2), tmp_path / "forked")
+    monkeypatch.setattr(backends, "_can_fork", lambda: False)
+    bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=2), tmp_path / "loky")
+    monkeypatch.setattr(backends, "run_tasks", lambda g, **kw: [bm.run_task(t, **kw) for t in g])
+    bm.write_results(*bm.run_benchmark(**subset, **FAST, n_jobs=1), tmp_path / "per-task")
+    assert _bytes(tmp_path / "forked") == _bytes(tmp_path / "per-task") == _bytes(tmp_path / "loky")
+
+
+def test_run_tasks_refuses_mixed_audits_or_models():
+    with pytest.raises(ValueError, match="one audit's tasks for one model"):
+        bm.run_tasks([bm.Task("german-credit", "S2", "logistic_regression"),
+                      bm.Task("german-credit", "S3", "random_forest")])
+    with pytest.raises(ValueError, match="one audit's tasks for one model"):
+        bm.run_tasks([])

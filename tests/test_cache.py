@@ -468,3 +468,63 @@ def test_the_recorder_sorts_outside_reads_listings_and_writes(tmp_path):
                                    f"listed {elsewhere} (os.listdir, outside the repository)"]
     assert rec.written_outside() == [str(elsewhere / "made.csv")]
     assert list(rec.written) == ["data.csv"] and "data.csv" in rec.opened
+
+
+_COMMENTED = """
+    import numpy as np  # the generator
+    # %% Draw
+    rng = np.random.default_rng(1)
+    # how many draws
+    n = int(rng.integers(10, 20))
+    if n > 0:
+        total = n + 1
+    print(total)
+    """
+
+
+@pytest.mark.parametrize(("edit", "reruns"), [
+    (lambda c: c.replace("# how many draws", "# how many draws we take, reworded"), False),
+    (lambda c: c.replace("  # the generator", ""), False),  # a trailing comment removed
+    (lambda c: c.replace("n + 1", "n  +  1").replace("        total", "      total"), False),  # spaces, indentation
+    (lambda c: c.replace("# how many draws\n", "# how many draws\n# a new line of comment\n"), True),  # lines shift
+    (lambda c: c.replace("# %% Draw", "# %% Drawing"), True),  # a cell marker is output structure
+    (lambda c: c.replace("n + 1", "n + 2"), True),
+    (lambda c: c.replace("default_rng(1)", "default_rng(1)  # seed"), False),
+])
+def test_a_comment_or_spacing_edit_keeps_the_cached_run(tmp_path, edit, reruns):
+    # Issue 26: the run's key is the code's tokens with their line numbers, so a comment or
+    # spaces within lines do not re-run it; the page shows the edited code all the same.
+    root = _site(tmp_path)
+    code = textwrap.dedent(_COMMENTED).strip()
+    _explainer(root, "commented", code, prose="Total {{ total | number }}.")
+    first = _runs(root)["commented"]
+    assert not first.cached
+    edited = edit(code)
+    assert edited != code
+    _explainer(root, "commented", edited, prose="Total {{ total | number }}.")
+    again = _runs(root)["commented"]
+    assert again.cached is not reruns, again.reason
+    if reruns:
+        assert again.reason == "code, declared inputs or Python changed"
+    generated = (root / "explainers" / "code" / "commented.py").read_text()
+    assert edited.splitlines()[-1] in generated and edited.splitlines()[3] in generated  # the code as edited
+
+
+def test_code_key_keeps_tokens_and_their_lines_only():
+    # Oracle: Python's own compiler. Codes with equal keys compile to the same bytecode with the
+    # same line table; codes with different keys here do not.
+    def compiled(code):
+        c = compile(code, "x.py", "exec")
+        return c.co_code, list(c.co_lines()), c.co_consts
+
+    base = "x = 1  # one\nif x:\n    y = [x,\n         2]\n"
+    same = ["x = 1\nif x:\n    y = [x,\n         2]\n", "x  =  1 # 1\nif x :\n  y = [ x ,\n 2 ]\n"]
+    different = ["\nx = 1\nif x:\n    y = [x,\n         2]\n", "x = 1\nif x:\n    y = [x, 2]\n", "x = 2\nif x:\n    y = [x,\n         2]\n"]
+    for code in same:
+        assert cache.code_key(code) == cache.code_key(base)
+        assert compiled(code) == compiled(base)
+    for code in different:
+        assert cache.code_key(code) != cache.code_key(base)
+        assert compiled(code) != compiled(base)
+    assert cache.code_key("s = '''\n# inside a string\n'''\n") != cache.code_key("s = '''\n# inside a string!\n'''\n")
+    assert cache.code_key("x = (\n") == "x = (\n"  # does not tokenize: keyed by its text

@@ -104,3 +104,68 @@ def test_fit_predict_validates_names():
         fit_predict(audit, strategy="S4")
     with pytest.raises(ValueError, match="`model` must be one of"):
         fit_predict(audit, model="svm")
+
+
+def _by_hand(audit, strategy, model):
+    """The oracle for fit_predict_strategies: scikit-learn and fairlearn called directly, one fit per strategy."""
+    from fairlearn.postprocessing import ThresholdOptimizer
+
+    X = encode_features(audit.df, feature_columns(audit, strategy))
+    X_train, X_test, y_train = X.iloc[audit.train], X.iloc[audit.test], audit.y[audit.train]
+    seed = audit.manifest.random_state
+    with threadpool_limits(limits=1):
+        est = build_model(model, seed).fit(X_train, y_train)
+        score = est.predict_proba(X_test)[:, 1]
+        if strategy != "S3":
+            return est.predict(X_test), score
+        sensitive = audit.masks[audit.attributes[0]]
+        post = ThresholdOptimizer(estimator=est, constraints="demographic_parity", objective="accuracy_score",
+                                  prefit=True, predict_method="predict_proba")
+        post.fit(X_train, y_train, sensitive_features=sensitive[audit.train])
+        return post.predict(X_test, sensitive_features=sensitive[audit.test], random_state=seed), score
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_shared_fit_gives_what_a_fit_per_strategy_gives(model):
+    # Issue 26: S3 reuses S2's fitted model and the forest's decisions come from its one
+    # predict_proba; neither may change a decision or a score.
+    audit = load_audit("german-credit")
+    from faircode.models import fit_predict_strategies
+
+    preds = fit_predict_strategies(audit, strategies=["S0", "S2", "S3"], model=model)
+    assert list(preds) == ["S0", "S2", "S3"]
+    for strategy, p in preds.items():
+        y_pred, y_score = _by_hand(audit, strategy, model)
+        assert p.strategy == strategy
+        np.testing.assert_array_equal(p.y_pred, y_pred)
+        np.testing.assert_array_equal(p.y_score, y_score)
+
+
+def test_fit_predict_strategies_fits_s2_once_for_s2_and_s3(monkeypatch):
+    import faircode.models as models
+
+    fits = []
+    real = models.build_model
+
+    def counting(name, random_state):
+        est = real(name, random_state)
+        fits.append(name)
+        return est
+
+    monkeypatch.setattr(models, "build_model", counting)
+    models.fit_predict_strategies(load_audit("arrest-release"), strategies=["S2", "S3"], model="logistic_regression")
+    assert fits == ["logistic_regression"]
+
+
+def test_fit_predict_strategies_validates():
+    from faircode.models import fit_predict_strategies
+
+    audit = load_audit("arrest-release")
+    with pytest.raises(ValueError, match="`strategies` must be a non-empty sequence"):
+        fit_predict_strategies(audit, strategies=[])
+    with pytest.raises(ValueError, match="`strategies` must be a non-empty sequence"):
+        fit_predict_strategies(audit, strategies="S2")
+    with pytest.raises(ValueError, match="`strategy` must be one of"):
+        fit_predict_strategies(audit, strategies=["S2", "S9"])
+    with pytest.raises(ValueError, match="`model` must be one of"):
+        fit_predict_strategies(audit, strategies=["S2"], model="svm")

@@ -23,15 +23,16 @@ from site_src.sources.extract import extract
 from test_site_build import _add, _copy_fixture, _tree_digest
 from test_site_cli import _SLEEPY
 
+from conftest import copy_of_built_tinysite
+
 # test_site_cli's sleeping explainer, with a title and a sleep of our choosing.
 _SLOW = _SLEEPY.replace("title: Sleepy", "title: Slow {n}").replace("time.sleep(3)", "time.sleep({seconds})")
 
 
 @pytest.fixture
-def site(tmp_path):
-    root = _copy_fixture(tmp_path)
-    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
-    return root
+def site(tmp_path, built_tinysite):
+    """The tiny site as `fairsite build --jobs 1` leaves it, the session's one build copied (issue 26)."""
+    return copy_of_built_tinysite(built_tinysite, tmp_path)
 
 
 def test_nothing_changed_is_answered_without_importing_the_build(site):

@@ -1,6 +1,7 @@
 """The benchmark: every audit x strategy x model x protected attribute x fairness metric.
 
-`run_benchmark` fits each (audit, strategy, model) once (the task unit), computes every gap
+`run_benchmark` fits each (audit, model, feature set) once (S3 is S2's fitted model plus a
+post-processing step, so the two share one fit), computes every gap
 of `faircode.metrics.GAP_METRICS` for every protected attribute on the test split, attaches
 the exact permutation test and a score interval of `faircode.significance` (Newcombe's hybrid
 score interval for a difference of rates, MOVER-R with Wilson limits for the disparate impact ratio; the method
@@ -25,9 +26,9 @@ Layout (every name is importable from ``faircode.benchmark`` itself):
 
 - ``columns``: the constants (``ALPHA``, ``CONFIDENCE_LEVEL``, ``N_PERMUTATIONS``) and the
   results files' names, keys and columns;
-- ``plan``: `Task` and `plan_tasks`, which tasks a run fits;
-- ``task``: `run_task` / `evaluate`, one fit's fairness, performance and by-group rows;
-- ``backends``: where the tasks run (this process, loky processes, a dask cluster);
+- ``plan``: `Task` and `plan_tasks`, which tasks a run fits; `plan_fits`, which of them share a fit;
+- ``task``: `run_task` / `run_tasks` / `evaluate`, one fit's fairness, performance and by-group rows;
+- ``backends``: where the tasks run (this process, forked local processes, a dask cluster);
 - ``tables``: the rows as sorted, typed tables, with q-values within each audit;
 - ``run``: `run_benchmark`, plan -> backends -> tables;
 - ``results_io``: `write_results`, `merge_results`, `merge_by_group`;
@@ -52,11 +53,11 @@ from faircode.benchmark.columns import (
     PERFORMANCE_KEY,
 )
 from faircode.benchmark.compare import COLUMN_KINDS, column_tolerance, compare_results
-from faircode.benchmark.plan import Task, _load_dataset, default_audits, plan_tasks
+from faircode.benchmark.plan import Task, _load_dataset, default_audits, plan_fits, plan_tasks
 from faircode.benchmark.results_io import merge_by_group, merge_results, write_results
 from faircode.benchmark.run import run_benchmark
 from faircode.benchmark.tables import _family_q_values
-from faircode.benchmark.task import _row_seed, evaluate, run_task
+from faircode.benchmark.task import _row_seed, evaluate, run_task, run_tasks
 
 __all__ = [
     "ALPHA",
@@ -69,7 +70,9 @@ __all__ = [
     "Task",
     "default_audits",
     "plan_tasks",
+    "plan_fits",
     "run_task",
+    "run_tasks",
     "evaluate",
     "run_benchmark",
     "write_results",

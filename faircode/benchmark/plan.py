@@ -151,3 +151,30 @@ def plan_tasks(*, audits=None, strategies=None, models=None) -> list[Task]:
             "no task to run: no audit's manifest lists the requested strategies and models"
         )
     return tasks
+
+
+def plan_fits(tasks: Iterable[Task]) -> list[tuple[Task, ...]]:
+    """Group tasks that share one model fit: same audit, model and feature columns.
+
+    S3 is S2's fitted model plus a post-processing step, so an audit's S2 and S3 tasks for one
+    model become one group and `faircode.benchmark.task.run_tasks` fits that model once
+    (strategies whose columns coincide share a fit too).
+
+    Parameters
+    ----------
+    tasks : iterable of Task
+        From `plan_tasks`.
+
+    Returns
+    -------
+    list of tuple of Task
+        Every task exactly once, each group in the order its first task was listed, tasks
+        within a group in their listed order.
+    """
+    from faircode.strategies import feature_columns
+
+    groups: dict[tuple, list[Task]] = {}
+    for t in tasks:
+        columns = tuple(feature_columns(_load_audit(t.audit), t.strategy))
+        groups.setdefault((t.audit, t.model, columns), []).append(t)
+    return [tuple(g) for g in groups.values()]

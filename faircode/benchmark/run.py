@@ -8,7 +8,7 @@ import pandas as pd
 
 from faircode.benchmark.backends import _execute
 from faircode.benchmark.columns import N_PERMUTATIONS
-from faircode.benchmark.plan import plan_tasks
+from faircode.benchmark.plan import plan_fits, plan_tasks
 from faircode.benchmark.tables import _add_q_values, _sorted_by_group, _sorted_fairness, _sorted_performance
 from faircode.benchmark.task import _TaskRows
 
@@ -58,7 +58,7 @@ def run_benchmark(
     strategies, models : sequence of str, optional
         Restrict the run; default: what each manifest lists.
     n_jobs : int, default 1
-        Parallel tasks with joblib (loky processes); -1 = all cores. Ignored with dask.
+        Parallel worker processes (forked from this one on Linux, joblib's loky elsewhere); -1 = all cores. Ignored with dask.
     backend : {"joblib", "dask"}, default "joblib"
         ``"dask"`` sends the same tasks to a dask.distributed cluster.
     scheduler : str or distributed.Client, optional
@@ -109,7 +109,8 @@ def run_benchmark(
     """
     _validate_run(n_jobs, backend, scheduler, n_permutations)
     tasks = plan_tasks(audits=audits, strategies=strategies, models=models)
-    results = _execute(tasks, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+    # S2 and S3 of one model share a fit (S3 is S2's fitted model, post-processed): one unit of work.
+    results = _execute(plan_fits(tasks), n_jobs=n_jobs, backend=backend, scheduler=scheduler,
                        kwargs={"n_permutations": n_permutations})
     if progress:
         results = _with_progress_bar(results, total=len(tasks))

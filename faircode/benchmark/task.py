@@ -97,12 +97,37 @@ def run_task(task: Task, *, n_permutations: int = N_PERMUTATIONS) -> _TaskRows:
         One per group attribute or intersection x group x rate, keys `BY_GROUP_COLUMNS`
         (empty when the manifest has no ``groups:`` section).
     """
-    return evaluate(
-        _load_audit(task.audit),
-        strategy=task.strategy,
-        model=task.model,
-        n_permutations=n_permutations,
-    )
+    return run_tasks((task,), n_permutations=n_permutations)[0]
+
+
+def run_tasks(tasks, *, n_permutations: int = N_PERMUTATIONS) -> list[_TaskRows]:
+    """`run_task` for tasks of one audit and one model, fitting each feature set once.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        Same ``audit`` and ``model`` (`faircode.benchmark.plan.plan_fits` groups them so).
+    n_permutations : int
+
+    Returns
+    -------
+    list of (fairness_rows, performance_row, by_group_rows)
+        One per task, in order; each what `run_task` returns for it.
+
+    Raises
+    ------
+    ValueError
+        If ``tasks`` is empty or mixes audits or models.
+    """
+    from faircode.models import fit_predict_strategies
+
+    tasks = list(tasks)
+    if not tasks or len({(t.audit, t.model) for t in tasks}) != 1:
+        raise ValueError(f"`tasks` must be a non-empty list of one audit's tasks for one model; got {tasks!r}")
+    audit = _load_audit(tasks[0].audit)
+    predictions = fit_predict_strategies(audit, strategies=[t.strategy for t in tasks], model=tasks[0].model)
+    return [evaluate(audit, strategy=t.strategy, model=t.model, predictions=predictions[t.strategy],
+                     n_permutations=n_permutations) for t in tasks]
 
 
 def evaluate(

@@ -88,6 +88,7 @@ class _SubsetSums:
         self.last_word = np.uint64((1 << last) - 1) if last < 64 else np.uint64(2**64 - 1)
         self.valid_words = np.full(self.words, np.uint64(2**64 - 1))
         self.valid_words[-1] = self.last_word
+        self.valid_counts = _popcount64(self.valid_words)  # rows per word: 64, fewer in the last
         self.weights = weights
         self.row_words = self.bits * self.words + self.budget + 2
 
@@ -120,20 +121,33 @@ class _SubsetSums:
     def _members(self, raw: np.ndarray) -> np.ndarray:
         """Bit j of word w: row 64 w + j joins (probability threshold / 2**bits), shape (count, words)."""
         count = raw.shape[0]
-        words = raw.reshape(count, self.bits, self.words)
-        ones = np.uint64(2**64 - 1)
+        # (count, bits, words) as a view of the rows' first bits * words words: ``raw`` is a slice
+        # of wider rows, and a reshape would copy it.
+        words = np.lib.stride_tricks.as_strided(raw, shape=(count, self.bits, self.words),
+                                                strides=(raw.strides[0], self.words * raw.strides[1], raw.strides[1]),
+                                                writeable=False)
         if self.threshold >= 2**self.bits:
-            below = np.full((count, self.words), ones)
+            below = np.full((count, self.words), np.uint64(2**64 - 1))
         else:
+            # U < t, least significant bit first: at a bit where t has a 1, U is below t if U has
+            # a 0 there, else it is below exactly when its lower bits were; where t has a 0, U is
+            # below only if U has a 0 too and its lower bits were. One in-place operation per bit
+            # (the most-significant-first form needed two running masks), and t's trailing zero
+            # bits are skipped (nothing is below yet). The same function of the same words, so
+            # the same subsets (issue 26).
             below = np.zeros((count, self.words), dtype=np.uint64)
-            equal = np.full((count, self.words), ones)
-            for i in range(self.bits):  # most significant bit first: U < t at the first differing bit
-                w = words[:, i, :]
-                if self.threshold >> (self.bits - 1 - i) & 1:
-                    below |= equal & ~w
-                    equal &= w
+            scratch = np.empty_like(below)
+            started = False
+            for i in reversed(range(self.bits)):  # word i holds bit (bits - 1 - i) of U
+                one = self.threshold >> (self.bits - 1 - i) & 1
+                if not one and not started:
+                    continue
+                np.invert(words[:, i, :], out=scratch)
+                if one:
+                    np.bitwise_or(below, scratch, out=below)
+                    started = True
                 else:
-                    equal &= ~w
+                    np.bitwise_and(below, scratch, out=below)
         below[:, -1] &= self.last_word
         return below
 
@@ -155,15 +169,19 @@ class _SubsetSums:
     def _correct(self, sums: np.ndarray, member: np.ndarray, extra: np.ndarray, test: np.ndarray) -> None:
         """Bring every subset to ``size`` rows by a uniformly random removal (or addition)."""
         n, words = self.n, self.words
-        counts = _popcount64(member).sum(axis=1)
+        in_member = _popcount64(member)  # (count, words)
+        counts = in_member.sum(axis=1)
         surplus = counts - self.size
         rows = np.flatnonzero(surplus)
         if rows.size == 0:
             return
         remove = surplus[rows] > 0
         need = np.abs(surplus[rows])
-        # Remove from the members, or add from the others (padding bits never count).
-        pool_words = np.where(remove[:, None], member[rows], ~member[rows] & self.valid_words)
+        # Remove from the members, or add from the others (padding bits never count). Only the
+        # pool's counts per word are needed for every word; its bits only for the words a chosen
+        # rank falls in (issue 26: building the whole pool was a fifth of the test).
+        in_word = in_member[rows]
+        np.subtract(self.valid_counts, in_word, out=in_word, where=~remove[:, None])
         pool = np.where(remove, counts[rows], n - counts[rows])
         draws = np.minimum(need + np.ceil(need * need / pool).astype(np.int64) + 4, self.budget)
         owner = np.repeat(np.arange(rows.size), draws)
@@ -172,9 +190,7 @@ class _SubsetSums:
         uniform = (extra[rows[owner], step] >> np.uint64(11)).astype(np.float64) * 2.0**-53
         rank = np.minimum(uniform * pool[owner], pool[owner] - 1).astype(np.int64)
         # The first `need` distinct ranks of each row's sequence: a uniformly random set of them.
-        _, first = np.unique(owner * (n + 1) + rank, return_index=True)
-        distinct = np.zeros(owner.size, dtype=bool)
-        distinct[first] = True
+        distinct = _first_occurrences(owner * (n + 1) + rank)
         seen = np.cumsum(distinct)
         seen -= np.concatenate([[0], seen[starts[1:] - 1]])[owner]
         take = distinct & (seen <= need[owner])
@@ -182,33 +198,70 @@ class _SubsetSums:
         take &= ~short[owner]
         who, q = owner[take], rank[take]
         # Rank -> row of the population: the word holding it, the byte within it, the bit within that.
-        in_word = _popcount64(pool_words)
         cumulative = np.cumsum(in_word, axis=1)
         flat = (cumulative + (np.arange(rows.size) * (n + 1))[:, None]).ravel()
-        word = np.searchsorted(flat, who * (n + 1) + q, side="right") - who * words
+        wanted = who * (n + 1) + q
+        if flat[-1] < 2**31:  # half the bytes to search through: the binary search stays in cache
+            flat, wanted = flat.astype(np.int32), wanted.astype(np.int32)
+        word = np.searchsorted(flat, wanted, side="right") - who * words
         q = q - (cumulative[who, word] - in_word[who, word])
-        held = _bytes(pool_words[who, word][:, None])  # (entries, 8)
-        in_byte = _POPCOUNT8[held]
-        before = np.cumsum(in_byte, axis=1)
-        byte = np.count_nonzero(before <= q[:, None], axis=1)
+        held_word = member[rows[who], word]
+        held_word = np.where(remove[who], held_word, ~held_word & self.valid_words[word])
+        # (8, entries): each byte's set bits, then the byte holding rank q. Byte-major, so the
+        # running sums and the comparison run along the long axis, not 8 elements at a time.
+        held = np.ascontiguousarray(_bytes(held_word[:, None]).T)
+        in_byte = _popcount8(held)
+        before = np.cumsum(in_byte, axis=0, dtype=np.uint8)  # at most 64
+        byte = np.count_nonzero(before <= q, axis=0)
         entry = np.arange(who.size)
-        q = q - (before[entry, byte] - in_byte[entry, byte])
-        chosen = 64 * word + 8 * byte + _SELECT8[held[entry, byte], q]
+        q = q - (before[byte, entry] - in_byte[byte, entry])
+        chosen = 64 * word + 8 * byte + _SELECT8[held[byte, entry], q]
         sign = np.where(remove, -1.0, 1.0)
         owner_test = test[rows][who]
         for col in range(self.k):
             sums[rows, col] += sign * np.bincount(who, weights=self.weights[owner_test, chosen, col], minlength=rows.size)
         for i in np.flatnonzero(short):  # beyond the budget: complete the row on its own
-            bits = np.unpackbits(_bytes(pool_words[i][None, :])[0], bitorder="little")[:n]
+            pool_words = member[rows[i]] if remove[i] else ~member[rows[i]] & self.valid_words
+            bits = np.unpackbits(_bytes(pool_words[None, :])[0], bitorder="little")[:n]
             own = np.random.default_rng(extra[rows[i], -2:].tolist())
             picked = own.choice(np.flatnonzero(bits), need[i], replace=False)
             sums[rows[i]] += sign[i] * self.weights[test[rows[i]], picked].sum(axis=0)
+
+
+def _first_occurrences(keys: np.ndarray) -> np.ndarray:
+    """True where ``keys[i]`` did not occur before position i (what ``np.unique``'s ``return_index`` marks).
+
+    Repeats are rare here (a few dozen ranks per relabelling among thousands), so an unstable
+    sort finds the repeated values and only the entries holding one are ordered stably: the
+    stable argsort of every key that np.unique does was the largest single cost of a test.
+    """
+    distinct = np.ones(keys.size, dtype=bool)
+    ordered = np.sort(keys)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if repeated.size == 0:
+        return distinct
+    repeated = np.unique(repeated)
+    at = np.minimum(np.searchsorted(repeated, keys), repeated.size - 1)
+    involved = np.flatnonzero(repeated[at] == keys)  # ascending positions
+    by_key = involved[np.argsort(keys[involved], kind="stable")]  # each key's positions, first first
+    later = np.ones(by_key.size, dtype=bool)
+    later[0] = False
+    later[1:] = keys[by_key[1:]] == keys[by_key[:-1]]
+    distinct[by_key[later]] = False
+    return distinct
 
 
 def _bytes(words: np.ndarray) -> np.ndarray:
     """The bytes of 64-bit words, least significant first, shape (..., 8 * words)."""
     little = words if np.little_endian else words.byteswap()
     return little.view(np.uint8)
+
+
+def _popcount8(octets: np.ndarray) -> np.ndarray:
+    """Set bits of each byte (same shape, uint8)."""
+    if hasattr(np, "bitwise_count"):  # NumPy 2: a vector instruction, not a table gather
+        return np.bitwise_count(octets)
+    return _POPCOUNT8[octets].astype(np.uint8)
 
 
 def _popcount64(words: np.ndarray) -> np.ndarray:

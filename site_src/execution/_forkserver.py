@@ -21,8 +21,9 @@ import os
 import signal
 import sys
 import traceback
+from pathlib import Path
 
-from site_src.execution._inputs import _package_index
+from site_src.execution._inputs import _package_index, _remember_module_folders
 from site_src.execution._limits import _libc, _PR_SET_PDEATHSIG
 
 
@@ -91,6 +92,9 @@ def _import_ahead(preload: list) -> None:
                     if not hasattr(imported, name):
                         importlib.import_module(f"{module}.{name}")
     _package_index(every_version=True)
+    # The runs it forks record the project modules they imported: the folders of everything
+    # preloaded are resolved here, once, not in every run (issue 26).
+    _remember_module_folders(Path.cwd().resolve())
 
 
 def _reap(children: dict) -> None:

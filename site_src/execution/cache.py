@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import functools
 import glob as globlib
+import io
 import json
 import os
 import re
 import shutil
 import sys
+import tokenize
 from importlib import metadata
 from pathlib import Path
 from typing import Literal
@@ -40,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from site_src import filestate
 from site_src.filestate import hash_file
-from site_src.execution import _inputs, _runner
+from site_src.execution import _cells, _inputs, _runner
 
 FORMAT = 4  # 3: per-cell output and narrow figure variants; 4: per-cell stderr and warnings, in order
 ENTRY = "entry.json"
@@ -137,9 +139,46 @@ def _runner_source() -> str:
 
 
 def static_key(code_text: str, declared: list[str] | None) -> str:
-    """The part of the key known before the run."""
-    return filestate.digest_parts([code_text, sys.version, _runner_source(), str(_runner.SEED),
+    """The part of the key known before the run (the code as `code_key` reads it)."""
+    return filestate.digest_parts([code_key(code_text), sys.version, _runner_source(), str(_runner.SEED),
                                    str(FORMAT), json.dumps(declared)])
+
+
+def code_key(code_text: str) -> str:
+    """What of an explainer's code its run's key covers: every token, with the line it starts on.
+
+    Python runs tokens, so an edit of a comment's words or of the spaces between tokens (not of
+    the lines they sit on) runs the same program: the cached run stands and the page shows the
+    edited code with the same output (issue 26). Line numbers stay in the key, so every line a
+    traceback, a warning or a cell's position cites is still the code's. Kept as they are: ``# %%``
+    cell markers (they split the output) and anything in a string. Indentation is kept as its
+    structure (INDENT and DEDENT tokens), not its width. Code that does not tokenize is keyed by
+    its text: the run reports the error.
+
+    Parameters
+    ----------
+    code_text : str
+        The generated code file's text.
+
+    Returns
+    -------
+    str
+        A canonical text of its tokens: equal for two codes that differ only in comments (not
+        cell markers) or in spaces within lines.
+    """
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code_text).readline))
+    except (tokenize.TokenError, SyntaxError):  # IndentationError is a SyntaxError
+        return code_text
+    kept = []
+    for tok in tokens:
+        if tok.type == tokenize.NL or (tok.type == tokenize.COMMENT and not (
+                tok.start[1] == 0 and _cells.CELL_MARKER.match(tok.string))):
+            continue
+        # INDENT's text is its width, NEWLINE's "\n" or "\r\n", DEDENT and ENDMARKER are empty.
+        text = "" if tok.type in (tokenize.INDENT, tokenize.NEWLINE) else tok.string
+        kept.append([tok.start[0], tok.type, text])
+    return json.dumps(kept, separators=(",", ":"))
 
 
 def declared_inputs(root: Path, patterns: list[str] | None) -> dict[str, dict[str, str | None]]:

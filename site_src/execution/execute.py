@@ -85,6 +85,8 @@ def execute(
     on_done: OnRunDone | None = None,
     on_start: OnRunStart | None = None,
     fork: bool = True,
+    keep_server: bool = False,
+    early_server: _ForkServer | None = None,
 ) -> tuple[list[RunResult], list[ExecutionError]]:
     """Run (or reuse) every code file; return the results and the failures.
 
@@ -121,6 +123,13 @@ def execute(
         Fork each run from a server that has imported what the explainers import (Linux; the
         default), instead of starting a fresh interpreter per run. Both give every run a clean
         process of its own with the same limits (see ``site_src.execution._runner``).
+    keep_server : bool
+        Keep the fork server for the next call (``fairsite serve``: a code edit's rebuild does not
+        pay for its imports again) as long as the library, the build's code and the installed
+        packages are the ones it imported (`kept_server_fingerprint`); `close_kept_server` ends it.
+    early_server : _ForkServer, optional
+        A server the build started before reading its explainers (`start_server_early`), used
+        for the runs instead of starting one now, and closed once they are done.
 
     Returns
     -------
@@ -165,7 +174,9 @@ def execute(
     # Longest first (by the last recorded run; never run: first), so that the slowest run
     # does not start last and leave the other workers idle at the end.
     todo.sort(key=lambda item: -cache.last_run_seconds(cache_dir / item[0].slug))
-    outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork))
+    _remember_preload(cache_dir, code_files)
+    outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork,
+                             keep=[c for c in code_files] if keep_server else None, early=early_server))
     filestate.save_digests(cache_dir)
     in_order = [outcomes[c.slug] for c in code_files]
     return ([o for o in in_order if isinstance(o, RunResult)],
@@ -188,12 +199,24 @@ def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] 
 
 def _run_all(todo: list[tuple[CodeFile, str]],
              run: Callable[[CodeFile, str, _ForkServer | None], RunResult | ExecutionError], *,
-             root: Path, jobs: int, fork: bool) -> dict[str, RunResult | ExecutionError]:
+             root: Path, jobs: int, fork: bool,
+             keep: list[CodeFile] | None = None,
+             early: _ForkServer | None = None) -> dict[str, RunResult | ExecutionError]:
     """Each ``run(code, reason, server)`` of ``todo`` on a pool of ``jobs`` threads, each waiting on
-    its own process; on Ctrl-C, every process is killed before the interrupt goes on."""
+    its own process; on Ctrl-C, every process is killed before the interrupt goes on. With
+    ``keep`` (every code file of the site), the server is the kept one (`_kept_server`)."""
     _INTERRUPTED.clear()
-    # Started here, in the thread that lives for the whole build: the server dies with it.
-    server = _ForkServer(root, _preload([c for c, _ in todo])) if todo and fork and _ForkServer.available() else None
+    if not (todo and fork and _ForkServer.available()):
+        server = None
+    elif keep is not None:
+        server = _kept_server(root, keep)
+    elif early is not None and early.proc.poll() is None:
+        server = early  # started while the build collected, hashed and extracted
+    else:
+        # Started here, in the thread that lives for the whole build: the server dies with it.
+        server = _ForkServer(root, _preload([c for c, _ in todo]))
+    if early is not None and early is not server:
+        early.close()
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)))
     outcomes = {}
     try:
@@ -210,10 +233,89 @@ def _run_all(todo: list[tuple[CodeFile, str]],
         pool.shutdown(wait=True)
         raise
     finally:
-        if server is not None:
+        if server is not None and server is not _KEPT.get("server"):
             server.close()
     pool.shutdown()
     return outcomes
+
+
+PRELOAD = "preload.json"  # in the run cache: what the explainers imported, for the next build's early server
+
+
+def _remember_preload(cache_dir: Path, code_files: list[CodeFile]) -> None:
+    """Record what every explainer imports (`_preload`) for `start_server_early`, if it changed."""
+    text = json.dumps(_preload(code_files))
+    path = cache_dir / PRELOAD
+    try:
+        if path.read_text() == text:
+            return
+    except OSError:
+        pass
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def start_server_early(root: Path, cache_dir: Path) -> _ForkServer | None:
+    """A fork server started before the build reads its explainers, importing what they imported last time.
+
+    For builds that run every explainer (``check``, ``build --force``): its imports (about 3 s)
+    then overlap collecting, hashing and extracting instead of holding up the first run (issue
+    26). A run of an explainer that now imports more imports it itself. None where there is no
+    fork server (not Linux) or no record yet (a first build starts its server when it runs).
+    Start it in the thread that will run `execute` (its parent-death signal follows that thread).
+    """
+    if not _ForkServer.available():
+        return None
+    try:
+        preload = json.loads((cache_dir / PRELOAD).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(preload, list):
+        return None
+    return _ForkServer(root, preload)
+
+
+# fairsite serve's fork server, kept between rebuilds: {"server", "fingerprint", "root"}.
+_KEPT: dict = {}
+
+
+def kept_server_fingerprint(root: Path) -> str:
+    """What a kept fork server's imports depend on: the project's Python files (the library the
+    explainers import, the runner) by size and time, and where and which packages are installed.
+    A change to any of them starts a new server, so no run executes code older than the tree's."""
+    parts = [sys.executable, json.dumps(filestate._environment(), sort_keys=True)]
+    for package in ("faircode", "site_src"):
+        for path in sorted((root / package).rglob("*.py")):
+            st = path.stat()
+            parts.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+    return filestate.digest_parts(parts)
+
+
+def _kept_server(root: Path, code_files: list[CodeFile]) -> _ForkServer:
+    """The kept server if it is alive and its fingerprint holds, else a new one (kept in its place).
+
+    It preloads what every explainer imports, not only the ones this build runs: the next
+    rebuild may run another. A server that died (the thread that started it ended, taking its
+    parent-death signal with it) is replaced."""
+    fingerprint = kept_server_fingerprint(root)
+    server = _KEPT.get("server")
+    if server is not None and (_KEPT["fingerprint"] != fingerprint or _KEPT["root"] != root
+                               or server.proc.poll() is not None):
+        close_kept_server()
+        server = None
+    if server is None:
+        server = _ForkServer(root, _preload(code_files))
+        _KEPT.update(server=server, fingerprint=fingerprint, root=root)
+    return server
+
+
+def close_kept_server() -> None:
+    """End the fork server `execute` kept (``keep_server=True``), if any."""
+    server = _KEPT.pop("server", None)
+    _KEPT.clear()
+    if server is not None:
+        server.close()
 
 
 def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
@@ -503,6 +605,8 @@ class _ForkServer:
             return "(unreadable)"
 
     def close(self) -> None:
+        if self._log.closed:  # closed already (a build closes a server it started early in any case)
+            return
         try:
             self.proc.stdin.close()
             self.proc.wait(timeout=10)

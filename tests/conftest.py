@@ -1,0 +1,69 @@
+"""Suite-wide configuration: how the tests share two cores (pytest-xdist), and the built sites they share.
+
+The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per core. The
+scheduler below sends each test file to one worker, and every browser test (tests/e2e) to the
+same one, so a fixture built once per module or session (a built fixture site, the real site the
+browser tests read, a benchmark run) is built once, not once per worker, and no two workers
+write the same folder (tests/e2e/artifacts, a module's tmp_path_factory folders). Without ``-n``
+(one process, as when running a few tests) nothing here changes anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def _group(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    # Every browser test reads the one site tests/e2e/conftest.py builds per session: one worker.
+    return "tests/e2e" if path.startswith("tests/e2e/") else path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduler, with the scope of a test being its file, or tests/e2e as a whole.
+
+    (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with the locked
+    pytest and pytest-xdist it spread a file's tests over both workers.)
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _FileOrBrowserScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return _FileOrBrowserScheduling(config, log)
+
+
+@pytest.fixture(scope="session")
+def built_tinysite(tmp_path_factory) -> Path:
+    """The tiny fixture site (tests/fixtures/tinysite) built once (``fairsite build --jobs 1``), never
+    modified: tests copy it (`copy_of_built_tinysite`) instead of building their own."""
+    import shutil
+
+    from site_src import cli
+
+    root = tmp_path_factory.mktemp("built-tinysite") / "site-root"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tinysite", root)
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    return root
+
+
+def copy_of_built_tinysite(built: Path, where: Path) -> Path:
+    """A copy of the built tiny site in ``where``, as a fresh build would leave it.
+
+    The record of what the last build consulted names the files where they were built, so it is
+    dropped and one build writes the copy's own; every run and page comes from the copied caches
+    (a clone moved elsewhere reruns nothing: tests/test_cache.py), so that costs a second, not a build.
+    """
+    import shutil
+
+    from site_src import cli, filestate
+
+    root = where / "site-root"
+    shutil.copytree(built, root, symlinks=True)
+    (root / filestate.STATE).unlink()
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    return root
+

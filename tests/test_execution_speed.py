@@ -1,0 +1,135 @@
+"""Issue 26's changes to the runs: what a run records is what it recorded before, found with less work."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_project_modules_are_what_resolving_every_module_gives(tmp_path):
+    # Oracle: resolve every imported module's file, as the runner did before issue 26. The project
+    # has a package folder, a module reached through a symbolic link to a file, a folder reached
+    # through a symbolic link, and a module outside it; the process first remembers the folders
+    # of what it imported (as the fork server does), then imports more (as a run does).
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "a.py").write_text("")
+    (root / "real").mkdir()
+    (root / "real" / "b.py").write_text("")
+    (root / "pkg" / "b_link.py").symlink_to(root / "real" / "b.py")
+    (root / "linked").symlink_to(root / "real", target_is_directory=True)
+    (root / "real" / "c.py").write_text("")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "d.py").write_text("")
+    probe = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        sys.path[:0] = [{str(root)!r}, {str(root / 'linked')!r}, {str(outside)!r}]
+        from site_src.execution import _inputs
+        root = Path({str(root)!r}).resolve()
+        import pkg.a
+        _inputs._remember_module_folders(root)
+        import pkg.b_link, c, d
+        def oracle():
+            main_file = Path(getattr(sys.modules.get("__main__"), "__file__", None) or "/").resolve()
+            found = set()
+            for mod in list(sys.modules.values()):
+                f = getattr(mod, "__file__", None)
+                if not f:
+                    continue
+                p = Path(f).resolve()
+                if (p.is_relative_to(root) and p not in _inputs.RUNNER_FILES and p != main_file
+                        and not _inputs.in_environment(p)):
+                    found.add(str(p.relative_to(root)))
+            return sorted(found)
+        print(_inputs._project_modules(root) == oracle(), _inputs._project_modules(root))
+        """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True ['pkg/__init__.py', 'pkg/a.py', 'real/b.py', 'real/c.py']"), done.stdout
+
+
+def test_the_fork_server_remembers_the_folders_of_what_it_preloaded():
+    from site_src.execution import _forkserver, _inputs
+
+    _inputs._FOLDERS.clear()
+    _forkserver._import_ahead([["json", []]])
+    assert any(folder == os.path.dirname(sys.modules["json"].__file__) for folder, _ in _inputs._FOLDERS)
+
+
+def _tiny_site(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "site-root"
+    shutil.copytree(REPO / "tests" / "fixtures" / "tinysite", root)
+    return root
+
+
+def test_serve_keeps_the_fork_server_between_rebuilds_until_the_library_changes(tmp_path):
+    from site_src.build import BuildOptions, NumbersMode, build
+    from site_src.execution import execute
+
+    root = _tiny_site(tmp_path)
+    source = root / "explainers" / "coin-flips.md"
+    options = BuildOptions(root=root, numbers=NumbersMode.SERVE, keep_fork_server=True)
+    try:
+        first = build(options)
+        server = execute._KEPT["server"]
+        assert not first.runs[0].cached and server.proc.poll() is None  # kept alive after the build
+        source.write_text(source.read_text().replace("n_flips = 2000", "n_flips = 2002"))
+        second = build(options)
+        assert not second.runs[0].cached and execute._KEPT["server"] is server  # the same server ran it
+        assert "2,002" in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+        # A library module changes: a run must not import the server's old copy of it.
+        (root / "faircode").mkdir()
+        (root / "faircode" / "__init__.py").write_text("")
+        source.write_text(source.read_text().replace("n_flips = 2002", "n_flips = 2004"))
+        third = build(options)
+        assert not third.runs[0].cached and execute._KEPT["server"] is not server
+        assert server.proc.poll() is not None  # the old one was ended
+    finally:
+        execute.close_kept_server()
+    assert not execute._KEPT
+
+
+def test_a_build_without_keep_ends_its_fork_server(tmp_path):
+    from site_src.build import BuildOptions, build
+    from site_src.execution import execute
+
+    root = _tiny_site(tmp_path)
+    build(BuildOptions(root=root))
+    assert not execute._KEPT
+
+
+def test_a_build_that_runs_everything_starts_its_fork_server_before_reading_the_explainers(tmp_path, monkeypatch):
+    from site_src import build as build_module
+    from site_src.build import BuildOptions, build
+    from site_src.execution import execute
+
+    root = _tiny_site(tmp_path)
+    events = []
+    real_init, real_collect = execute._ForkServer.__init__, build_module.collect
+
+    def init(self, *args, **kwargs):
+        events.append("server")
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(execute._ForkServer, "__init__", init)
+    monkeypatch.setattr(build_module, "collect", lambda *a, **k: events.append("collect") or real_collect(*a, **k))
+    build(BuildOptions(root=root))  # a first build: no record of what the explainers import yet
+    assert events == ["collect", "server"]
+    assert "numpy" in (root / ".cache" / "fairsite" / execute.PRELOAD).read_text()
+    events.clear()
+    forced = build(BuildOptions(root=root, force_all=True))
+    assert events == ["server", "collect"] and not forced.runs[0].cached  # one server, started first, used
+    events.clear()
+    build(BuildOptions(root=root))  # an incremental build with nothing to run starts none
+    assert events == ["collect"]
