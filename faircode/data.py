@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a file is read: the site's build reads manifests without it
 
 __all__ = ["ROOT_ENV", "ReadOptions", "project_root", "read_data", "read_header", "sha256_of"]
 
@@ -103,6 +104,8 @@ def read_header(path: Path, parse: ReadOptions) -> list[str]:
         A headerless file whose first row has a different number of fields than ``names``;
         pandas' errors (``pandas.errors.ParserError``, ``UnicodeDecodeError``) pass through.
     """
+    import pandas as pd
+
     df = pd.read_csv(path, nrows=1, **_read_csv_kwargs(parse))
     if parse.names is not None:
         # With names given, pandas pads short rows and folds extra fields into the index, so count
@@ -116,6 +119,8 @@ def read_header(path: Path, parse: ReadOptions) -> list[str]:
 
 def read_data(path: Path, parse: ReadOptions) -> pd.DataFrame:
     """Read the whole data file with the manifest's parse options."""
+    import pandas as pd
+
     return pd.read_csv(path, **_read_csv_kwargs(parse))
 
 

@@ -33,7 +33,7 @@ from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError
 from site_src.execution import cache
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute, start_server_early
 from site_src.publishing import linkcheck, provenance
-from site_src.publishing.mkdocs_site import (LAST_BUILD, build_lock, build_site, outputs_current, record_outputs, staging,
+from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs, staging,
                                              swap_in, write_manifest)
 from site_src.rendering.render import render
 from site_src.rendering.results_page import warm_results_page
@@ -114,6 +114,9 @@ class BuildReport:
     facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.publishing.provenance)
     manifest: dict | None = None  # what site/fairsite-manifest.json holds (None when skipped)
     pages_rendered: tuple[str, ...] = ()  # explainer pages rendered; the others came from the page cache
+    # The pages MkDocs converted again when it built incrementally (docs/-relative); None: all of them.
+    pages_converted: frozenset[str] | None = None
+    words: dict[str, int] = field(default_factory=dict)  # each explainer's visible words (the word budget)
     wall_s: float = 0.0
 
 
@@ -176,7 +179,8 @@ def build(options: BuildOptions) -> BuildReport:
             filestate.load_digests(cache_dir)
             explainers = collect(root / "explainers")
             _check_slugs(explainers, options)
-            _check_audits(root)
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            _check_audits(root, passed=cache.PassedChecks(cache_dir, enabled=options.use_cache and not options.link_check))
             facts = provenance.build_facts(root, [e.path for e in explainers])
             code_files, errors = _extract(explainers, code_dir, options)
             results = ResultsTable(root / "results" / "results_fairness.csv")
@@ -201,12 +205,13 @@ def build(options: BuildOptions) -> BuildReport:
             errors += problems
             if errors:
                 raise BuildFailed(errors)
-            warnings, manifest = _site(root, stage, runs, facts, options)
+            site, manifest = _site(root, stage, runs, facts, options)
             swap_in(stage, root)
-            record_outputs(root, fingerprint)
+            record_outputs(root, fingerprint, site)
         accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
-    return BuildReport(runs=runs, warnings=warnings, notes=checked.notes, accepted=accepted, facts=facts,
-                       manifest=manifest, pages_rendered=pages_rendered, wall_s=time.perf_counter() - started)
+    return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
+                       manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
+                       words=site.words(), wall_s=time.perf_counter() - started)
 
 
 def _extract(explainers: list[Explainer], code_dir: Path,
@@ -286,20 +291,22 @@ def _check(explainers: list[Explainer], runs: list[RunResult], *, options: Build
 
 
 def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.BuildFacts,
-          options: BuildOptions) -> tuple[list[str], dict]:
-    """Stage 6: MkDocs turns the staged ``docs/`` into ``site/``; MkDocs' warnings and the site's
-    manifest. In ``check``, a broken link or anchor, or anything fetched from outside the site,
-    fails: the site must work opened from a local server with no network."""
+          options: BuildOptions) -> tuple[SiteBuild, dict]:
+    """Stage 6: MkDocs turns the staged ``docs/`` into ``site/`` (after an edit, only the pages
+    that changed: ``publishing.incremental``); what MkDocs did and the site's manifest. In
+    ``check``, every page is built, and a broken link or anchor, or anything fetched from outside
+    the site, fails: the site must work opened from a local server with no network."""
     if options.on_stage:
         options.on_stage("mkdocs")
-    warnings = build_site(root, stage / "docs", stage / "site", strict=options.strict, facts=facts)
+    site = build_site(root, stage / "docs", stage / "site", strict=options.strict, facts=facts,
+                      incremental_ok=options.use_cache and not options.force_all and not options.link_check)
     manifest = write_manifest(stage / "site", facts, runs={r.slug: r.run_id for r in runs})
     if options.link_check:
         site_problems = linkcheck.broken_links(stage / "site", site_url=facts.site_url) + [
             f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
         if site_problems:
             raise BuildFailed([SiteError(p) for p in site_problems])
-    return warnings, manifest
+    return site, manifest
 
 
 def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code_files: list[CodeFile],
@@ -442,20 +449,32 @@ def _faircode_dir() -> Path:
     return Path(importlib.util.find_spec("faircode").origin).parent  # found, not imported: no numpy
 
 
-def _check_audits(root: Path) -> None:
+def _check_audits(root: Path, *, passed: cache.PassedChecks) -> None:
     """Stage 1 also reads every ``audits/*/audit.yaml``: a manifest that does not validate stops the
     build here, named once with all its problems, before every explainer, published fact and page
-    that loads the audit fails on it in its own words (a bad label once made 42 problems)."""
+    that loads the audit fails on it in its own words (a bad label once made 42 problems).
+
+    A pass is remembered under the digest of every manifest, every data file and faircode's code
+    (``passed``; never in ``check``): after an edit of prose the build neither validates again nor
+    imports pandas to do it."""
+    manifests = sorted((root / "audits").glob("*/audit.yaml"))
+    data = sorted(p for p in (root / "data").rglob("*") if p.is_file()) if (root / "data").is_dir() else []
+    code = sorted(_faircode_dir().rglob("*.py"))
+    key = filestate.digest_parts(f"{p} {filestate.hash_file(p)}" for p in [*manifests, *data, *code])
+    if passed.holds("audits", key):
+        return
     from faircode.manifest import ManifestError, load_manifest
 
     problems: list[SiteError] = []
-    for path in sorted((root / "audits").glob("*/audit.yaml")):
+    for path in manifests:
         try:
             load_manifest(path, root=root)
         except (ManifestError, OSError) as err:
             problems.append(ConfigError(str(err)))
     if problems:
         raise BuildFailed(problems)
+    passed.add("audits", key)
+    passed.save()
 
 
 def _check_slugs(explainers: list[Explainer], options: BuildOptions) -> None:

@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         # Issue 28: about 1,200 visible words a page; a warning with each long page's count.
         from site_src.checking.words import over_word_budget
 
-        for line in over_word_budget(root / "site"):
+        for line in over_word_budget(report.words):
             console.print("[yellow]words:[/] ", end="")
             console.print(line, markup=False)
     for path in report.accepted:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from pydantic import TypeAdapter, ValidationError
 
 from faircode.data import read_header, sha256_of
@@ -213,9 +212,11 @@ def _check_dataset(ds: DatasetSpec, root: Path, problems: list[str]) -> list[str
                         "(the file changed, or the manifest is stale)")
     if ds.datasheet is not None and not (root / ds.datasheet).is_file():
         problems.append(f"dataset.datasheet: {ds.datasheet!r} does not exist")
+    from pandas.errors import ParserError  # with the file's reading (faircode.data): not on import
+
     try:
         header = read_header(path, ds.parse)
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (ValueError, ParserError, UnicodeDecodeError) as exc:
         problems.append(f"dataset.parse: cannot read {ds.file} with these options: {exc}")
         return None
     if ds.decode is not None:

@@ -8,8 +8,8 @@ what a reader sees of the article without opening anything. Closed folds (``<det
 permalinks do not count; neither do the reference sections every explainer ends with
 (`REFERENCE_SECTIONS`: citations, where the code lives, links onward), which are looked up, not
 read through. The MkDocs hook (``publishing.mkdocs_hooks``) writes the reading time into each
-page from its converted HTML; ``fairsite check`` and ``build`` read the built pages
-(`over_word_budget`).
+page from its converted HTML and keeps each page's count; ``fairsite check`` and ``build`` warn
+from those counts (`over_word_budget`), so the page is parsed once.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from html.parser import HTMLParser
-from pathlib import Path
+from collections.abc import Mapping
 
 __all__ = ["REFERENCE_SECTIONS", "WORDS_PER_MINUTE", "WORD_BUDGET", "over_word_budget", "reading_minutes",
            "visible_words"]
@@ -105,20 +105,14 @@ def reading_minutes(words: int) -> int:
     return max(1, math.ceil(words / WORDS_PER_MINUTE))
 
 
-_ARTICLE = re.compile(r'<article class="md-content__inner[^"]*">(.*)</article>', re.S)
+def over_word_budget(words: Mapping[str, int], *, budget: int = WORD_BUDGET) -> list[str]:
+    """One line per explainer over ``budget`` visible words, longest first.
 
-
-def over_word_budget(site_dir: Path, *, budget: int = WORD_BUDGET) -> list[str]:
-    """One line per built explainer page over ``budget`` visible words, longest first.
-
-    Reads ``site_dir/explainers/<slug>/index.html`` (the pages as readers get them); an empty list
-    when every page is within the budget or the site has no explainers.
+    ``words`` maps each explainer's slug to its page's visible words, as the build counted them
+    for its reading time (``publishing.mkdocs_hooks.add_reading_time``; ``BuildReport.words``).
+    An empty list when every page is within the budget.
     """
-    counts = {}
-    for page in sorted((site_dir / "explainers").glob("*/index.html")):
-        m = _ARTICLE.search(page.read_text(encoding="utf-8"))
-        if m:
-            counts[page.parent.name] = visible_words(m.group(1))
+    counts = dict(words)
     return [f"{slug}: {n:,} visible words with folds closed, over the budget of about {budget:,} "
             f"({reading_minutes(n)} min at {WORDS_PER_MINUTE} words a minute)"
             for slug, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n > budget]

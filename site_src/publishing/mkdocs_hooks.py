@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import jinja2
 from markupsafe import Markup
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.nav import Section
@@ -40,6 +41,7 @@ def on_config(config):
     """
     if "build" not in config.extra:
         config.extra["build"] = provenance.tree_facts(Path(config.config_file_path).parent)
+    _WORDS.clear()  # `fairsite serve` builds again in the same process
     return config
 
 
@@ -136,16 +138,17 @@ def define_terms(html: str, *, glossary_page: bool = False) -> str:
 
 # ------------------------------------------------------------------------------------ reading time
 
-# Each explainer's reading time in minutes, by the page's URL, for its card on the home page.
-_MINUTES: dict[str, int] = {}
+# Each explainer's visible words, by the page's URL: its reading time, its card's on the home page,
+# and the word budget `fairsite` warns about (site_src.checking.words). Emptied at each build's start.
+_WORDS: dict[str, int] = {}
 
 
 def add_reading_time(html: str, page) -> str:
     """An explainer's HTML with its reading time under the subtitle: its visible words
     (``checking.words.visible_words``: folds closed, code and references left out) at
     ``WORDS_PER_MINUTE``. Remembered for the home page's card (``on_post_page``)."""
-    minutes = reading_minutes(visible_words(html))
-    _MINUTES[page.url] = minutes
+    _WORDS[page.url] = visible_words(html)
+    minutes = reading_minutes(_WORDS[page.url])
     line = (f'<p class="fc-reading-time">{_reading_time_text(minutes)}</p>')
     subtitle = re.search(r'<p class="fc-subtitle">.*?</p>', html, flags=re.S)
     if subtitle:
@@ -170,7 +173,7 @@ def on_post_page(output, page, config):
     Every page's content is converted (``on_page_content``) before any page is written, so the
     times are known here. Each explainer's card gets its time after its title link, once.
     """
-    if not getattr(page, "is_homepage", False) or not _MINUTES:
+    if not getattr(page, "is_homepage", False) or not _WORDS:
         return output
     start = output.find("fc-cards")
     if start < 0:
@@ -179,10 +182,10 @@ def on_post_page(output, page, config):
 
     def card(m):
         url = m.group(2)
-        if url in done or url not in _MINUTES:
+        if url in done or url not in _WORDS:
             return m.group(1)
         done.add(url)
-        return m.group(1) + f' <span class="fc-card-time">· {_reading_time_text(_MINUTES[url])}</span>'
+        return m.group(1) + f' <span class="fc-card-time">· {_reading_time_text(reading_minutes(_WORDS[url]))}</span>'
 
     return output[:start] + _CARD_LINK.sub(card, output[start:])
 
@@ -313,6 +316,7 @@ def on_nav(nav, config, files):
     nav.pages = [p for p in _walk(nav.items)]
     for prev, page, nxt in zip([None] + nav.pages[:-1], nav.pages, nav.pages[1:] + [None]):
         page.previous_page, page.next_page = prev, nxt
+    _restore_unconverted(config, files)
     return nav
 
 
@@ -336,3 +340,67 @@ def _walk(items):
             yield from _walk(item.children)
         elif getattr(item, "is_page", False):
             yield item
+
+
+# ----------------------------------------------------------------------------- incremental builds
+
+# What `site_src.publishing.incremental` hands an incremental build: each page's record from the
+# last build (``{src_uri: {"anchors": [...], "words": n}}``), as an attribute of MkDocs' config.
+PREVIOUS_PAGES = "fairsite_previous_pages"
+# What every build hands back on the same config: the record of each page, for the next build.
+PAGES = "fairsite_pages"
+
+
+def _restore_unconverted(config, files) -> None:
+    """In an incremental build, give the pages MkDocs' dirty build does not convert again what
+    the converted ones read of them: their front matter (their titles in every page's navigation
+    and previous/next links, their tags in the tags index), their anchors (links into them are still checked against the
+    anchors they have) and their words (their cards' reading times on the home page).
+
+    A full build (no ``PREVIOUS_PAGES`` on the config, as in a plain ``mkdocs build``) is left as it is.
+    """
+    previous = getattr(config, PREVIOUS_PAGES, None)
+    if previous is None:
+        return
+    for file in files.documentation_pages():
+        page = file.page
+        if page is None or file.is_modified():
+            continue
+        page.read_source(config)
+        # Every plugin's, as a full build runs it: the tags plugin maps each page's tags here, and
+        # the tags index and every tag link read that map.
+        page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=files)
+        page.content = ""  # never written (MkDocs skips it); the tags plugin fills a listing's page in on_env
+        record = previous.get(file.src_uri, {})
+        page.present_anchor_ids = set(record.get("anchors", ()))
+        if "words" in record:
+            _WORDS[page.url] = record["words"]
+
+
+# Where `fairsite` keeps the theme's compiled templates between builds (an attribute of MkDocs'
+# config it sets; a plain `mkdocs build` compiles them each time, as it always has).
+BYTECODE_DIR = "fairsite_bytecode_dir"
+
+
+def on_env(env, config, files):
+    """MkDocs' ``on_env`` event, once every page is converted: record each page's anchors and
+    (an explainer) its visible words on the config (``PAGES``), for `fairsite` to keep for the
+    next build and for its word budget; under `fairsite`, keep the theme's compiled templates
+    (``BYTECODE_DIR``). Returns ``env``."""
+    pages = {}
+    for file in files.documentation_pages():
+        page = file.page
+        if page is None:
+            continue
+        record = {"url": page.url, "anchors": sorted(page.present_anchor_ids or ())}
+        if page.url in _WORDS:
+            record["words"] = _WORDS[page.url]
+        pages[file.src_uri] = record
+    setattr(config, PAGES, pages)
+    folder = getattr(config, BYTECODE_DIR, None)
+    if folder is not None:
+        # The theme's templates are compiled once, not in every build (Jinja's own cache, keyed by
+        # each template's source): the pages are written after this event.
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(folder))
+    return env

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from mkdocs.commands.build import build as mkdocs_build
@@ -24,8 +25,11 @@ from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
 from site_src.filestate import digest_parts, hash_file
+from site_src.publishing import incremental
+from site_src.publishing.mkdocs_hooks import BYTECODE_DIR, PAGES, PREVIOUS_PAGES
 from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
+_HOOKS = (Path(__file__).parent / "mkdocs_hooks.py").resolve()
 STAGE = ".fairsite-stage"
 LOCK = ".fairsite.lock"
 LAST_BUILD = Path(".cache") / "fairsite-last-build.json"
@@ -63,11 +67,31 @@ def staging(root: Path):
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None = None) -> list[str]:
+@dataclass
+class SiteBuild:
+    """What `build_site` did: MkDocs' warnings, each page's record (``{src_uri: {"url",
+    "anchors", "words"}}``, for the next build and the word budget), the `incremental.site_key`
+    it was built under, and the pages converted again when the build was incremental (else None)."""
+
+    warnings: list[str]
+    pages: dict
+    key: str
+    rebuilt: frozenset[str] | None = None
+
+    def words(self) -> dict[str, int]:
+        """Each explainer's visible words, by slug (``explainers/<slug>/index.md``)."""
+        return {Path(src).parent.name: rec["words"] for src, rec in self.pages.items()
+                if src.startswith("explainers/") and "words" in rec}
+
+
+def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None = None,
+               incremental_ok: bool = False) -> SiteBuild:
     """Run MkDocs on ``docs_dir`` into ``site_dir``; return its warnings (an error if strict).
 
     ``facts`` are the build's commit and date, which the footer of every page shows (the theme
-    reads them from ``extra.build``); without them the hook reads the tree's.
+    reads them from ``extra.build``); without them the hook reads the tree's. With
+    ``incremental_ok``, MkDocs converts only the pages that changed since the last build when
+    that gives the same site (``site_src.publishing.incremental``).
     """
     records: list[str] = []
 
@@ -79,17 +103,33 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
     handler = _Collect()
     log = logging.getLogger("mkdocs")
     log.addHandler(handler)
+    quiet = incremental.QuietDirtyWarning()
+    logging.getLogger("mkdocs.commands.build").addFilter(quiet)
     try:
         cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs_dir), site_dir=str(site_dir), strict=strict)
         if facts is not None:
             cfg.extra["build"] = facts
-        mkdocs_build(cfg)
+        key = incremental.site_key(root, cfg, facts)
+        # The build's hooks give the pages MkDocs does not convert what the others read of them:
+        # a site without them (a fork's own mkdocs.yml) is built whole.
+        incremental_ok = incremental_ok and any(Path(getattr(m, "__file__", "") or "").resolve() == _HOOKS
+                                                for m in cfg.hooks.values())
+        plan = incremental.plan(root, docs_dir, site_dir, key=key, record=_last_record(root)) if incremental_ok else None
+        if plan is not None:
+            setattr(cfg, PREVIOUS_PAGES, plan.previous_pages)
+        setattr(cfg, BYTECODE_DIR, str(root / ".cache" / "fairsite-jinja-theme"))
+        mkdocs_build(cfg, dirty=plan is not None)
+        pages = getattr(cfg, PAGES, {})
+        if plan is not None:
+            incremental.merge_search_index(root / "site", site_dir, {pages[p]["url"] for p in plan.changed if p in pages})
+            incremental.order_tags_export(root / "site", site_dir)
     except (MkDocsException, SystemExit) as err:
         detail = "\n  ".join(records) or str(err)
         raise SiteError(f"mkdocs build failed{' (strict)' if strict else ''}:\n  {detail}") from None
     finally:
         log.removeHandler(handler)
-    return records
+        logging.getLogger("mkdocs.commands.build").removeFilter(quiet)
+    return SiteBuild(warnings=records, pages=pages, key=key, rebuilt=None if plan is None else plan.changed)
 
 
 def swap_in(stage: Path, root: Path, names=("docs", "site")) -> None:
@@ -152,12 +192,27 @@ def _tree_state(folder: Path) -> str:
                         for p in sorted(folder.rglob("*")) if p.is_file() for st in [p.stat()])
 
 
-def record_outputs(root: Path, fingerprint: str) -> None:
-    """Remember what the last successful build was made of and what it wrote."""
+def record_outputs(root: Path, fingerprint: str, site: SiteBuild | None = None) -> None:
+    """Remember what the last successful build was made of and what it wrote (with ``site``,
+    what an incremental build starts from: the site's key and each page's record)."""
     state = {"fingerprint": fingerprint, "docs": _tree_state(root / "docs"), "site": _tree_state(root / "site")}
+    if site is not None:
+        state.update(site_key=site.key, pages=site.pages)
     path = root / LAST_BUILD
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(state))
+
+
+def _last_record(root: Path) -> dict | None:
+    """The last build's record, with ``untouched``: whether its docs/ and site/ are as it left them."""
+    try:
+        state = json.loads((root / LAST_BUILD).read_text())
+    except (OSError, ValueError):
+        return None
+    state["untouched"] = ((root / "site").is_dir() and (root / "docs").is_dir()
+                          and state.get("docs") == _tree_state(root / "docs")
+                          and state.get("site") == _tree_state(root / "site"))
+    return state
 
 
 def outputs_current(root: Path, fingerprint: str) -> bool:

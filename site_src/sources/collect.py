@@ -18,12 +18,14 @@ import jinja2.nodes
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+
 from faircode.formatting import did_you_mean  # NumPy-free
 from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml, when PyYAML was built with it
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -352,10 +354,17 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
     except StopIteration:
         raise ConfigError(f"{shown}:1: front matter opened with '---' is never closed") from None
+    # One blank line first: the front matter starts on the file's line 2, so PyYAML's own
+    # "line N" in its message is the file's line N, as in the location before it.
+    text = "\n" + "\n".join(lines[1:end])
     try:
-        # One blank line first: the front matter starts on the file's line 2, so PyYAML's own
-        # "line N" in its message is the file's line N, as in the location before it.
-        return yaml.safe_load("\n" + "\n".join(lines[1:end])) or {}, end
+        # libyaml's parser when PyYAML has it (every build reads every explainer's front matter);
+        # a mistake is parsed again by the pure-Python one, whose messages the errors quote.
+        return yaml.load(text, Loader=_FAST_LOADER) or {}, end
+    except yaml.YAMLError:
+        pass
+    try:
+        return yaml.safe_load(text) or {}, end
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
