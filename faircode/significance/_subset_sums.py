@@ -21,6 +21,13 @@ _POPCOUNT8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.int32)
 _SELECT8 = np.array([[[b for b in range(8) if v >> b & 1][k] if k < bin(v).count("1") else 0
                       for k in range(8)] for v in range(256)], dtype=np.int64)
 _TABLE_BYTES = 1 << 25  # above this a byte-indexed table of partial sums falls back to half-bytes
+# Raw words per batch of relabellings: a batch's words and the arrays made from them stay in a
+# core's L2 cache (2 MiB on the machines measured). Batches of 16 MiB (the memory bound of the
+# other resamplers) made the test at n = 6,513 half as slow again, waiting on memory (issue 26).
+_BATCH_WORD_BYTES = 3 << 19
+# ... but at least this many relabellings per batch, so that a large population's batches do not
+# pay the kernel's few hundred microseconds of per-call overhead for one relabelling each.
+_MIN_BATCH_ROWS = 8
 # permutation_tests draws a relabelling as counts of each kind of unit up to this many kinds
 # (O(kinds) per relabelling, against O(units / 8) and more for the subset sampler).
 _MAX_KINDS = 32
@@ -91,6 +98,8 @@ class _SubsetSums:
         self.valid_counts = _popcount64(self.valid_words)  # rows per word: 64, fewer in the last
         self.weights = weights
         self.row_words = self.bits * self.words + self.budget + 2
+        # Work arrays kept from batch to batch (see _scratch).
+        self._arrays: dict[str, np.ndarray] = {}
 
     @staticmethod
     def chunk_bits(n: int, k: int) -> int:
@@ -104,7 +113,28 @@ class _SubsetSums:
         return 8 * k * (-(-n // 64) * 64 // per) * 2**per
 
     def row_elements(self) -> int:
+        """Elements (raw words, then byte codes per column) one relabelling holds during a draw."""
         return self.row_words + 8 * self.words * self.k
+
+    def batch_rows(self, max_elements: int) -> int:
+        """Relabellings per :meth:`draw`: the raw words of a batch in cache, within ``max_elements``.
+
+        The sums do not depend on it (each relabelling reads its own fixed words), only the time.
+        """
+        cached = max(_MIN_BATCH_ROWS, _BATCH_WORD_BYTES // (8 * self.row_words))
+        return max(1, min(cached, max_elements // max(1, self.row_elements())))
+
+    def _scratch(self, name: str, count: int, width: int, dtype) -> np.ndarray:
+        """A (count, width) work array of this sampler, the same memory batch after batch.
+
+        A fresh array of a batch's size is a fresh mapping of memory that the kernel zeroes page
+        by page on first touch: those page faults were as much CPU as the test itself when each
+        batch allocated its own (issue 26).
+        """
+        held = self._arrays.get(name)
+        if held is None or held.shape[0] < count:
+            held = self._arrays[name] = np.empty((count, width), dtype=dtype)
+        return held[:count]
 
     def draw(self, rng: np.random.Generator, count: int, test: np.ndarray | None = None) -> np.ndarray:
         """``count`` subset sums, shape (count, k); consumes ``count * row_words`` raw words.
@@ -126,8 +156,9 @@ class _SubsetSums:
         words = np.lib.stride_tricks.as_strided(raw, shape=(count, self.bits, self.words),
                                                 strides=(raw.strides[0], self.words * raw.strides[1], raw.strides[1]),
                                                 writeable=False)
+        below = self._scratch("member", count, self.words, np.uint64)
         if self.threshold >= 2**self.bits:
-            below = np.full((count, self.words), np.uint64(2**64 - 1))
+            below.fill(np.uint64(2**64 - 1))
         else:
             # U < t, least significant bit first: at a bit where t has a 1, U is below t if U has
             # a 0 there, else it is below exactly when its lower bits were; where t has a 0, U is
@@ -135,8 +166,8 @@ class _SubsetSums:
             # (the most-significant-first form needed two running masks), and t's trailing zero
             # bits are skipped (nothing is below yet). The same function of the same words, so
             # the same subsets (issue 26).
-            below = np.zeros((count, self.words), dtype=np.uint64)
-            scratch = np.empty_like(below)
+            below.fill(0)
+            scratch = self._scratch("scratch", count, self.words, np.uint64)
             started = False
             for i in reversed(range(self.bits)):  # word i holds bit (bits - 1 - i) of U
                 one = self.threshold >> (self.bits - 1 - i) & 1
@@ -153,23 +184,27 @@ class _SubsetSums:
 
     def _table_sums(self, member: np.ndarray, test: np.ndarray) -> np.ndarray:
         as_bytes = _bytes(member)
+        count, chunks = as_bytes.shape[0], self.offsets.shape[1]
+        codes = self._scratch("codes", count, chunks, np.intp)
         if self.chunk == 8:
-            codes = as_bytes.astype(np.intp)
+            np.add(as_bytes, self.offsets, out=codes)
         else:  # half-bytes, low first (the rows' order within a byte)
-            codes = np.empty((as_bytes.shape[0], as_bytes.shape[1] * 2), dtype=np.intp)
-            codes[:, 0::2] = as_bytes & 15
-            codes[:, 1::2] = as_bytes >> 4
-        codes += self.offsets
+            np.bitwise_and(as_bytes, 15, out=codes[:, 0::2])
+            np.right_shift(as_bytes, 4, out=codes[:, 1::2])
+            codes += self.offsets
         if self.tests > 1:
             codes += (test * self.test_stride)[:, None]
         # One contiguous (count, chunks) gather per column: each row is summed the same way
-        # whatever the batch, so the sums do not depend on the batch size.
-        return np.stack([np.take(column, codes).sum(axis=1) for column in self.table], axis=1)  # (count, k)
+        # whatever the batch, so the sums do not depend on the batch size. (mode="clip": every
+        # code is in range, and take buffers its output in the default mode="raise".)
+        gathered = self._scratch("gathered", count, chunks, np.float64)
+        return np.stack([np.take(column, codes, out=gathered, mode="clip").sum(axis=1)
+                         for column in self.table], axis=1)  # (count, k)
 
     def _correct(self, sums: np.ndarray, member: np.ndarray, extra: np.ndarray, test: np.ndarray) -> None:
         """Bring every subset to ``size`` rows by a uniformly random removal (or addition)."""
         n, words = self.n, self.words
-        in_member = _popcount64(member)  # (count, words)
+        in_member = _popcount64(member, out=self._scratch("in_member", *member.shape, np.int64))  # (count, words)
         counts = in_member.sum(axis=1)
         surplus = counts - self.size
         rows = np.flatnonzero(surplus)
@@ -264,8 +299,8 @@ def _popcount8(octets: np.ndarray) -> np.ndarray:
     return _POPCOUNT8[octets].astype(np.uint8)
 
 
-def _popcount64(words: np.ndarray) -> np.ndarray:
-    """Set bits of each 64-bit word (same shape)."""
+def _popcount64(words: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Set bits of each 64-bit word (same shape, int64; into ``out`` if given)."""
     if hasattr(np, "bitwise_count"):  # NumPy 2
-        return np.bitwise_count(words).astype(np.int64)
-    return _POPCOUNT8[_bytes(words)].reshape(*words.shape, 8).sum(axis=-1)
+        return np.bitwise_count(words).astype(np.int64) if out is None else np.bitwise_count(words, out=out)
+    return _POPCOUNT8[_bytes(words)].reshape(*words.shape, 8).sum(axis=-1, out=out)
