@@ -20,6 +20,8 @@ _POPCOUNT8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.int32)
 # _SELECT8[v, k]: the position of the k-th set bit (from the least significant) of the byte v.
 _SELECT8 = np.array([[[b for b in range(8) if v >> b & 1][k] if k < bin(v).count("1") else 0
                       for k in range(8)] for v in range(256)], dtype=np.int64)
+# (bits, mask of the low half) of a word's halvings down to its byte holding a chosen rank.
+_HALVES = tuple((shift, np.uint64((1 << shift) - 1)) for shift in (32, 16, 8))
 _TABLE_BYTES = 1 << 25  # above this a byte-indexed table of partial sums falls back to half-bytes
 # Raw words per batch of relabellings: a batch's words and the arrays made from them stay in a
 # core's L2 cache (2 MiB on the machines measured). Batches of 16 MiB (the memory bound of the
@@ -225,32 +227,45 @@ class _SubsetSums:
         uniform = (extra[rows[owner], step] >> np.uint64(11)).astype(np.float64) * 2.0**-53
         rank = np.minimum(uniform * pool[owner], pool[owner] - 1).astype(np.int64)
         # The first `need` distinct ranks of each row's sequence: a uniformly random set of them.
-        distinct = _first_occurrences(owner * (n + 1) + rank)
+        # One stable sort of the (row, rank) keys serves twice: it marks first occurrences, and
+        # in its order the kept ranks ascend, so the binary search below narrows as it goes.
+        keys = owner * (n + 1) + rank
+        order = np.argsort(keys, kind="stable")  # the rows' keys are runs already: cheap for timsort
+        distinct = _first_occurrences(keys, order)
         seen = np.cumsum(distinct)
         seen -= np.concatenate([[0], seen[starts[1:] - 1]])[owner]
         take = distinct & (seen <= need[owner])
         short = np.bincount(owner[take], minlength=rows.size) < need
         take &= ~short[owner]
-        who, q = owner[take], rank[take]
-        # Rank -> row of the population: the word holding it, the byte within it, the bit within that.
+        kept = order[take[order]]  # the kept entries, by key
+        who, q = owner[kept], rank[kept]
+        # Rank -> row of the population: the word holding it, then halving the word.
         cumulative = np.cumsum(in_word, axis=1)
         flat = (cumulative + (np.arange(rows.size) * (n + 1))[:, None]).ravel()
-        wanted = who * (n + 1) + q
+        wanted = keys[kept]  # ascending
         if flat[-1] < 2**31:  # half the bytes to search through: the binary search stays in cache
             flat, wanted = flat.astype(np.int32), wanted.astype(np.int32)
         word = np.searchsorted(flat, wanted, side="right") - who * words
-        q = q - (cumulative[who, word] - in_word[who, word])
-        held_word = member[rows[who], word]
-        held_word = np.where(remove[who], held_word, ~held_word & self.valid_words[word])
-        # (8, entries): each byte's set bits, then the byte holding rank q. Byte-major, so the
-        # running sums and the comparison run along the long axis, not 8 elements at a time.
-        held = np.ascontiguousarray(_bytes(held_word[:, None]).T)
-        in_byte = _popcount8(held)
-        before = np.cumsum(in_byte, axis=0, dtype=np.uint8)  # at most 64
-        byte = np.count_nonzero(before <= q, axis=0)
-        entry = np.arange(who.size)
-        q = q - (before[byte, entry] - in_byte[byte, entry])
-        chosen = 64 * word + 8 * byte + _SELECT8[held[byte, entry], q]
+        q = q - (cumulative[who, word] - in_word[who, word])  # the rank among the word's pool bits
+        held = member[rows[who], word]
+        held = np.where(remove[who], held, ~held & self.valid_words[word])
+        # The q-th set bit of `held`: if its low half holds at most q set bits, skip them and look
+        # in the high half; after halves of 32, 16 and 8 bits, a table lookup in the byte left.
+        # (Shifts by 0 or `shift` bits, not masked operations: numpy's where= loops are slower.)
+        position, q = 64 * word, q.astype(np.uint8)
+        for shift, mask in _HALVES:
+            low = _popcount_small(held & mask)
+            high = q >= low
+            q -= low * high
+            step = high.astype(np.uint64) * np.uint64(shift)
+            held >>= step
+            position += step.view(np.int64)
+        chosen_by_key = position + _SELECT8[(held & np.uint64(255)).astype(np.intp), q]
+        # Back to the sequence's order, the order in which each row's sum adds them up.
+        chosen = np.empty(keys.size, dtype=np.int64)
+        chosen[kept] = chosen_by_key
+        chosen = chosen[take]
+        who = owner[take]
         sign = np.where(remove, -1.0, 1.0)
         owner_test = test[rows][who]
         for col in range(self.k):
@@ -263,26 +278,17 @@ class _SubsetSums:
             sums[rows[i]] += sign[i] * self.weights[test[rows[i]], picked].sum(axis=0)
 
 
-def _first_occurrences(keys: np.ndarray) -> np.ndarray:
+def _first_occurrences(keys: np.ndarray, order: np.ndarray) -> np.ndarray:
     """True where ``keys[i]`` did not occur before position i (what ``np.unique``'s ``return_index`` marks).
 
-    Repeats are rare here (a few dozen ranks per relabelling among thousands), so an unstable
-    sort finds the repeated values and only the entries holding one are ordered stably: the
-    stable argsort of every key that np.unique does was the largest single cost of a test.
+    ``order`` is a stable argsort of ``keys``: in it each run of equal keys lists their
+    positions first to last, so the first of a run is the first occurrence.
     """
-    distinct = np.ones(keys.size, dtype=bool)
-    ordered = np.sort(keys)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    if repeated.size == 0:
-        return distinct
-    repeated = np.unique(repeated)
-    at = np.minimum(np.searchsorted(repeated, keys), repeated.size - 1)
-    involved = np.flatnonzero(repeated[at] == keys)  # ascending positions
-    by_key = involved[np.argsort(keys[involved], kind="stable")]  # each key's positions, first first
-    later = np.ones(by_key.size, dtype=bool)
-    later[0] = False
-    later[1:] = keys[by_key[1:]] == keys[by_key[:-1]]
-    distinct[by_key[later]] = False
+    distinct = np.empty(keys.size, dtype=bool)
+    if keys.size:
+        ordered = keys[order]
+        distinct[order[0]] = True
+        distinct[order[1:]] = ordered[1:] != ordered[:-1]
     return distinct
 
 
@@ -292,11 +298,11 @@ def _bytes(words: np.ndarray) -> np.ndarray:
     return little.view(np.uint8)
 
 
-def _popcount8(octets: np.ndarray) -> np.ndarray:
-    """Set bits of each byte (same shape, uint8)."""
+def _popcount_small(words: np.ndarray) -> np.ndarray:
+    """Set bits of each 64-bit word (same shape, uint8: the fewest bytes to compute with)."""
     if hasattr(np, "bitwise_count"):  # NumPy 2: a vector instruction, not a table gather
-        return np.bitwise_count(octets)
-    return _POPCOUNT8[octets].astype(np.uint8)
+        return np.bitwise_count(words)
+    return _popcount64(words).astype(np.uint8)
 
 
 def _popcount64(words: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
