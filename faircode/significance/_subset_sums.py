@@ -249,18 +249,7 @@ class _SubsetSums:
         q = q - (cumulative[who, word] - in_word[who, word])  # the rank among the word's pool bits
         held = member[rows[who], word]
         held = np.where(remove[who], held, ~held & self.valid_words[word])
-        # The q-th set bit of `held`: if its low half holds at most q set bits, skip them and look
-        # in the high half; after halves of 32, 16 and 8 bits, a table lookup in the byte left.
-        # (Shifts by 0 or `shift` bits, not masked operations: numpy's where= loops are slower.)
-        position, q = 64 * word, q.astype(np.uint8)
-        for shift, mask in _HALVES:
-            low = _popcount_small(held & mask)
-            high = q >= low
-            q -= low * high
-            step = high.astype(np.uint64) * np.uint64(shift)
-            held >>= step
-            position += step.view(np.int64)
-        chosen_by_key = position + _SELECT8[(held & np.uint64(255)).astype(np.intp), q]
+        chosen_by_key = 64 * word + _nth_set_bit(held, q)
         # Back to the sequence's order, the order in which each row's sum adds them up.
         chosen = np.empty(keys.size, dtype=np.int64)
         chosen[kept] = chosen_by_key
@@ -290,6 +279,26 @@ def _first_occurrences(keys: np.ndarray, order: np.ndarray) -> np.ndarray:
         distinct[order[0]] = True
         distinct[order[1:]] = ordered[1:] != ordered[:-1]
     return distinct
+
+
+def _nth_set_bit(words: np.ndarray, nth: np.ndarray) -> np.ndarray:
+    """Position (0 = least significant) of the ``nth[i]``-th set bit of ``words[i]``, counting from 0.
+
+    ``words`` uint64, ``nth`` integers with ``0 <= nth[i] < popcount(words[i])``; ``words`` is
+    overwritten. Halving: if the low half of what is left holds at most ``nth`` set bits, skip
+    them and move to the high half; after halves of 32, 16 and 8 bits one byte is left, read by
+    table. (Shifts by 0 or by the half's bits, not masked operations: numpy's ``where=`` loops
+    are slower; and 3 popcounts per entry, not 8 byte counts and their running sums.)
+    """
+    position, nth = np.zeros(words.shape, dtype=np.int64), nth.astype(np.uint8)
+    for shift, mask in _HALVES:
+        low = _popcount_small(words & mask)
+        high = nth >= low
+        nth -= low * high
+        step = high.astype(np.uint64) * np.uint64(shift)
+        words >>= step
+        position += step.view(np.int64)
+    return position + _SELECT8[(words & np.uint64(255)).astype(np.intp), nth]
 
 
 def _bytes(words: np.ndarray) -> np.ndarray:
