@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from faircode.significance import _subset_sums as subset_sums
-from faircode.significance._subset_sums import _first_occurrences, _nth_set_bit, _SubsetSums
+from faircode.significance._subset_sums import _first_occurrences, _nth_set_bit, _stable_order, _SubsetSums
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -122,3 +122,12 @@ def test_batches_stay_within_the_memory_bound(n, size):
         rows = sampler.batch_rows(limit)
         assert rows >= 1
         assert rows == 1 or rows * sampler.row_elements() <= limit
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_stable_order_is_numpys_stable_argsort(seed):
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, rng.integers(1, 10_000), rng.integers(0, 5000))
+    np.testing.assert_array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))
+    big = keys + 2**61  # too large to pack with the positions: numpy's own stable sort
+    np.testing.assert_array_equal(_stable_order(big), np.argsort(big, kind="stable"))
