@@ -23,13 +23,16 @@ _SELECT8 = np.array([[[b for b in range(8) if v >> b & 1][k] if k < bin(v).count
 # (bits, mask of the low half) of a word's halvings down to its byte holding a chosen rank.
 _HALVES = tuple((shift, np.uint64((1 << shift) - 1)) for shift in (32, 16, 8))
 _TABLE_BYTES = 1 << 25  # above this a byte-indexed table of partial sums falls back to half-bytes
-# Raw words per batch of relabellings: a batch's words and the arrays made from them stay in a
-# core's L2 cache (2 MiB on the machines measured). Batches of 16 MiB (the memory bound of the
-# other resamplers) made the test at n = 6,513 half as slow again, waiting on memory (issue 26).
+# Raw words per batch of relabellings. A batch's words and the arrays made from them were 16 MiB
+# (the memory bound of the other resamplers), and the test at n = 6,513 waited on memory: batches
+# of 0.5 to 3 MiB ran it in two thirds of the time, the same within the noise (issue 26).
 _BATCH_WORD_BYTES = 3 << 19
 # ... but at least this many relabellings per batch, so that a large population's batches do not
 # pay the kernel's few hundred microseconds of per-call overhead for one relabelling each.
 _MIN_BATCH_ROWS = 8
+# Relabellings whose table sums are gathered at once, within a batch: their codes and gathered
+# values (8 bytes a chunk each) stay in cache.
+_GATHER_ROWS = 64
 # permutation_tests draws a relabelling as counts of each kind of unit up to this many kinds
 # (O(kinds) per relabelling, against O(units / 8) and more for the subset sampler).
 _MAX_KINDS = 32
@@ -187,21 +190,26 @@ class _SubsetSums:
     def _table_sums(self, member: np.ndarray, test: np.ndarray) -> np.ndarray:
         as_bytes = _bytes(member)
         count, chunks = as_bytes.shape[0], self.offsets.shape[1]
-        codes = self._scratch("codes", count, chunks, np.intp)
-        if self.chunk == 8:
-            np.add(as_bytes, self.offsets, out=codes)
-        else:  # half-bytes, low first (the rows' order within a byte)
-            np.bitwise_and(as_bytes, 15, out=codes[:, 0::2])
-            np.right_shift(as_bytes, 4, out=codes[:, 1::2])
-            codes += self.offsets
-        if self.tests > 1:
-            codes += (test * self.test_stride)[:, None]
-        # One contiguous (count, chunks) gather per column: each row is summed the same way
-        # whatever the batch, so the sums do not depend on the batch size. (mode="clip": every
-        # code is in range, and take buffers its output in the default mode="raise".)
-        gathered = self._scratch("gathered", count, chunks, np.float64)
-        return np.stack([np.take(column, codes, out=gathered, mode="clip").sum(axis=1)
-                         for column in self.table], axis=1)  # (count, k)
+        sums = np.empty((count, self.k))
+        codes_all = self._scratch("codes", min(_GATHER_ROWS, count), chunks, np.intp)
+        gathered_all = self._scratch("gathered", min(_GATHER_ROWS, count), chunks, np.float64)
+        for lo in range(0, count, _GATHER_ROWS):
+            part = as_bytes[lo:lo + _GATHER_ROWS]
+            codes, gathered = codes_all[: part.shape[0]], gathered_all[: part.shape[0]]
+            if self.chunk == 8:
+                np.add(part, self.offsets, out=codes)
+            else:  # half-bytes, low first (the rows' order within a byte)
+                np.bitwise_and(part, 15, out=codes[:, 0::2])
+                np.right_shift(part, 4, out=codes[:, 1::2])
+                codes += self.offsets
+            if self.tests > 1:
+                codes += (test[lo:lo + _GATHER_ROWS] * self.test_stride)[:, None]
+            # One contiguous gather per column, summed along each row: each relabelling is summed
+            # the same way whatever the batch, so the sums do not depend on the batch size.
+            # (mode="clip": every code is in range, and take buffers its output under "raise".)
+            for j, column in enumerate(self.table):
+                sums[lo:lo + _GATHER_ROWS, j] = np.take(column, codes, out=gathered, mode="clip").sum(axis=1)
+        return sums
 
     def _correct(self, sums: np.ndarray, member: np.ndarray, extra: np.ndarray, test: np.ndarray) -> None:
         """Bring every subset to ``size`` rows by a uniformly random removal (or addition)."""
