@@ -164,26 +164,29 @@ class _SubsetSums:
         below = self._scratch("member", count, self.words, np.uint64)
         if self.threshold >= 2**self.bits:
             below.fill(np.uint64(2**64 - 1))
+        elif self.threshold == 0:
+            below.fill(0)
         else:
             # U < t, least significant bit first: at a bit where t has a 1, U is below t if U has
             # a 0 there, else it is below exactly when its lower bits were; where t has a 0, U is
-            # below only if U has a 0 too and its lower bits were. One in-place operation per bit
-            # (the most-significant-first form needed two running masks), and t's trailing zero
-            # bits are skipped (nothing is below yet). The same function of the same words, so
-            # the same subsets (issue 26).
-            below.fill(0)
-            scratch = self._scratch("scratch", count, self.words, np.uint64)
+            # below only if U has a 0 too and its lower bits were. That is below |= ~w at a 1 and
+            # below &= ~w at a 0; its complement needs no inversion of the words: not_below &= w
+            # at a 1, not_below |= w at a 0 (De Morgan), one in-place operation per bit, and one
+            # inversion at the end. t's trailing zero bits are skipped (nothing is below yet, so
+            # not_below is all ones until t's lowest 1, where it becomes that bit's word). The
+            # same function of the same words, so the same subsets (issue 26).
             started = False
             for i in reversed(range(self.bits)):  # word i holds bit (bits - 1 - i) of U
                 one = self.threshold >> (self.bits - 1 - i) & 1
-                if not one and not started:
-                    continue
-                np.invert(words[:, i, :], out=scratch)
-                if one:
-                    np.bitwise_or(below, scratch, out=below)
-                    started = True
+                if not started:
+                    if one:
+                        np.copyto(below, words[:, i, :])
+                        started = True
+                elif one:
+                    np.bitwise_and(below, words[:, i, :], out=below)
                 else:
-                    np.bitwise_and(below, scratch, out=below)
+                    np.bitwise_or(below, words[:, i, :], out=below)
+            np.invert(below, out=below)
         below[:, -1] &= self.last_word
         return below
 
