@@ -72,7 +72,7 @@ def kernel_steps(pooled: np.ndarray, size: int, resamples: int, between, runs: i
             t2 = time.process_time()
             sums = sampler._table_sums(member, test)
             t3 = time.process_time()
-            sampler._correct(sums, member, raw[:, sampler.bits * sampler.words:], test)
+            sampler._correct(sums, member, raw, test)
             t4 = time.process_time()
             for key, seconds in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
                 spent[key] += seconds

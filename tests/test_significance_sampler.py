@@ -131,3 +131,21 @@ def test_stable_order_is_numpys_stable_argsort(seed):
     np.testing.assert_array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))
     big = keys + 2**61  # too large to pack with the positions: numpy's own stable sort
     np.testing.assert_array_equal(_stable_order(big), np.argsort(big, kind="stable"))
+
+
+def test_relabellings_beyond_the_budget_are_still_uniform_subsets():
+    # A relabelling whose correction runs out of its budget of ranks is completed by
+    # Generator.choice; a budget of one rank sends nearly every relabelling there. Oracle: every
+    # 5-subset of 12 rows is equally likely (chi-squared over all 792 of them), as above.
+    from scipy import stats
+
+    n, size, draws = 12, 5, 20_000
+    sampler = _SubsetSums(2.0 ** np.arange(n)[:, None], size)
+    sampler.budget = 1
+    sums = sampler.draw(np.random.default_rng(13), draws)[:, 0].astype(np.int64)
+    bits = (sums[:, None] >> np.arange(n)) & 1
+    assert (bits.sum(axis=1) == size).all()
+    counts = np.bincount(sums, minlength=2**n)
+    subsets = counts[[v for v in range(2**n) if bin(v).count("1") == size]]
+    assert subsets.sum() == draws
+    assert stats.chisquare(subsets).pvalue > 1e-4

@@ -150,7 +150,7 @@ class _SubsetSums:
         raw = rng.bit_generator.random_raw(count * self.row_words).reshape(count, self.row_words)
         member = self._members(raw[:, : self.bits * self.words])
         sums = self._table_sums(member, test)
-        self._correct(sums, member, raw[:, self.bits * self.words:], test)
+        self._correct(sums, member, raw, test)
         return sums
 
     def _members(self, raw: np.ndarray) -> np.ndarray:
@@ -214,8 +214,12 @@ class _SubsetSums:
                 sums[lo:lo + _GATHER_ROWS, j] = np.take(column, codes, out=gathered, mode="clip").sum(axis=1)
         return sums
 
-    def _correct(self, sums: np.ndarray, member: np.ndarray, extra: np.ndarray, test: np.ndarray) -> None:
-        """Bring every subset to ``size`` rows by a uniformly random removal (or addition)."""
+    def _correct(self, sums: np.ndarray, member: np.ndarray, raw: np.ndarray, test: np.ndarray) -> None:
+        """Bring every subset to ``size`` rows by a uniformly random removal (or addition).
+
+        ``raw`` (count, row_words), C-contiguous: the batch's words; the correction reads those
+        after the membership bits.
+        """
         n, words = self.n, self.words
         in_member = _popcount64(member, out=self._scratch("in_member", *member.shape, np.int64))  # (count, words)
         counts = in_member.sum(axis=1)
@@ -235,8 +239,16 @@ class _SubsetSums:
         owner = np.repeat(np.arange(rows.size), draws)
         starts = np.cumsum(draws) - draws
         step = np.arange(owner.size) - starts[owner]
-        uniform = (extra[rows[owner], step] >> np.uint64(11)).astype(np.float64) * 2.0**-53
-        rank = np.minimum(uniform * pool[owner], pool[owner] - 1).astype(np.int64)
+        # A rank from a 53-bit uniform: floor(U * pool), kept below pool. (In place, and one flat
+        # gather: the same numbers as the expression in fewer passes.)
+        uniform = np.take(raw.reshape(-1), rows[owner] * self.row_words + (self.bits * words) + step)
+        uniform >>= np.uint64(11)
+        scaled = uniform.astype(np.float64)
+        scaled *= 2.0**-53
+        pool_of = pool[owner]
+        scaled *= pool_of
+        rank = scaled.astype(np.int64)
+        np.minimum(rank, pool_of - 1, out=rank)
         # The first `need` distinct ranks of each row's sequence: a uniformly random set of them.
         # One stable sort of the (row, rank) keys serves twice: it marks first occurrences, and
         # in its order the kept ranks ascend, so the binary search below narrows as it goes.
@@ -276,7 +288,7 @@ class _SubsetSums:
         for i in np.flatnonzero(short):  # beyond the budget: complete the row on its own
             pool_words = member[rows[i]] if remove[i] else ~member[rows[i]] & self.valid_words
             bits = np.unpackbits(_bytes(pool_words[None, :])[0], bitorder="little")[:n]
-            own = np.random.default_rng(extra[rows[i], -2:].tolist())
+            own = np.random.default_rng(raw[rows[i], -2:].tolist())
             picked = own.choice(np.flatnonzero(bits), need[i], replace=False)
             sums[rows[i]] += sign[i] * self.weights[test[rows[i]], picked].sum(axis=0)
 
