@@ -118,7 +118,8 @@ class _SubsetSums:
         return 8 * k * (-(-n // 64) * 64 // per) * 2**per
 
     def row_elements(self) -> int:
-        """Elements (raw words, then byte codes per column) one relabelling holds during a draw."""
+        """Elements one relabelling holds during a draw, at most: its raw words, then its byte codes
+        (8 per membership word and column; fewer in fact, as they are made _GATHER_ROWS rows at a time)."""
         return self.row_words + 8 * self.words * self.k
 
     def batch_rows(self, max_elements: int) -> int:
