@@ -12,7 +12,8 @@ shared machine a best-of wall time follows the other processes more than the cod
   (issue 26; 5x in issue 16), and how close it is to the cost of drawing the random subsets:
   against drawing them one by one with ``Generator.choice(replace=False)`` (what the test did
   before), and against generating the raw random words its own draw consumes (the floor of any
-  draw that reads those words: the test cannot cost less than making them);
+  draw that reads those words: the test cannot cost less than making them), and the sampler's
+  CPU step by step (raw words, membership bits, table sums, size correction);
 - both vs a plain Python shuffle loop (random.shuffle + sum);
 - peak traced memory (tracemalloc) at n = 10^6: target < 200 MB.
 """
@@ -27,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from faircode.significance import _SubsetSums, bootstrap_ci, permutation_test_result
+from faircode.significance._validation import _BATCH_ELEMENTS
 
 N_ROWS = 6_513
 N_A = N_ROWS // 3
@@ -45,6 +47,38 @@ def alternated(fa, fb, pairs: int = PAIRS) -> tuple[float, float, float]:
             out.append(time.process_time() - start)
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     return med(ta), med(tb), med([b / a for a, b in zip(ta, tb)])
+
+
+def kernel_steps(pooled: np.ndarray, size: int, resamples: int, between, runs: int = PAIRS) -> dict[str, float]:
+    """Median CPU seconds of each step of the sampler over ``resamples`` draws, batched as the test batches them.
+
+    ``between()`` runs (untimed) before each run: the reference the test alternates with, so that
+    the steps are timed in the test's conditions (caches and allocator as the reference left them).
+    """
+    z = (np.sort(pooled) - pooled.mean())[:, None]
+    steps: dict[str, list[float]] = {"raw words": [], "membership bits": [], "table sums": [], "size correction": []}
+    for _ in range(runs):
+        between()
+        sampler, rng = _SubsetSums(z, size), np.random.default_rng(0)
+        spent = dict.fromkeys(steps, 0.0)
+        rows = sampler.batch_rows(_BATCH_ELEMENTS)
+        for start in range(0, resamples, rows):
+            count = min(rows, resamples - start)
+            test = np.zeros(count, dtype=np.intp)
+            t0 = time.process_time()
+            raw = rng.bit_generator.random_raw(count * sampler.row_words).reshape(count, sampler.row_words)
+            t1 = time.process_time()
+            member = sampler._members(raw[:, : sampler.bits * sampler.words])
+            t2 = time.process_time()
+            sums = sampler._table_sums(member, test)
+            t3 = time.process_time()
+            sampler._correct(sums, member, raw, test)
+            t4 = time.process_time()
+            for key, seconds in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                spent[key] += seconds
+        for key in steps:
+            steps[key].append(spent[key])
+    return {key: sorted(v)[len(v) // 2] for key, v in steps.items()}
 
 
 def best_time(fn, repeats: int = REPEATS) -> float:
@@ -129,6 +163,11 @@ def main() -> None:
           f"   faircode MC / this = {t_mc / t_choice:5.2f}x")
     print(f"  generating the {words:,} raw random words faircode's draw uses: {t_words * 1e3:9.3f} ms"
           f"   faircode MC / this = {1 / r_words:5.2f}x (the floor of any draw: how close the test is to it)")
+    steps = kernel_steps(np.concatenate([a_cont, b_cont]), m, N_RESAMPLES, lambda: scipy_test(a_cont, b_cont))
+    drawn = sum(steps.values())
+    print("  the sampler step by step (CPU medians, runs alternated with SciPy's): "
+          + ", ".join(f"{key} {t * 1e3:.2f} ms" for key, t in steps.items())
+          + f"; {drawn * 1e3:.2f} ms in all, {drawn / steps['raw words']:.2f}x its raw words")
     print(f"  python shuffle     {t_loop_cont * 1e3:9.3f} ms   ratio loop/faircode  = {t_loop_cont / t_mc:8.1f}x")
 
     n_big = 1_000_000

@@ -25,10 +25,10 @@ from typing import NamedTuple
 import numpy as np
 
 from faircode.significance._validation import (
+    _BATCH_ELEMENTS,
     _as_groups,
     _as_rng,
     _as_sample,
-    _batch_rows,
     _check_exact_allowed,
     _check_test_options,
     _is_binary,
@@ -129,7 +129,7 @@ def _draw_null(setup: _NullSetup, n_permutations, rng, batch_size):
     """Observed gap, the gaps of ``n_permutations`` random relabellings, and the outcome scale."""
     gaps = np.empty(n_permutations)
     sampler = _SubsetSums(setup.weights, setup.size)
-    rows = _batch_rows(batch_size, sampler.row_elements())
+    rows = batch_size if batch_size is not None else sampler.batch_rows(_BATCH_ELEMENTS)
     for start in range(0, n_permutations, rows):
         stop = min(start + rows, n_permutations)
         gaps[start:stop] = setup.to_gaps(sampler.draw(rng, stop - start))
@@ -511,7 +511,7 @@ def _p_values_by_subsets(p: np.ndarray, drawn: list, setups: list, n_permutation
         sampler = _SubsetSums(np.stack([setup.weights for setup in run]), shape[1])
         test = np.repeat(np.arange(len(run)), n_permutations)
         sums = np.empty((test.size, sampler.k))
-        rows = _batch_rows(None, sampler.row_elements())
+        rows = sampler.batch_rows(_BATCH_ELEMENTS)
         for first in range(0, test.size, rows):
             last = min(first + rows, test.size)
             sums[first:last] = sampler.draw(rng, last - first, test[first:last])

@@ -20,7 +20,19 @@ _POPCOUNT8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.int32)
 # _SELECT8[v, k]: the position of the k-th set bit (from the least significant) of the byte v.
 _SELECT8 = np.array([[[b for b in range(8) if v >> b & 1][k] if k < bin(v).count("1") else 0
                       for k in range(8)] for v in range(256)], dtype=np.int64)
+# (bits, mask of the low half) of a word's halvings down to its byte holding a chosen rank.
+_HALVES = tuple((shift, np.uint64((1 << shift) - 1)) for shift in (32, 16, 8))
 _TABLE_BYTES = 1 << 25  # above this a byte-indexed table of partial sums falls back to half-bytes
+# Raw words per batch of relabellings. A batch's words and the arrays made from them were 16 MiB
+# (the memory bound of the other resamplers), and the test at n = 6,513 waited on memory: batches
+# of 0.5 to 3 MiB ran it in two thirds of the time, the same within the noise (issue 26).
+_BATCH_WORD_BYTES = 3 << 19
+# ... but at least this many relabellings per batch, so that a large population's batches do not
+# pay the kernel's few hundred microseconds of per-call overhead for one relabelling each.
+_MIN_BATCH_ROWS = 8
+# Relabellings whose table sums are gathered at once, within a batch: their codes and gathered
+# values (8 bytes a chunk each) stay in cache.
+_GATHER_ROWS = 64
 # permutation_tests draws a relabelling as counts of each kind of unit up to this many kinds
 # (O(kinds) per relabelling, against O(units / 8) and more for the subset sampler).
 _MAX_KINDS = 32
@@ -91,6 +103,8 @@ class _SubsetSums:
         self.valid_counts = _popcount64(self.valid_words)  # rows per word: 64, fewer in the last
         self.weights = weights
         self.row_words = self.bits * self.words + self.budget + 2
+        # Work arrays kept from batch to batch (see _scratch).
+        self._arrays: dict[str, np.ndarray] = {}
 
     @staticmethod
     def chunk_bits(n: int, k: int) -> int:
@@ -104,7 +118,29 @@ class _SubsetSums:
         return 8 * k * (-(-n // 64) * 64 // per) * 2**per
 
     def row_elements(self) -> int:
+        """Elements one relabelling holds during a draw, at most: its raw words, then its byte codes
+        (8 per membership word and column; fewer in fact, as they are made _GATHER_ROWS rows at a time)."""
         return self.row_words + 8 * self.words * self.k
+
+    def batch_rows(self, max_elements: int) -> int:
+        """Relabellings per :meth:`draw`: the raw words of a batch in cache, within ``max_elements``.
+
+        The sums do not depend on it (each relabelling reads its own fixed words), only the time.
+        """
+        cached = max(_MIN_BATCH_ROWS, _BATCH_WORD_BYTES // (8 * self.row_words))
+        return max(1, min(cached, max_elements // max(1, self.row_elements())))
+
+    def _scratch(self, name: str, count: int, width: int, dtype) -> np.ndarray:
+        """A (count, width) work array of this sampler, the same memory batch after batch.
+
+        A fresh array of a batch's size is a fresh mapping of memory that the kernel zeroes page
+        by page on first touch: those page faults were as much CPU as the test itself when each
+        batch allocated its own (issue 26).
+        """
+        held = self._arrays.get(name)
+        if held is None or held.shape[0] < count:
+            held = self._arrays[name] = np.empty((count, width), dtype=dtype)
+        return held[:count]
 
     def draw(self, rng: np.random.Generator, count: int, test: np.ndarray | None = None) -> np.ndarray:
         """``count`` subset sums, shape (count, k); consumes ``count * row_words`` raw words.
@@ -115,7 +151,7 @@ class _SubsetSums:
         raw = rng.bit_generator.random_raw(count * self.row_words).reshape(count, self.row_words)
         member = self._members(raw[:, : self.bits * self.words])
         sums = self._table_sums(member, test)
-        self._correct(sums, member, raw[:, self.bits * self.words:], test)
+        self._correct(sums, member, raw, test)
         return sums
 
     def _members(self, raw: np.ndarray) -> np.ndarray:
@@ -126,50 +162,67 @@ class _SubsetSums:
         words = np.lib.stride_tricks.as_strided(raw, shape=(count, self.bits, self.words),
                                                 strides=(raw.strides[0], self.words * raw.strides[1], raw.strides[1]),
                                                 writeable=False)
+        below = self._scratch("member", count, self.words, np.uint64)
         if self.threshold >= 2**self.bits:
-            below = np.full((count, self.words), np.uint64(2**64 - 1))
+            below.fill(np.uint64(2**64 - 1))
+        elif self.threshold == 0:
+            below.fill(0)
         else:
             # U < t, least significant bit first: at a bit where t has a 1, U is below t if U has
             # a 0 there, else it is below exactly when its lower bits were; where t has a 0, U is
-            # below only if U has a 0 too and its lower bits were. One in-place operation per bit
-            # (the most-significant-first form needed two running masks), and t's trailing zero
-            # bits are skipped (nothing is below yet). The same function of the same words, so
-            # the same subsets (issue 26).
-            below = np.zeros((count, self.words), dtype=np.uint64)
-            scratch = np.empty_like(below)
+            # below only if U has a 0 too and its lower bits were. That is below |= ~w at a 1 and
+            # below &= ~w at a 0; its complement needs no inversion of the words: not_below &= w
+            # at a 1, not_below |= w at a 0 (De Morgan), one in-place operation per bit, and one
+            # inversion at the end. t's trailing zero bits are skipped (nothing is below yet, so
+            # not_below is all ones until t's lowest 1, where it becomes that bit's word). The
+            # same function of the same words, so the same subsets (issue 26).
             started = False
             for i in reversed(range(self.bits)):  # word i holds bit (bits - 1 - i) of U
                 one = self.threshold >> (self.bits - 1 - i) & 1
-                if not one and not started:
-                    continue
-                np.invert(words[:, i, :], out=scratch)
-                if one:
-                    np.bitwise_or(below, scratch, out=below)
-                    started = True
+                if not started:
+                    if one:
+                        np.copyto(below, words[:, i, :])
+                        started = True
+                elif one:
+                    np.bitwise_and(below, words[:, i, :], out=below)
                 else:
-                    np.bitwise_and(below, scratch, out=below)
+                    np.bitwise_or(below, words[:, i, :], out=below)
+            np.invert(below, out=below)
         below[:, -1] &= self.last_word
         return below
 
     def _table_sums(self, member: np.ndarray, test: np.ndarray) -> np.ndarray:
         as_bytes = _bytes(member)
-        if self.chunk == 8:
-            codes = as_bytes.astype(np.intp)
-        else:  # half-bytes, low first (the rows' order within a byte)
-            codes = np.empty((as_bytes.shape[0], as_bytes.shape[1] * 2), dtype=np.intp)
-            codes[:, 0::2] = as_bytes & 15
-            codes[:, 1::2] = as_bytes >> 4
-        codes += self.offsets
-        if self.tests > 1:
-            codes += (test * self.test_stride)[:, None]
-        # One contiguous (count, chunks) gather per column: each row is summed the same way
-        # whatever the batch, so the sums do not depend on the batch size.
-        return np.stack([np.take(column, codes).sum(axis=1) for column in self.table], axis=1)  # (count, k)
+        count, chunks = as_bytes.shape[0], self.offsets.shape[1]
+        sums = np.empty((count, self.k))
+        codes_all = self._scratch("codes", min(_GATHER_ROWS, count), chunks, np.intp)
+        gathered_all = self._scratch("gathered", min(_GATHER_ROWS, count), chunks, np.float64)
+        for lo in range(0, count, _GATHER_ROWS):
+            part = as_bytes[lo:lo + _GATHER_ROWS]
+            codes, gathered = codes_all[: part.shape[0]], gathered_all[: part.shape[0]]
+            if self.chunk == 8:
+                np.add(part, self.offsets, out=codes)
+            else:  # half-bytes, low first (the rows' order within a byte)
+                np.bitwise_and(part, 15, out=codes[:, 0::2])
+                np.right_shift(part, 4, out=codes[:, 1::2])
+                codes += self.offsets
+            if self.tests > 1:
+                codes += (test[lo:lo + _GATHER_ROWS] * self.test_stride)[:, None]
+            # One contiguous gather per column, summed along each row: each relabelling is summed
+            # the same way whatever the batch, so the sums do not depend on the batch size.
+            # (mode="clip": every code is in range, and take buffers its output under "raise".)
+            for j, column in enumerate(self.table):
+                sums[lo:lo + _GATHER_ROWS, j] = np.take(column, codes, out=gathered, mode="clip").sum(axis=1)
+        return sums
 
-    def _correct(self, sums: np.ndarray, member: np.ndarray, extra: np.ndarray, test: np.ndarray) -> None:
-        """Bring every subset to ``size`` rows by a uniformly random removal (or addition)."""
+    def _correct(self, sums: np.ndarray, member: np.ndarray, raw: np.ndarray, test: np.ndarray) -> None:
+        """Bring every subset to ``size`` rows by a uniformly random removal (or addition).
+
+        ``raw`` (count, row_words), C-contiguous: the batch's words; the correction reads those
+        after the membership bits.
+        """
         n, words = self.n, self.words
-        in_member = _popcount64(member)  # (count, words)
+        in_member = _popcount64(member, out=self._scratch("in_member", *member.shape, np.int64))  # (count, words)
         counts = in_member.sum(axis=1)
         surplus = counts - self.size
         rows = np.flatnonzero(surplus)
@@ -187,35 +240,48 @@ class _SubsetSums:
         owner = np.repeat(np.arange(rows.size), draws)
         starts = np.cumsum(draws) - draws
         step = np.arange(owner.size) - starts[owner]
-        uniform = (extra[rows[owner], step] >> np.uint64(11)).astype(np.float64) * 2.0**-53
-        rank = np.minimum(uniform * pool[owner], pool[owner] - 1).astype(np.int64)
+        # A rank from a 53-bit uniform: floor(U * pool), kept below pool. (In place, and one flat
+        # gather: the same numbers as the expression in fewer passes.)
+        uniform = np.take(raw.reshape(-1), rows[owner] * self.row_words + (self.bits * words) + step)
+        uniform >>= np.uint64(11)
+        scaled = uniform.astype(np.float64)
+        scaled *= 2.0**-53
+        pool_of = pool[owner]
+        scaled *= pool_of
+        rank = scaled.astype(np.int64)
+        np.minimum(rank, pool_of - 1, out=rank)
         # The first `need` distinct ranks of each row's sequence: a uniformly random set of them.
-        distinct = _first_occurrences(owner * (n + 1) + rank)
+        # One stable sort of the (row, rank) keys serves twice: it marks first occurrences, and
+        # in its order the kept ranks ascend, so the binary search below narrows as it goes.
+        keys = owner * (n + 1) + rank
+        order = _stable_order(keys)
+        distinct = _first_occurrences(keys, order)
         seen = np.cumsum(distinct)
         seen -= np.concatenate([[0], seen[starts[1:] - 1]])[owner]
         take = distinct & (seen <= need[owner])
         short = np.bincount(owner[take], minlength=rows.size) < need
         take &= ~short[owner]
-        who, q = owner[take], rank[take]
-        # Rank -> row of the population: the word holding it, the byte within it, the bit within that.
+        kept = order[take[order]]  # the kept entries, by key
+        who, q = owner[kept], rank[kept]
+        # Rank -> row of the population: the word holding it, then halving the word.
         cumulative = np.cumsum(in_word, axis=1)
         flat = (cumulative + (np.arange(rows.size) * (n + 1))[:, None]).ravel()
-        wanted = who * (n + 1) + q
+        wanted = keys[kept]  # ascending
         if flat[-1] < 2**31:  # half the bytes to search through: the binary search stays in cache
             flat, wanted = flat.astype(np.int32), wanted.astype(np.int32)
-        word = np.searchsorted(flat, wanted, side="right") - who * words
-        q = q - (cumulative[who, word] - in_word[who, word])
-        held_word = member[rows[who], word]
-        held_word = np.where(remove[who], held_word, ~held_word & self.valid_words[word])
-        # (8, entries): each byte's set bits, then the byte holding rank q. Byte-major, so the
-        # running sums and the comparison run along the long axis, not 8 elements at a time.
-        held = np.ascontiguousarray(_bytes(held_word[:, None]).T)
-        in_byte = _popcount8(held)
-        before = np.cumsum(in_byte, axis=0, dtype=np.uint8)  # at most 64
-        byte = np.count_nonzero(before <= q, axis=0)
-        entry = np.arange(who.size)
-        q = q - (before[byte, entry] - in_byte[byte, entry])
-        chosen = 64 * word + 8 * byte + _SELECT8[held[byte, entry], q]
+        at = np.searchsorted(flat, wanted, side="right")  # (row, word) of the rank, flattened
+        word = at - who * words
+        before = cumulative.ravel()
+        before -= in_word.ravel()  # pool bits in the row's earlier words
+        q = q - before[at]  # the rank among the word's pool bits
+        held = member.reshape(-1)[rows[who] * words + word]
+        held = np.where(remove[who], held, ~held & self.valid_words[word])
+        chosen_by_key = 64 * word + _nth_set_bit(held, q)
+        # Back to the sequence's order, the order in which each row's sum adds them up.
+        chosen = np.empty(keys.size, dtype=np.int64)
+        chosen[kept] = chosen_by_key
+        chosen = chosen[take]
+        who = owner[take]
         sign = np.where(remove, -1.0, 1.0)
         owner_test = test[rows][who]
         for col in range(self.k):
@@ -223,32 +289,59 @@ class _SubsetSums:
         for i in np.flatnonzero(short):  # beyond the budget: complete the row on its own
             pool_words = member[rows[i]] if remove[i] else ~member[rows[i]] & self.valid_words
             bits = np.unpackbits(_bytes(pool_words[None, :])[0], bitorder="little")[:n]
-            own = np.random.default_rng(extra[rows[i], -2:].tolist())
+            own = np.random.default_rng(raw[rows[i], -2:].tolist())
             picked = own.choice(np.flatnonzero(bits), need[i], replace=False)
             sums[rows[i]] += sign[i] * self.weights[test[rows[i]], picked].sum(axis=0)
 
 
-def _first_occurrences(keys: np.ndarray) -> np.ndarray:
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for non-negative int64 ``keys``, faster.
+
+    Each key is packed with its position, ``key * 2**b + i``: the packed values are distinct and
+    order as (key, position) does, so numpy's unstable sort of them (vectorised) gives the
+    stable order, which the low ``b`` bits then read off.
+    """
+    b = max(1, int(keys.size - 1).bit_length())
+    if keys.size == 0 or int(keys.max()) >> (62 - b):  # the packing would overflow
+        return np.argsort(keys, kind="stable")
+    packed = keys << b
+    packed |= np.arange(keys.size)
+    packed.sort()
+    return packed & ((1 << b) - 1)
+
+
+def _first_occurrences(keys: np.ndarray, order: np.ndarray) -> np.ndarray:
     """True where ``keys[i]`` did not occur before position i (what ``np.unique``'s ``return_index`` marks).
 
-    Repeats are rare here (a few dozen ranks per relabelling among thousands), so an unstable
-    sort finds the repeated values and only the entries holding one are ordered stably: the
-    stable argsort of every key that np.unique does was the largest single cost of a test.
+    ``order`` is a stable argsort of ``keys``: in it each run of equal keys lists their
+    positions first to last, so the first of a run is the first occurrence.
     """
-    distinct = np.ones(keys.size, dtype=bool)
-    ordered = np.sort(keys)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    if repeated.size == 0:
-        return distinct
-    repeated = np.unique(repeated)
-    at = np.minimum(np.searchsorted(repeated, keys), repeated.size - 1)
-    involved = np.flatnonzero(repeated[at] == keys)  # ascending positions
-    by_key = involved[np.argsort(keys[involved], kind="stable")]  # each key's positions, first first
-    later = np.ones(by_key.size, dtype=bool)
-    later[0] = False
-    later[1:] = keys[by_key[1:]] == keys[by_key[:-1]]
-    distinct[by_key[later]] = False
+    distinct = np.empty(keys.size, dtype=bool)
+    if keys.size:
+        ordered = keys[order]
+        distinct[order[0]] = True
+        distinct[order[1:]] = ordered[1:] != ordered[:-1]
     return distinct
+
+
+def _nth_set_bit(words: np.ndarray, nth: np.ndarray) -> np.ndarray:
+    """Position (0 = least significant) of the ``nth[i]``-th set bit of ``words[i]``, counting from 0.
+
+    ``words`` uint64, ``nth`` integers with ``0 <= nth[i] < popcount(words[i])``; ``words`` is
+    overwritten. Halving: if the low half of what is left holds at most ``nth`` set bits, skip
+    them and move to the high half; after halves of 32, 16 and 8 bits one byte is left, read by
+    table. (Shifts by 0 or by the half's bits, not masked operations: numpy's ``where=`` loops
+    are slower; and 3 popcounts per entry, not 8 byte counts and their running sums.)
+    """
+    position, nth = np.zeros(words.shape, dtype=np.int64), nth.astype(np.uint8)
+    for shift, mask in _HALVES:
+        low = _popcount_small(words & mask)
+        high = nth >= low
+        nth -= low * high
+        step = high.astype(np.uint64) * np.uint64(shift)
+        words >>= step
+        position += step.view(np.int64)
+    return position + _SELECT8[(words & np.uint64(255)).astype(np.intp), nth]
 
 
 def _bytes(words: np.ndarray) -> np.ndarray:
@@ -257,15 +350,15 @@ def _bytes(words: np.ndarray) -> np.ndarray:
     return little.view(np.uint8)
 
 
-def _popcount8(octets: np.ndarray) -> np.ndarray:
-    """Set bits of each byte (same shape, uint8)."""
+def _popcount_small(words: np.ndarray) -> np.ndarray:
+    """Set bits of each 64-bit word (same shape, uint8: the fewest bytes to compute with)."""
     if hasattr(np, "bitwise_count"):  # NumPy 2: a vector instruction, not a table gather
-        return np.bitwise_count(octets)
-    return _POPCOUNT8[octets].astype(np.uint8)
+        return np.bitwise_count(words)
+    return _popcount64(words).astype(np.uint8)
 
 
-def _popcount64(words: np.ndarray) -> np.ndarray:
-    """Set bits of each 64-bit word (same shape)."""
+def _popcount64(words: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Set bits of each 64-bit word (same shape, int64; into ``out`` if given)."""
     if hasattr(np, "bitwise_count"):  # NumPy 2
-        return np.bitwise_count(words).astype(np.int64)
-    return _POPCOUNT8[_bytes(words)].reshape(*words.shape, 8).sum(axis=-1)
+        return np.bitwise_count(words).astype(np.int64) if out is None else np.bitwise_count(words, out=out)
+    return _POPCOUNT8[_bytes(words)].reshape(*words.shape, 8).sum(axis=-1, out=out)
