@@ -419,8 +419,11 @@ def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
     rendered = getattr(report, "pages_rendered", None)  # None: nothing was rendered (nothing changed)
     if rendered is not None and not getattr(report, "skipped", False):
         names = f" ({', '.join(rendered)})" if rendered and (explain or len(rendered) <= 3) else ""
+        converted = getattr(report, "pages_converted", None)  # None: MkDocs built every page
+        mkdocs = (f"; MkDocs converted {len(converted)} page(s), the rest kept from the last site"
+                  if converted is not None else "")
         console.print(f"pages: {len(rendered)} rendered{names}, {len(report.runs) - len(rendered)} unchanged "
-                      "(copied from the page cache)")
+                      f"(copied from the page cache){mkdocs}")
     for r in report.runs:
         for w in r.warnings:
             console.print("[yellow]run warning:[/] ", end="")

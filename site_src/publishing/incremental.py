@@ -7,8 +7,9 @@ MkDocs' own dirty build (``mkdocs build --dirty``: a page is built when its sour
 its output) write the pages that changed:
 
 - `site_key` names what every page shows: ``mkdocs.yml`` and the site's URLs, the theme overrides
-  and the build's own code (``site_src/``), the packages that make the HTML, and the footer's facts
-  (commit, uncommitted changes, date). Another key: a full build.
+  and the build's own code (``site_src/``, as installed and as ``mkdocs.yml`` names it), the
+  packages that make the HTML, and the footer's facts (commit, uncommitted changes, date).
+  Another key: a full build.
 - `plan` compares the staged ``docs/`` with the last build's, file by file. The same files must be
   there, and every page that changed must keep its front matter (titles, order and tags are in
   every page's navigation and in the tags index); else a full build. It then copies the last
@@ -62,7 +63,10 @@ def site_key(root: Path, cfg, facts) -> str:
     ``cfg`` is MkDocs' loaded config (its URLs are in every page); ``facts`` the build's
     ``BuildFacts`` or None (the footer's commit, uncommitted changes and day).
     """
-    code = sorted(p for p in (root / "site_src").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    # The build's code as it runs (the installed site_src) and as mkdocs.yml names it (its hooks
+    # and theme overrides under root/site_src): the same folder in a checkout, two in a copy.
+    folders = sorted({(root / "site_src").resolve(), Path(__file__).resolve().parents[1]})
+    code = sorted(p for folder in folders for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     versions = []
     for name in _PACKAGES:
         try:
@@ -72,7 +76,7 @@ def site_key(root: Path, cfg, facts) -> str:
     footer = (None if facts is None else (facts.commit, facts.dirty, facts.date[:10]))
     return digest_parts([
         hash_file(root / "mkdocs.yml"), repr((cfg.site_url, cfg.repo_url, cfg.repo_name, cfg.strict)),
-        *(f"{p.relative_to(root)} {hash_file(p)}" for p in code), *versions, repr(footer),
+        *(f"{p} {hash_file(p)}" for p in code), *versions, repr(footer),
     ])
 
 

@@ -29,7 +29,6 @@ from site_src.publishing import incremental
 from site_src.publishing.mkdocs_hooks import BYTECODE_DIR, PAGES, PREVIOUS_PAGES
 from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
-_HOOKS = (Path(__file__).parent / "mkdocs_hooks.py").resolve()
 STAGE = ".fairsite-stage"
 LOCK = ".fairsite.lock"
 LAST_BUILD = Path(".cache") / "fairsite-last-build.json"
@@ -112,7 +111,7 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         key = incremental.site_key(root, cfg, facts)
         # The build's hooks give the pages MkDocs does not convert what the others read of them:
         # a site without them (a fork's own mkdocs.yml) is built whole.
-        incremental_ok = incremental_ok and any(Path(getattr(m, "__file__", "") or "").resolve() == _HOOKS
+        incremental_ok = incremental_ok and any(getattr(m, "PREVIOUS_PAGES", None) == PREVIOUS_PAGES
                                                 for m in cfg.hooks.values())
         plan = incremental.plan(root, docs_dir, site_dir, key=key, record=_last_record(root)) if incremental_ok else None
         if plan is not None:
