@@ -184,11 +184,12 @@ def build(options: BuildOptions) -> BuildReport:
             facts = provenance.build_facts(root, [e.path for e in explainers])
             code_files, errors = _extract(explainers, code_dir, options)
             results = ResultsTable(root / "results" / "results_fairness.csv")
-            runs, run_errors = _execute(explainers, code_files, results, root=root, options=options, early_server=early)
+            runs, run_errors, published_problems = _execute(explainers, code_files, results, root=root, options=options,
+                                                            early_server=early)
         finally:
             if early is not None:
                 early.close()  # a no-op once the runs have used and closed it
-        checked = _check(explainers, runs, options=options, cache_dir=cache_dir)
+        checked = _check(explainers, runs, options=options, cache_dir=cache_dir, published_problems=published_problems)
         errors += run_errors + checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
@@ -224,13 +225,16 @@ def _extract(explainers: list[Explainer], code_dir: Path,
 
 
 def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
-             options: BuildOptions, early_server=None) -> tuple[list[RunResult], list[ExecutionError]]:
-    """Stage 3: run (or reuse) every explainer's code, with its front matter's limits and inputs."""
-    # The results page depends on results/ alone: it is drawn while the explainers run (on a
-    # cold build it is most of the render stage), and leaving the block waits for it.
-    with ThreadPoolExecutor(max_workers=1) as drawing:
-        drawing.submit(warm_results_page, explainers, results, root)
-        return execute(
+             options: BuildOptions, early_server=None) -> tuple[list[RunResult], list[ExecutionError], list[SiteError]]:
+    """Stage 3: run (or reuse) every explainer's code, with its front matter's limits and inputs.
+
+    What depends on ``results/`` and ``data/`` alone is done beside the runs, in a thread: the
+    results page is drawn (on a cold build most of the render stage) and the datasheets' published
+    facts are counted (stage 4 reads them: ``published_facts``). Leaving the block waits for both."""
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        beside.submit(warm_results_page, explainers, results, root)
+        published_facts = beside.submit(published.verify, root, use_cache=options.use_cache)
+        runs = execute(
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
             timeouts={e.slug: e.meta.timeout for e in explainers}, memory={e.slug: e.meta.memory for e in explainers},
             inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
@@ -238,6 +242,7 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
             use_cache=options.use_cache, force_all=options.force_all, force=options.force,
             on_done=options.on_run_done, keep_server=options.keep_fork_server, early_server=early_server,
         )
+        return (*runs, published_facts.result())
 
 
 @dataclass
@@ -251,15 +256,16 @@ class _Checked:
     to_accept: list[tuple[Explainer, RunResult]] = field(default_factory=list)  # written once the build succeeds
 
 
-def _check(explainers: list[Explainer], runs: list[RunResult], *, options: BuildOptions, cache_dir: Path) -> _Checked:
-    """Stage 4: the datasheets' published facts; each explainer's prose for bare numbers, its
-    ``checks:`` over its run's values, and its cited numbers against the accepted ones, by the
-    rule of ``options.numbers``."""
+def _check(explainers: list[Explainer], runs: list[RunResult], *, options: BuildOptions, cache_dir: Path,
+           published_problems: list[SiteError]) -> _Checked:
+    """Stage 4: the datasheets' published facts (counted beside the runs: ``published_problems``);
+    each explainer's prose for bare numbers, its ``checks:`` over its run's values, and its cited
+    numbers against the accepted ones, by the rule of ``options.numbers``."""
     by_slug = {r.slug: r for r in runs}
     checked = _Checked(cache.PassedChecks(
         cache_dir, enabled=options.use_cache and options.numbers in (NumbersMode.BUILD, NumbersMode.SERVE)))
     # The datasheets' published facts against the data (counts exact), with their citations.
-    checked.errors += published.verify(Path(options.root), use_cache=options.use_cache)
+    checked.errors += published_problems
     for e in explainers:
         run = by_slug.get(e.slug)
         if run is None:  # its run failed (reported above); its prose is still checked
