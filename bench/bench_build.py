@@ -21,7 +21,11 @@ Rows, each a ratio to the plain `mkdocs build` timed alternately with it, with i
 
 Issue 26's other rows: the cold build and `fairsite check` against the markdown-exec peer are
 `bench/bench_peer.py`'s; the Monte Carlo kernel is `bench/bench_significance.py`'s; the
-benchmark's CPU is `bench/bench_benchmark.py --cpu-vs`'s.
+benchmark's CPU is `bench/bench_benchmark.py --cpu-vs`'s. With `--every-row REV`, this script
+runs those three too, each in a fresh process after its own rows (REV: the revision the
+benchmark's CPU is compared with), and ends with one table of every row of issue 26 that a
+bench measures. The test suite's row (half of the suite's time) is two runs of the whole suite,
+before and after: measured by hand, as the closing note says, not here.
 """
 
 from __future__ import annotations
@@ -91,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up (default 5)")
     parser.add_argument("--cold-runs", type=int, default=1, help="timed cold builds of each kind (default 1)")
+    parser.add_argument("--every-row", metavar="REV", default=None,
+                        help="also run bench_peer, bench_significance and bench_benchmark --cpu-vs REV; one table of every row")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
@@ -142,7 +148,43 @@ def main(argv: list[str] | None = None) -> int:
         failed += not ok
         shown = f"<= {target:g}x" if target is not None else "-"
         print(f"{label:<42} {seconds:8.2f} {ratio:7.2f}x {shown:>8}  {'yes' if ok else 'NO'}")
+    if args.every_row:
+        summary = [f"{label:<60} {seconds / base:7.2f}x  {'<= %gx' % target if target else '-':>8}"
+                   f"  {'yes' if target is None or seconds / base <= target else 'NO'}"
+                   for label, seconds, base, target in rows[1:3]]
+        failed += _other_rows(args.every_row, summary)
+        print("\nissue 26, every row a bench measures (this run):")
+        print("\n".join(summary))
     return 1 if failed else 0
+
+
+# Each other bench's row lines, as it prints them: (script and arguments, a pattern of its row lines).
+_OTHER_BENCHES = (
+    (["bench_peer.py"], re.compile(r"^(cold fairsite build|fairsite check) .*(yes|NO)\s*$")),
+    (["bench_significance.py"], re.compile(r"^\s*scipy permutation .*target >= 8x")),
+    (["bench_benchmark.py", "--cpu-vs", "{rev}"], re.compile(r"^\s*ratio .*target <= 0\.75x")),
+)
+
+
+def _other_rows(rev: str, summary: list[str]) -> int:
+    """Run the other benches of issue 26 in fresh processes, show their output, and add their row
+    lines to ``summary``; the number of rows that missed their target (or benches that failed)."""
+    missed = 0
+    for script, pattern in _OTHER_BENCHES:
+        cmd = [sys.executable, str(REPO / "bench" / script[0]), *(a.format(rev=rev) for a in script[1:])]
+        print(f"\n$ {' '.join(cmd[1:])}", flush=True)
+        done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+        print(done.stdout, end="")
+        lines = [line.strip() for line in done.stdout.splitlines() if pattern.search(line)]
+        if done.returncode not in (0, 1) or not lines:
+            summary.append(f"{script[0]}: no row (exit {done.returncode}): {done.stderr.strip()[-300:]}")
+            missed += 1
+            continue
+        label = {"bench_significance.py": "Monte Carlo, n = 6,513, 2,000 resamples: ",
+                 "bench_benchmark.py": "faircode benchmark --check CPU vs " + rev + ": "}.get(script[0], "")
+        summary += [label + line for line in lines]
+        missed += sum("NO" in line.split()[-1:] for line in lines)
+    return missed
 
 
 if __name__ == "__main__":
