@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+# Test files import the helper from its own module: `from conftest import ...` would find
+# tests/e2e/conftest.py whenever the browser tests are collected too (both are "conftest").
+from built_sites import copy_of_built_tinysite
+
 
 def _group(nodeid: str) -> str:
     path = nodeid.split("::", 1)[0]
@@ -50,20 +54,9 @@ def built_tinysite(tmp_path_factory) -> Path:
     return root
 
 
-def copy_of_built_tinysite(built: Path, where: Path) -> Path:
-    """A copy of the built tiny site in ``where``, as a fresh build would leave it.
-
-    The record of what the last build consulted names the files where they were built, so it is
-    dropped and one build writes the copy's own; every run and page comes from the copied caches
-    (a clone moved elsewhere reruns nothing: tests/test_cache.py), so that costs a second, not a build.
-    """
-    import shutil
-
-    from site_src import cli, filestate
-
-    root = where / "site-root"
-    shutil.copytree(built, root, symlinks=True)
-    (root / filestate.STATE).unlink()
-    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
-    return root
-
+@pytest.fixture
+def built_copy(tmp_path, built_tinysite) -> Path:
+    """The tiny site as a fresh build leaves it, in ``tmp_path``, for a test that changes it: a copy
+    of the session's one build (`copy_of_built_tinysite`), a second instead of the build the test
+    would otherwise start from."""
+    return copy_of_built_tinysite(built_tinysite, tmp_path)
