@@ -33,13 +33,21 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return _group(nodeid)
 
+        def _assign_work_unit(self, node) -> None:
+            # The browser tests are the longest unit by far (the real site's build, then every
+            # page in Chromium): start them first, whatever the file sizes that xdist sorts by.
+            if "tests/e2e" in self.workqueue:
+                self.workqueue.move_to_end("tests/e2e", last=False)
+            super()._assign_work_unit(node)
+
     return _FileOrBrowserScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
 def built_tinysite(tmp_path_factory) -> Path:
     """The tiny fixture site (tests/fixtures/tinysite) built once (``fairsite build --jobs 1``), never
-    modified: tests copy it (`copy_of_built_tinysite`) instead of building their own."""
+    modified: tests copy it (`built_copy`, or tests/built_sites.py's `copy_of_built_tinysite`) instead
+    of building their own."""
     import shutil
 
     from site_src import cli
@@ -50,20 +58,13 @@ def built_tinysite(tmp_path_factory) -> Path:
     return root
 
 
-def copy_of_built_tinysite(built: Path, where: Path) -> Path:
-    """A copy of the built tiny site in ``where``, as a fresh build would leave it.
+@pytest.fixture
+def built_copy(tmp_path, built_tinysite) -> Path:
+    """The tiny site as a fresh build leaves it, in ``tmp_path``, for a test that changes it: a copy
+    of the session's one build (`copy_of_built_tinysite`), a second instead of the build the test
+    would otherwise start from."""
+    # Test files import the helper from its own module too: `from conftest import ...` finds
+    # tests/e2e/conftest.py whenever the browser tests are collected (both are "conftest").
+    from built_sites import copy_of_built_tinysite
 
-    The record of what the last build consulted names the files where they were built, so it is
-    dropped and one build writes the copy's own; every run and page comes from the copied caches
-    (a clone moved elsewhere reruns nothing: tests/test_cache.py), so that costs a second, not a build.
-    """
-    import shutil
-
-    from site_src import cli, filestate
-
-    root = where / "site-root"
-    shutil.copytree(built, root, symlinks=True)
-    (root / filestate.STATE).unlink()
-    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
-    return root
-
+    return copy_of_built_tinysite(built_tinysite, tmp_path)

@@ -21,6 +21,8 @@ from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main as fairsite
 from site_src.errors import BuildFailed
 
+from built_sites import copy_of_built_tinysite
+
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
 
 
@@ -160,10 +162,9 @@ def test_a_declared_glob_joins_the_key_with_its_list_of_matches(tmp_path):
 # --- the cache trusts nothing it stored --------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def coin_site(tmp_path_factory):
-    root = _site(tmp_path_factory.mktemp("corrupt"), keep_fixture_explainer=True)
-    build(BuildOptions(root=root))
-    return root
+def coin_site(tmp_path_factory, built_tinysite):
+    """The built tiny site, copied from the session's one build (issue 26); each case corrupts it further."""
+    return copy_of_built_tinysite(built_tinysite, tmp_path_factory.mktemp("corrupt"))
 
 
 def _entry(root: Path) -> Path:
@@ -275,8 +276,8 @@ def test_files_of_the_python_environment_are_never_inputs(tmp_path):
 
 # --- what build publishes is what check accepts ------------------------------------------------
 
-def test_build_fails_on_a_drifted_number_naming_accept(tmp_path):
-    root = _site(tmp_path, keep_fixture_explainer=True)
+def test_build_fails_on_a_drifted_number_naming_accept(built_copy):
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     before = hashlib.sha256((root / "site" / "explainers" / "coin-flips" / "index.html").read_bytes()).digest()
     source = root / "explainers" / "coin-flips.md"
@@ -312,8 +313,8 @@ def test_a_page_with_no_accepted_numbers_builds_with_a_note(tmp_path):
         build(BuildOptions(root=root))
 
 
-def test_a_failed_build_leaves_the_generated_code_as_it_found_it(tmp_path):
-    root = _site(tmp_path, keep_fixture_explainer=True)
+def test_a_failed_build_leaves_the_generated_code_as_it_found_it(built_copy):
+    root = built_copy
     build(BuildOptions(root=root))
     code_dir = root / "explainers" / "code"
     before = {p.name: p.read_bytes() for p in code_dir.iterdir()}

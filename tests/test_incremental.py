@@ -15,7 +15,7 @@ from site_src.errors import SiteError
 from site_src.publishing.mkdocs_site import LAST_BUILD
 from test_site_build import _add
 
-from conftest import copy_of_built_tinysite
+from built_sites import copy_of_built_tinysite
 
 _HOOKS = Path(__file__).resolve().parents[1] / "site_src" / "publishing" / "mkdocs_hooks.py"
 _OTHER = """

@@ -375,25 +375,14 @@ def test_pages_deploys_only_what_passed_on_main():
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
 
 
-def _tiny_repo(root: Path) -> Path:
-    shutil.copytree(FIXTURE, root)
-    shutil.copyfile(REPO / ".gitignore", root / ".gitignore")
-    _git("init", "-q", "-b", "main", cwd=root)
-    _git("config", "user.name", "Test Maintainer", cwd=root)
-    _git("config", "user.email", "maintainer@example.org", cwd=root)
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
-    _commit_all(root, "tiny site")
-    return root
-
-
 _DIRTY = "with uncommitted changes"
 
 
-def test_a_deleted_explainer_does_not_leave_the_site_labelled_dirty_on_a_clean_tree(tmp_path, capsys):
+def test_a_deleted_explainer_does_not_leave_the_site_labelled_dirty_on_a_clean_tree(repo, capsys):
     """Issue 25.15a: an explainer drafted and deleted before any commit leaves its generated file
     untracked until the build removes it: that build's site comes from a clean tree and says so,
     and so does the next one."""
-    root = _tiny_repo(tmp_path / "repo")
+    root = repo  # the committed tiny site, copied: no build of its own (issue 26)
     draft = root / "explainers" / "draft.md"
     draft.write_text((FIXTURE / "explainers" / "coin-flips.md").read_text().replace("title: Coin Flips", "title: Draft"))
     page = root / "docs" / "explainers" / "coin-flips" / "index.md"
@@ -409,11 +398,11 @@ def test_a_deleted_explainer_does_not_leave_the_site_labelled_dirty_on_a_clean_t
     assert json.loads((root / "site" / MANIFEST).read_text())["build"]["dirty"] is False
 
 
-def test_a_build_that_leaves_the_tree_dirty_is_followed_by_one_that_says_so(tmp_path, capsys):
+def test_a_build_that_leaves_the_tree_dirty_is_followed_by_one_that_says_so(repo, capsys):
     """Issue 25.15a, the other way: an explainer deleted in a commit that kept its generated file;
     the build removes the file (an uncommitted change), so the next build must not answer
     "nothing changed" with pages that say the tree is clean."""
-    root = _tiny_repo(tmp_path / "repo")
+    root = repo  # the committed tiny site, copied: no build of its own (issue 26)
     (root / "explainers" / "coin-flips.md").rename(root / "explainers" / "kept.md")
     main(["--root", str(root), "build", "--jobs", "1"])  # code/kept.py generated; coin-flips.py removed
     _commit_all(root, "rename, keeping coin-flips.py by mistake")

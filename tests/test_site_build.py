@@ -33,15 +33,8 @@ def _add(root: Path, slug: str, text: str) -> None:
     (root / "explainers" / f"{slug}.md").write_text(textwrap.dedent(text).lstrip())
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = _copy_fixture(tmp_path_factory.mktemp("tiny"))
-    report = build(BuildOptions(root=root))
-    return root, report
-
-
-def test_build_writes_site_page_figure_and_code(built):
-    root, report = built
+def test_build_writes_site_page_figure_and_code(built_tinysite):
+    root = built_tinysite  # the session's build, read only
     assert (root / "site" / "index.html").exists()
     page = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
     # The prose's number is the run's: recompute it independently from the same seeded draw.
@@ -56,30 +49,30 @@ def test_build_writes_site_page_figure_and_code(built):
     assert "rng = np.random.default_rng(7)" in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
 
 
-def test_results_citation_resolves_to_the_one_row(built):
-    root, _ = built
+def test_results_citation_resolves_to_the_one_row(built_tinysite):
+    root = built_tinysite
     page = (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
     assert "the gap is \u221210.0 percentage points" in page
 
 
-def test_printed_html_is_escaped(built):
-    root, _ = built
+def test_printed_html_is_escaped(built_tinysite):
+    root = built_tinysite
     page = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
     assert "<script>alert(" not in page
     assert "&lt;script&gt;alert(" in page
 
 
-def test_generated_file_runs_from_the_root_as_a_reader_would(built):
+def test_generated_file_runs_from_the_root_as_a_reader_would(built_tinysite):
     import subprocess
     import sys
-    root, _ = built
+    root = built_tinysite
     out = subprocess.run([sys.executable, "explainers/code/coin-flips.py"], cwd=root, capture_output=True,
                          text=True, env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.startswith("heads: ")
 
 
-def test_rebuild_is_a_cache_hit_and_byte_identical(built, tmp_path):
-    root, _ = built
+def test_rebuild_is_a_cache_hit_and_byte_identical(built_copy):
+    root = built_copy
     before = _tree_digest(root / "docs")
     # Forget the last build, so this one renders and runs MkDocs again (from the cached run)
     # instead of seeing that nothing changed: the pages must come out byte for byte the same.
@@ -148,8 +141,8 @@ _RAISES = """
     """
 
 
-def test_an_explainer_that_raises_fails_the_build_naming_the_source_line(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_an_explainer_that_raises_fails_the_build_naming_the_source_line(built_copy):
+    root = built_copy
     err = _assert_fails_and_keeps_previous_site(root, "KeyError", "raises", _RAISES)
     msg = str(err)
     # The code block opens on line 11 of the source; `z = ...` is its third line.
@@ -157,8 +150,8 @@ def test_an_explainer_that_raises_fails_the_build_naming_the_source_line(tmp_pat
     assert "_runner" not in msg  # the builder's own frames are stripped
 
 
-def test_a_failing_check_fails_the_build_with_the_values(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_failing_check_fails_the_build_with_the_values(built_copy):
+    root = built_copy
     source = """
         ---
         title: Bad Check
@@ -328,8 +321,8 @@ def test_related_must_name_an_explainer(tmp_path):
         collect(root / "explainers")
 
 
-def test_check_mode_reports_stale_generated_code(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_check_mode_reports_stale_generated_code(built_copy):
+    root = built_copy
     build(BuildOptions(root=root))
     (root / "explainers" / "code" / "coin-flips.py").write_text("print('edited by hand')\n")
     with pytest.raises(BuildFailed, match="coin-flips.py: differs from its explainer source"):
@@ -444,10 +437,10 @@ def test_cell_placement_mistakes_are_named(tmp_path):
     ("{% if n_flips %}", "template: .*(end of template|endif)"),  # a tag left open
     ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'.* \\(did you mean 'number'\\?\\)"),  # an unknown filter
 ])
-def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_path, mistake, expected):
+def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(built_copy, mistake, expected):
     """With accepted numbers to compare against, the prose is read by the number comparison too:
     a template that does not parse is reported once, by the render stage, with the file."""
-    root = _copy_fixture(tmp_path)
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text() + f"\nA sentence with a mistake: {mistake}\n")
@@ -456,16 +449,16 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(tmp_
 
 
 @pytest.mark.parametrize("values", [[], {"n_flips": 5}, {"n_flips": {"value": 2000}}, {"n_flips": {"value": 1, "shown": "1"}}])
-def test_a_malformed_accepted_numbers_file_is_named(tmp_path, values):
-    root = _copy_fixture(tmp_path)
+def test_a_malformed_accepted_numbers_file_is_named(built_copy, values):
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps({"values": values}))
     with pytest.raises(BuildFailed, match=r"coin-flips.numbers.json is not an accepted-numbers file"):
         build(BuildOptions(root=root))
 
 
-def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(built_copy):
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text().replace("{{ n_flips", "{{ n_flipz"))
@@ -490,14 +483,14 @@ def test_no_longer_cited_blames_no_name_the_page_itself_provides(tmp_path):
 
 
 @pytest.mark.parametrize("failing", ["site/ moved aside", "new site/ moved in"])
-def test_a_swap_that_fails_for_site_leaves_the_previous_docs_and_site_both_whole(tmp_path, monkeypatch, failing):
+def test_a_swap_that_fails_for_site_leaves_the_previous_docs_and_site_both_whole(built_copy, monkeypatch, failing):
     """Issue 25.13: docs/ is never the new build while site/ is the old one (or missing)."""
     import os
 
     from site_src.errors import SiteError
     from site_src.publishing.mkdocs_site import STAGE
 
-    root = _copy_fixture(tmp_path).resolve()
+    root = built_copy.resolve()
     build(BuildOptions(root=root))
     before = {name: _tree_digest(root / name) for name in ("docs", "site")}
     source = root / "explainers" / "coin-flips.md"
@@ -566,9 +559,9 @@ def test_previous_and_next_links_show_and_read_a_title_as_typed(tmp_path):
         assert text.endswith(title)
 
 
-def test_an_infinite_value_in_the_prose_fails_naming_the_explainer_line_variable_and_filter(tmp_path):
+def test_an_infinite_value_in_the_prose_fails_naming_the_explainer_line_variable_and_filter(built_copy):
     """Issue 25.15d: a division by zero in the run printed "inf%" in the prose."""
-    root = _copy_fixture(tmp_path)
+    root = built_copy
     err = _assert_fails_and_keeps_previous_site(root, "infinite", "odds", """
         ---
         title: Odds

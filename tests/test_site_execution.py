@@ -209,8 +209,8 @@ def test_leftover_processes_are_killed_and_named_and_the_build_does_not_wait(cas
 
 # --- failures: named, with the line, and the previous site whole --------------------------------
 
-def test_os_exit_reports_what_it_printed_and_the_line(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_os_exit_reports_what_it_printed_and_the_line(built_copy):
+    root = built_copy
     source = _explainer("""
         import os, subprocess
         child = subprocess.Popen(["sleep", "605"], start_new_session=True)
@@ -225,8 +225,8 @@ def test_os_exit_reports_what_it_printed_and_the_line(tmp_path):
     assert _wait_gone([pid], 5)  # its detached child did not outlive it
 
 
-def test_a_run_past_its_memory_limit_is_a_named_error(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_run_past_its_memory_limit_is_a_named_error(built_copy):
+    root = built_copy
     source = _explainer("""
         x = 1
         big = bytearray(20 * 1024**3)

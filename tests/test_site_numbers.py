@@ -39,7 +39,8 @@ def _digest(folder: Path) -> dict:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_accept_records_cited_values_as_displayed(root):
+def test_accept_records_cited_values_as_displayed(built_copy):
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     data = json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())["values"]
     assert set(data) == {"n_flips", "share_numpy"}  # what the prose cites, not every value of the run
@@ -47,7 +48,8 @@ def test_accept_records_cited_values_as_displayed(root):
     assert data["share_numpy"]["shown"][0].endswith("%")
 
 
-def test_check_fails_on_a_drifted_number_with_a_table(root):
+def test_check_fails_on_a_drifted_number_with_a_table(built_copy):
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     build(BuildOptions(root=root, use_cache=False, numbers=NumbersMode.CHECK))  # unchanged: passes
     source = (root / "explainers" / "coin-flips.md").read_text()
@@ -72,11 +74,12 @@ def _share_moved_by(root: Path, delta: float):
     return build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
-def test_a_change_below_display_precision_is_not_drift_and_one_above_is(root):
+def test_a_change_below_display_precision_is_not_drift_and_one_above_is(built_copy):
     """A number that moved by more than the fitted-model tolerance, but too little to change what
     the page shows, is the same number to a reader: no drift. A move the page shows is drift."""
     from faircode.tolerances import FITTED_ATOL
 
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     accepted = _accepted(root, "share_numpy")
     value, shown = accepted["value"], accepted["shown"]
@@ -181,7 +184,8 @@ def test_output_does_not_depend_on_job_count(root):
     assert _docs_without_timings(root / "docs") == one
 
 
-def test_an_interrupted_build_leaves_the_previous_site_whole(root):
+def test_an_interrupted_build_leaves_the_previous_site_whole(built_copy):
+    root = built_copy
     build(BuildOptions(root=root))
     before = _digest(root / "site"), _digest(root / "docs")
     (root / "explainers" / "slow.md").write_text(
@@ -211,7 +215,8 @@ def test_a_second_build_at_once_is_refused(root):
             build(BuildOptions(root=root))
 
 
-def test_a_no_change_rebuild_skips_work_but_not_when_outputs_were_touched(root):
+def test_a_no_change_rebuild_skips_work_but_not_when_outputs_were_touched(built_copy):
+    root = built_copy
     build(BuildOptions(root=root))
     assert build(BuildOptions(root=root)).skipped
     (root / "site" / "index.html").unlink()  # someone removed part of the site
@@ -224,7 +229,8 @@ def test_a_no_change_rebuild_skips_work_but_not_when_outputs_were_touched(root):
     assert "Nothing to add." in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
 
 
-def test_check_mode_finds_a_broken_link(root):
+def test_check_mode_finds_a_broken_link(built_copy):
+    root = built_copy
     source = root / "explainers" / "coin-flips.md"
     source.write_text(source.read_text().replace("None worth a number.", "See [the missing page](../nowhere/index.md#top)."))
     build(BuildOptions(root=root, strict=False))  # a plain build does not crawl the links
@@ -232,10 +238,11 @@ def test_check_mode_finds_a_broken_link(root):
         build(BuildOptions(root=root, strict=False, link_check=True))
 
 
-def test_serve_rebuilds_when_an_explainer_changes(root):
+def test_serve_rebuilds_when_an_explainer_changes(built_copy):
     import socket
     import urllib.request
 
+    root = built_copy
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -295,7 +302,8 @@ def _check_numbers(root, *, drifted: str | None) -> None:
         build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
-def test_a_cited_count_is_exact_even_when_its_display_matches(root):
+def test_a_cited_count_is_exact_even_when_its_display_matches(built_copy):
+    root = built_copy
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     _accepted_with(root, "n_flips", value=2001)  # shown stays "2,000"
     with pytest.raises(BuildFailed, match="n_flips"):
@@ -303,9 +311,10 @@ def test_a_cited_count_is_exact_even_when_its_display_matches(root):
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
-def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(root, factor, fails):
+def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(built_copy, factor, fails):
     """A value on a rounding boundary may change its shown digit on another machine: that is
     not drift within the fitted-model tolerance, and is beyond it."""
+    root = built_copy
     from faircode.tolerances import FITTED_ATOL
 
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))

@@ -23,7 +23,7 @@ from site_src.sources.extract import extract
 from test_site_build import _add, _copy_fixture, _tree_digest
 from test_site_cli import _SLEEPY
 
-from conftest import copy_of_built_tinysite
+from built_sites import copy_of_built_tinysite
 
 # test_site_cli's sleeping explainer, with a title and a sleep of our choosing.
 _SLOW = _SLEEPY.replace("title: Sleepy", "title: Slow {n}").replace("time.sleep(3)", "time.sleep({seconds})")
