@@ -1,11 +1,11 @@
 """Suite-wide configuration: how the tests share two cores (pytest-xdist), and the built sites they share.
 
 The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per core. The
-scheduler below sends each test file to one worker, and every browser test (tests/e2e) to the
-same one, so a fixture built once per module or session (a built fixture site, the real site the
-browser tests read, a benchmark run) is built once, not once per worker, and no two workers
-write the same folder (tests/e2e/artifacts, a module's tmp_path_factory folders). Without ``-n``
-(one process, as when running a few tests) nothing here changes anything.
+scheduler below sends each test file to one worker, so a fixture built once per module (a built
+fixture site, a benchmark run) is built once, and no two workers write a module's folders. The
+browser test files (tests/e2e) are handed out first, being the longest; they read one real site
+that the first worker to need it builds and the others wait for (tests/e2e/conftest.py,
+``site_root``). Without ``-n`` (one process, as when running a few tests) nothing here changes anything.
 """
 
 from __future__ import annotations
@@ -16,13 +16,11 @@ import pytest
 
 
 def _group(nodeid: str) -> str:
-    path = nodeid.split("::", 1)[0]
-    # Every browser test reads the one site tests/e2e/conftest.py builds per session: one worker.
-    return "tests/e2e" if path.startswith("tests/e2e/") else path
+    return nodeid.split("::", 1)[0]  # a test's file
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's scope scheduler, with the scope of a test being its file, or tests/e2e as a whole.
+    """xdist's scope scheduler, with the scope of a test being its file, browser test files first.
 
     (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with the locked
     pytest and pytest-xdist it spread a file's tests over both workers.)
@@ -34,10 +32,10 @@ def pytest_xdist_make_scheduler(config, log):
             return _group(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # The browser tests are the longest unit by far (the real site's build, then every
-            # page in Chromium): start them first, whatever the file sizes that xdist sorts by.
-            if "tests/e2e" in self.workqueue:
-                self.workqueue.move_to_end("tests/e2e", last=False)
+            # The browser test files are the longest units by far (every page in Chromium): start
+            # them first, whatever the file sizes that xdist sorts by.
+            for scope in [s for s in self.workqueue if s.startswith("tests/e2e/")][::-1]:
+                self.workqueue.move_to_end(scope, last=False)
             super()._assign_work_unit(node)
 
     return _FileOrBrowserScheduling(config, log)

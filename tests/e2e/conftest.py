@@ -9,6 +9,7 @@ lists are empty when the test ends.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import http.server
 import os
@@ -55,11 +56,33 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture(scope="session")
-def site_root(tmp_path_factory) -> Path:
-    """A copy of the repository with the real site built in it (``site/``), once per session."""
+def site_root(request, tmp_path_factory) -> Path:
+    """A copy of the repository with the real site built in it (``site/``), once per test run.
+
+    Under pytest-xdist the browser test files run on several workers; the first to ask builds the
+    site in the run's shared temporary folder while holding a lock, and the others wait and read
+    the same build (the pattern pytest-xdist documents for a session fixture made once). The tests
+    only read it.
+    """
+    if getattr(request.config, "workerinput", None) is None:  # one process: this session's own
+        return _build_real_site(tmp_path_factory.mktemp("e2e"))
+    shared = tmp_path_factory.getbasetemp().parent / "e2e-real-site"  # one folder per run, all workers
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        done = shared / "built"
+        if not done.exists():
+            shutil.rmtree(shared / "repo", ignore_errors=True)  # a build that failed half-way
+            _build_real_site(shared)
+            done.write_text("ok")
+    return shared / "repo"
+
+
+def _build_real_site(folder: Path) -> Path:
+    """Copy the repository into ``folder/repo`` as a fresh clone would hold it, commit it and build the site."""
     from site_src.build import BuildOptions, build
 
-    root = tmp_path_factory.mktemp("e2e") / "repo"
+    root = folder / "repo"
     shutil.copytree(REPO, root, ignore=_NOT_COPIED)
     # A clone has a commit: the pages name it (footer, "Source and verify"), so make one.
     git = ["git", "-C", str(root), "-c", "user.name=e2e", "-c", "user.email=e2e@localhost", "-c", "commit.gpgsign=false"]
