@@ -205,6 +205,15 @@ def _drawable(fig) -> None:
         FigureCanvasAgg(fig)
 
 
+def _laid_out(fig):
+    """Lay ``fig`` out as a draw would (ticks, their labels, where a legend goes) without painting
+    a pixel, and return the renderer to measure its texts with: what a full Agg draw found, at a
+    fraction of its cost (issue 26)."""
+    _drawable(fig)
+    fig.draw_without_rendering()
+    return fig.canvas.get_renderer()
+
+
 # Legend locations (matplotlib's codes) at the figure's bottom and at its top.
 _LOWER_LOCS, _UPPER_LOCS = {3, 4, 8}, {1, 2, 9}
 
@@ -229,9 +238,7 @@ def _room_for_figure_legends(fig, height: float) -> tuple[float, float, float, f
             leg.remove()
             fig.legends.insert(k, again)
     legends = [leg for leg in fig.legends if leg.get_visible()]
-    _drawable(fig)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = _laid_out(fig)
     heights = {id(leg): leg.get_window_extent(renderer).height / fig.dpi for leg in legends}  # inches
     fig.set_size_inches(NARROW_WIDTH_IN, height + sum(heights.values()) + 0.1)
     total = fig.get_size_inches()[1]
@@ -261,9 +268,7 @@ def narrow_text_problems(fig) -> list[str]:
     """
     from matplotlib.text import Text
 
-    _drawable(fig)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = _laid_out(fig)
     width, height = fig.bbox.width, fig.bbox.height
     problems = []
     for text in _drawn_texts(fig, Text):

@@ -34,9 +34,11 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
     """Serve fork requests on the listening Unix socket ``listen_fd`` until stdin closes.
 
     Each request is one JSON line ``{"spec", "stdout", "stderr", "cwd", "env"}`` on its own
-    connection; ``run(spec_path, parent_pid=...)`` (the runner's ``main``) runs each in a forked
-    child. The reply is ``{"pid": ...}`` at once and ``{"returncode": ...}`` (negative:
-    killed by that signal, as ``subprocess`` reports it) when the child has ended.
+    connection; ``run(spec_path, parent_pid=..., code_done_fd=...)`` (the runner's ``main``) runs
+    each in a forked child. The replies are JSON lines: ``{"pid": ...}`` at once, from the server;
+    ``{"code_done": true}`` from the child when its code has ended (it then saves its figures);
+    ``{"returncode": ...}`` (negative: killed by that signal, as ``subprocess`` reports it) from
+    the server when the child has ended. A child that dies early sends no ``code_done``.
     """
     import selectors
     import socket
@@ -66,7 +68,7 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
                 pid = os.fork()
                 if pid == 0:
                     selector.close()
-                    _forked_run(request, server_pid, [listener, conn, *children.values()], run)
+                    _forked_run(request, server_pid, [listener, *children.values()], run, report=conn)
                 conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
                 children[pid] = conn
             _reap(children)
@@ -125,13 +127,19 @@ def _read_line(conn) -> bytes:
     return data
 
 
-def _forked_run(request: dict, server_pid: int, inherited: list, run) -> None:
-    """In the forked child: become the run's own process, ``run`` the spec (``main``), exit. Never returns."""
+def _forked_run(request: dict, server_pid: int, inherited: list, run, *, report) -> None:
+    """In the forked child: become the run's own process, ``run`` the spec (``main``), exit. Never returns.
+
+    ``report`` is the connection the build's request came on: the child keeps it to tell the
+    build when its code has ended (``main``'s ``code_done_fd``), before it saves its figures;
+    the server itself writes the pid and the return code on it."""
     status = 1
     try:
         os.setsid()  # its own session and process group, as the build's Popen(start_new_session) gave
         for sock in inherited:
             sock.close()
+        # The bare descriptor (close-on-exec, as accept made it): main closes it once it has told.
+        report_fd = report.detach()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -143,7 +151,7 @@ def _forked_run(request: dict, server_pid: int, inherited: list, run) -> None:
             os.close(out)
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        status = run(request["spec"], parent_pid=server_pid)
+        status = run(request["spec"], parent_pid=server_pid, code_done_fd=report_fd)
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - a runner fault: say it on the run's stderr
