@@ -158,3 +158,27 @@ def test_the_build_reads_each_message_of_a_run_however_they_arrive():
     finally:
         theirs.close()
         ours.close()
+
+
+_READS_THE_SERVERS_INDEX = """
+    import sys
+    import numpy as np
+    import matplotlib.pyplot as plt
+    inputs = sys.modules["site_src.execution._inputs"]  # the runner's, as the fork server left it
+    index_read_at_fork = inputs._PROVIDERS is not None
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot(np.arange(3))
+    """
+
+
+def test_the_first_run_starts_before_the_server_reads_the_package_index_and_records_the_same(tmp_path):
+    # The server reads which distribution provides each module (about 1 s) only once no request
+    # waits; a run forked before reads what it needs itself, with the same answers.
+    from importlib import metadata
+
+    root = _site(tmp_path, {"a-first": _READS_THE_SERVERS_INDEX})
+    report = build(BuildOptions(root=root, jobs=1))
+    run = next(r for r in report.runs if r.slug == "a-first")
+    assert run.values["index_read_at_fork"] is False
+    assert run.packages["numpy"] == metadata.version("numpy")
+    assert run.packages["matplotlib"] == metadata.version("matplotlib")

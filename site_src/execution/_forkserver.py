@@ -50,7 +50,12 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
         return 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
     listener = socket.socket(fileno=listen_fd)
-    _import_ahead(preload)
+    _import_modules(preload)
+    # Reading the installed packages and resolving the preloaded modules' folders (about 1 s)
+    # only saves each run work when it records what it imported: done while no request waits,
+    # so the first run starts as soon as the imports are done (issue 26). A run forked before
+    # they are done does its share itself, with the same answers.
+    later = _indexing_steps()
     server_pid = os.getpid()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
@@ -58,7 +63,10 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
     children: dict[int, socket.socket] = {}  # pid -> the connection its request came on
     try:
         while True:
-            for key, _ in selector.select(timeout=0.005 if children else None):
+            events = selector.select(timeout=0 if later else 0.005 if children else None)
+            if not events and later:
+                later.pop(0)()
+            for key, _ in events:
                 if key.fileobj == 0:
                     if not os.read(0, 4096):
                         return 0
@@ -83,6 +91,14 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
 def _import_ahead(preload: list) -> None:
     """Import what the explainers import (``[module, [names imported from it]]``) and read the
     installed packages' versions, once, for every forked child to inherit."""
+    _import_modules(preload)
+    for step in _indexing_steps():
+        step()
+
+
+def _import_modules(preload: list) -> None:
+    """Import what the explainers import (``[module, [names imported from it]]``): every run
+    forked after this finds them imported, whether or not its code imports them."""
     import importlib
 
     for module, names in preload:
@@ -93,10 +109,14 @@ def _import_ahead(preload: list) -> None:
                 with contextlib.suppress(Exception):
                     if not hasattr(imported, name):
                         importlib.import_module(f"{module}.{name}")
-    _package_index(every_version=True)
-    # The runs it forks record the project modules they imported: the folders of everything
-    # preloaded are resolved here, once, not in every run (issue 26).
-    _remember_module_folders(Path.cwd().resolve())
+
+
+def _indexing_steps() -> list:
+    """What saves each forked run work as it records what it imported, in steps: which
+    distribution provides each module, every installed version, and (issue 26) the folders of
+    the preloaded project modules, resolved once here and not in every run."""
+    root = Path.cwd().resolve()
+    return [_package_index, lambda: _package_index(every_version=True), lambda: _remember_module_folders(root)]
 
 
 def _reap(children: dict) -> None:
