@@ -97,10 +97,9 @@ def _tell_code_done(fd: int | None) -> None:
         return
     try:
         os.write(fd, b'{"code_done": true}\n')
-    except OSError:  # the build is gone: the parent-death signal ends this process
-        pass
-    finally:
         os.close(fd)
+    except OSError:  # the build is gone (the parent-death signal ends this process), or the code closed fd
+        pass
 
 
 def _finish_error(exc: Exception, *, ran: dict) -> dict:
