@@ -34,9 +34,11 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
     """Serve fork requests on the listening Unix socket ``listen_fd`` until stdin closes.
 
     Each request is one JSON line ``{"spec", "stdout", "stderr", "cwd", "env"}`` on its own
-    connection; ``run(spec_path, parent_pid=...)`` (the runner's ``main``) runs each in a forked
-    child. The reply is ``{"pid": ...}`` at once and ``{"returncode": ...}`` (negative:
-    killed by that signal, as ``subprocess`` reports it) when the child has ended.
+    connection; ``run(spec_path, parent_pid=..., code_done_fd=...)`` (the runner's ``main``) runs
+    each in a forked child. The replies are JSON lines: ``{"pid": ...}`` at once, from the server;
+    ``{"code_done": true}`` from the child when its code has ended (it then saves its figures);
+    ``{"returncode": ...}`` (negative: killed by that signal, as ``subprocess`` reports it) from
+    the server when the child has ended. A child that dies early sends no ``code_done``.
     """
     import selectors
     import socket
@@ -48,7 +50,12 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
         return 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
     listener = socket.socket(fileno=listen_fd)
-    _import_ahead(preload)
+    _import_modules(preload)
+    # Reading the installed packages and resolving the preloaded modules' folders (about 1 s)
+    # only saves each run work when it records what it imported: done while no request waits,
+    # so the first run starts as soon as the imports are done (issue 26). A run forked before
+    # they are done does its share itself, with the same answers.
+    later = _indexing_steps()
     server_pid = os.getpid()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
@@ -56,7 +63,10 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
     children: dict[int, socket.socket] = {}  # pid -> the connection its request came on
     try:
         while True:
-            for key, _ in selector.select(timeout=0.005 if children else None):
+            events = selector.select(timeout=0 if later else 0.005 if children else None)
+            if not events and later:
+                later.pop(0)()
+            for key, _ in events:
                 if key.fileobj == 0:
                     if not os.read(0, 4096):
                         return 0
@@ -66,7 +76,7 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
                 pid = os.fork()
                 if pid == 0:
                     selector.close()
-                    _forked_run(request, server_pid, [listener, conn, *children.values()], run)
+                    _forked_run(request, server_pid, [listener, *children.values()], run, report=conn)
                 conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
                 children[pid] = conn
             _reap(children)
@@ -81,6 +91,14 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
 def _import_ahead(preload: list) -> None:
     """Import what the explainers import (``[module, [names imported from it]]``) and read the
     installed packages' versions, once, for every forked child to inherit."""
+    _import_modules(preload)
+    for step in _indexing_steps():
+        step()
+
+
+def _import_modules(preload: list) -> None:
+    """Import what the explainers import (``[module, [names imported from it]]``): every run
+    forked after this finds them imported, whether or not its code imports them."""
     import importlib
 
     for module, names in preload:
@@ -91,10 +109,14 @@ def _import_ahead(preload: list) -> None:
                 with contextlib.suppress(Exception):
                     if not hasattr(imported, name):
                         importlib.import_module(f"{module}.{name}")
-    _package_index(every_version=True)
-    # The runs it forks record the project modules they imported: the folders of everything
-    # preloaded are resolved here, once, not in every run (issue 26).
-    _remember_module_folders(Path.cwd().resolve())
+
+
+def _indexing_steps() -> list:
+    """What saves each forked run work as it records what it imported, in steps: which
+    distribution provides each module, every installed version, and (issue 26) the folders of
+    the preloaded project modules, resolved once here and not in every run."""
+    root = Path.cwd().resolve()
+    return [_package_index, lambda: _package_index(every_version=True), lambda: _remember_module_folders(root)]
 
 
 def _reap(children: dict) -> None:
@@ -125,13 +147,19 @@ def _read_line(conn) -> bytes:
     return data
 
 
-def _forked_run(request: dict, server_pid: int, inherited: list, run) -> None:
-    """In the forked child: become the run's own process, ``run`` the spec (``main``), exit. Never returns."""
+def _forked_run(request: dict, server_pid: int, inherited: list, run, *, report) -> None:
+    """In the forked child: become the run's own process, ``run`` the spec (``main``), exit. Never returns.
+
+    ``report`` is the connection the build's request came on: the child keeps it to tell the
+    build when its code has ended (``main``'s ``code_done_fd``), before it saves its figures;
+    the server itself writes the pid and the return code on it."""
     status = 1
     try:
         os.setsid()  # its own session and process group, as the build's Popen(start_new_session) gave
         for sock in inherited:
             sock.close()
+        # The bare descriptor (close-on-exec, as accept made it): main closes it once it has told.
+        report_fd = report.detach()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -143,7 +171,7 @@ def _forked_run(request: dict, server_pid: int, inherited: list, run) -> None:
             os.close(out)
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        status = run(request["spec"], parent_pid=server_pid)
+        status = run(request["spec"], parent_pid=server_pid, code_done_fd=report_fd)
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - a runner fault: say it on the run's stderr

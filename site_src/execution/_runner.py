@@ -32,6 +32,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import linecache
+import os
 import random
 import resource
 import sys
@@ -54,9 +55,16 @@ from site_src.execution._inputs import in_environment  # noqa: F401
 SEED = 20240607  # fixed seed for the global RNGs; explainers should still pass their own seeds
 
 
-def main(spec_path: str, *, parent_pid: int | None = None) -> int:
+def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | None = None) -> int:
     """Run the spec's code and write ``result.json``. ``parent_pid`` is the process this one must
-    die with: the build (default, ``spec["parent_pid"]``), or the fork server that forked it."""
+    die with: the build (default, ``spec["parent_pid"]``), or the fork server that forked it.
+
+    ``code_done_fd`` (a run forked by the fork server: its request's connection to the build) is
+    told ``{"code_done": true}`` once the code has ended and what it left running is killed: the
+    build then starts the next explainer's run while this process saves the figures, each phone
+    variant and the rest of ``result.json`` (issue 26). That work stays in this process, under its
+    limits; the build stores the run's cache entry only once this process has ended, and a
+    failure here fails this run (`_finish_error`)."""
     spec = json.loads(Path(spec_path).read_text())
     root = Path(spec["root"]).resolve()
     code_path = Path(spec["code_path"]).resolve()
@@ -72,10 +80,38 @@ def main(spec_path: str, *, parent_pid: int | None = None) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     result["leftover"] = _kill_descendants()
-    figures.finish()  # the figures still open at the end, then each figure's narrow variant
-    result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells")))
+    _tell_code_done(code_done_fd)
+    try:
+        figures.finish()  # the figures still open at the end, then each figure's narrow variant
+        result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells")))
+    except Exception as exc:  # noqa: BLE001 - any failure here fails the run, named as the figures'
+        result = _finish_error(exc, ran=result)
     (out_dir / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True))
     return 0
+
+
+def _tell_code_done(fd: int | None) -> None:
+    """Tell the build, on ``fd``, that this run's code has ended (see `main`); then close ``fd``,
+    so nothing this process does later can write on it."""
+    if fd is None:
+        return
+    try:
+        os.write(fd, b'{"code_done": true}\n')
+        os.close(fd)
+    except OSError:  # the build is gone (the parent-death signal ends this process), or the code closed fd
+        pass
+
+
+def _finish_error(exc: Exception, *, ran: dict) -> dict:
+    """``result.json`` of a run whose code ended but whose figures (or what it made) could not be
+    saved: an error the build reports as the run's, with the runner's traceback (the fault is
+    in a figure the code made, or in the runner; either way no page can show this run)."""
+    if ran.get("status") == "error":
+        return ran  # the code's own error says more
+    return {"status": "error", "error": f"{type(exc).__name__}: {exc} (while saving its figures, after its code ran)",
+            "traceback": "".join(traceback.format_exception(exc)), "source_line": None,
+            "memory_exceeded": isinstance(exc, MemoryError), "duration_s": ran.get("duration_s", 0.0),
+            "leftover": ran.get("leftover", [])}
 
 
 def _main_module(code_path: Path, spec: dict, out_dir: Path):

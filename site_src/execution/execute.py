@@ -144,12 +144,13 @@ def execute(
     inputs = inputs or {}
     expected = expected_warnings or {}
 
-    def run(code: CodeFile, reason: str, server: _ForkServer | None) -> RunResult | ExecutionError:
+    def run(code: CodeFile, reason: str, server: _ForkServer | None,
+            places: threading.Semaphore | None = None) -> RunResult | ExecutionError:
         try:
             outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600),
                            memory=(memory or {}).get(code.slug, DEFAULT_MEMORY), reason=reason,
                            declared=inputs.get(code.slug), on_start=on_start, server=server,
-                           expected=expected.get(code.slug, []))
+                           expected=expected.get(code.slug, []), slot=_CodeSlot(places))
         except ExecutionError as err:
             outcome = err
         if on_done:
@@ -198,13 +199,19 @@ def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] 
 
 
 def _run_all(todo: list[tuple[CodeFile, str]],
-             run: Callable[[CodeFile, str, _ForkServer | None], RunResult | ExecutionError], *,
+             run: Callable[[CodeFile, str, _ForkServer | None, threading.Semaphore], RunResult | ExecutionError], *,
              root: Path, jobs: int, fork: bool,
              keep: list[CodeFile] | None = None,
              early: _ForkServer | None = None) -> dict[str, RunResult | ExecutionError]:
-    """Each ``run(code, reason, server)`` of ``todo`` on a pool of ``jobs`` threads, each waiting on
-    its own process; on Ctrl-C, every process is killed before the interrupt goes on. With
-    ``keep`` (every code file of the site), the server is the kept one (`_kept_server`)."""
+    """Each ``run(code, reason, server, places)`` of ``todo``, at most ``jobs`` explainers' code at
+    once (``places``, a semaphore each run holds while its code runs, `_CodeSlot`), on a pool of
+    threads each waiting on its own process; on Ctrl-C, every process is killed before the
+    interrupt goes on. With ``keep`` (every code file of the site), the server is the kept one
+    (`_kept_server`).
+
+    A forked run gives its place back when its code has ended and goes on saving its figures in
+    its own process: the next explainer's code starts meanwhile (issue 26). Twice ``jobs``
+    threads let each of the ``jobs`` places have one run saving figures behind it."""
     _INTERRUPTED.clear()
     if not (todo and fork and _ForkServer.available()):
         server = None
@@ -217,10 +224,12 @@ def _run_all(todo: list[tuple[CodeFile, str]],
         server = _ForkServer(root, _preload([c for c, _ in todo]))
     if early is not None and early is not server:
         early.close()
-    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)))
+    jobs = max(1, jobs)
+    places = threading.Semaphore(jobs)
+    pool = ThreadPoolExecutor(max_workers=max(1, min(2 * jobs if server is not None else jobs, len(todo) or 1)))
     outcomes = {}
     try:
-        for (code, _), outcome in zip(todo, pool.map(lambda item: run(*item, server), todo)):
+        for (code, _), outcome in zip(todo, pool.map(lambda item: run(*item, server, places), todo)):
             outcomes[code.slug] = outcome
     except BaseException:
         # Ctrl-C lands in this thread while workers wait on their children: kill the children so
@@ -320,19 +329,22 @@ def close_kept_server() -> None:
 
 def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
          declared: list[str] | None, on_start: OnRunStart | None = None,
-         server: _ForkServer | None = None, expected: list[str] = ()) -> RunResult:
+         server: _ForkServer | None = None, expected: list[str] = (), slot: _CodeSlot | None = None) -> RunResult:
     """Run one explainer in a clean process of its own and cache what it produced: spawn the
     process and wait for it, collect what it reported, store the entry. A run that fails (or is
-    interrupted) raises and leaves nothing in the cache folder."""
+    interrupted) raises and leaves nothing in the cache folder. ``slot``: its place among the
+    runs whose code may run at once, taken before it starts, given back when its code ends."""
     source = _rel(code.source, root)
+    slot = slot or _CodeSlot(None)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
     try:
         spec = _write_spec(code, work, root=root, source=source, timeout=timeout, memory=memory)
+        slot.take()
         declared_before = cache.declared_inputs(root, declared)  # as the run found them
         if on_start:
             on_start(code.slug)
         started = time.perf_counter()
-        returncode, leftover = _spawn(code, spec, root=root, source=source, timeout=timeout, server=server)
+        returncode, leftover = _spawn(code, spec, root=root, source=source, timeout=timeout, server=server, slot=slot)
         reported = _collect(code, work, returncode, leftover, source=source, timeout=timeout, memory=memory)
         wall = time.perf_counter() - started
         _check_declared_exist(declared, root=root, source=source)
@@ -343,6 +355,8 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+    finally:
+        slot.give_back()  # a run that failed before its code ended
     entry = _entry(code, work, reported, root=root, declared=declared, declared_before=declared_before, wall=wall)
     final = cache_dir / code.slug
     cache.store(work, final, entry)
@@ -371,10 +385,11 @@ def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout:
 
 
 def _spawn(code: CodeFile, spec: Path, *, root: Path, source: str, timeout: int,
-           server: _ForkServer | None) -> tuple[int, list[str]]:
+           server: _ForkServer | None, slot: _CodeSlot) -> tuple[int, list[str]]:
     """Start the run's process (forked by ``server``, or a fresh interpreter), wait for it to end
     and kill whatever it left running; its return code and the command lines of those killed.
-    Past its timeout it is killed and a timeout error raised."""
+    ``slot`` is given back once its code has ended (a forked run says so; a fresh interpreter's
+    code ends with it). Past its timeout it is killed and a timeout error raised."""
     work = spec.parent
     token = work.name  # unique to this run: marks every process it starts (see _kill_leftovers)
     # Output goes to files, not pipes: the run ends when its process ends, even if a child it
@@ -392,8 +407,12 @@ def _spawn(code: CodeFile, spec: Path, *, root: Path, source: str, timeout: int,
     _RUNNING.add(proc)
     if _INTERRUPTED.is_set():
         _kill(proc)
+    deadline = time.monotonic() + timeout + _GRACE_S
     try:
-        proc.wait(timeout=timeout + _GRACE_S)
+        if isinstance(proc, _Forked):
+            proc.wait_code_done(timeout=deadline - time.monotonic())
+            slot.give_back()  # the next run's code may start while this process saves its figures
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill(proc)
         proc.wait()
@@ -592,11 +611,11 @@ class _ForkServer:
             conn.connect(self.address)
             conn.sendall(json.dumps({"spec": str(spec), "stdout": str(stdout), "stderr": str(stderr),
                                      "cwd": str(cwd), "env": env}).encode() + b"\n")
-            pid = json.loads(_forkserver._read_line(conn))["pid"]
-        except (OSError, ValueError) as err:
+            forked = _Forked(conn)
+        except (OSError, ValueError, KeyError, ConnectionError) as err:
             conn.close()
             raise ExecutionError(f"the fork server stopped ({err}); its log: {self.log_tail()}") from None
-        return _Forked(pid, conn)
+        return forked
 
     def log_tail(self) -> str:
         try:
@@ -619,23 +638,72 @@ class _ForkServer:
 
 class _Forked:
     """A run forked by the server: ``pid`` (its process group too), ``wait``, ``returncode``
-    (negative: killed by that signal), like ``subprocess.Popen``."""
+    (negative: killed by that signal), like ``subprocess.Popen``; and ``wait_code_done``.
 
-    def __init__(self, pid: int, conn: socket.socket):
-        self.pid, self._conn, self.returncode = pid, conn, None
+    Read from the request's connection, a JSON line at a time, in whatever order they come
+    (`_forkserver.serve`): the server's ``pid`` and ``returncode``, the run's ``code_done``."""
 
-    def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None:
+    def __init__(self, conn: socket.socket):
+        self._conn, self._buffer, self.returncode, self.code_done = conn, b"", None, False
+        self.pid = None
+        while self.pid is None:
+            self._read(None)
+
+    def _read(self, timeout: float | None) -> None:
+        """Take in the next message; TimeoutExpired past ``timeout`` seconds."""
+        while b"\n" not in self._buffer:
             self._conn.settimeout(timeout)
             try:
-                line = _forkserver._read_line(self._conn)
+                chunk = self._conn.recv(4096)
             except TimeoutError:
                 raise subprocess.TimeoutExpired("explainer run", timeout) from None
-            except (OSError, ConnectionError):  # the server died: so did the run (parent-death signal)
-                line = json.dumps({"returncode": -signal.SIGKILL}).encode()
-            self.returncode = json.loads(line)["returncode"]
+            if not chunk:
+                raise ConnectionError("the fork server closed the connection")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        message = json.loads(line)
+        if "pid" in message:
+            self.pid = message["pid"]
+        self.code_done = self.code_done or bool(message.get("code_done"))
+        if "returncode" in message:
+            self.returncode = message["returncode"]
+
+    def _read_until(self, done: Callable[[], bool], timeout: float | None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while not done():
+                self._read(None if deadline is None else max(0.001, deadline - time.monotonic()))
+        except (OSError, ConnectionError):  # the server died: so did the run (parent-death signal)
+            self.returncode = -signal.SIGKILL
+        if self.returncode is not None:
             self._conn.close()
+
+    def wait_code_done(self, timeout: float | None = None) -> None:
+        """Wait until the run's code has ended (it then saves its figures) or the run has."""
+        self._read_until(lambda: self.code_done or self.returncode is not None, timeout)
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._read_until(lambda: self.returncode is not None, timeout)
         return self.returncode
+
+
+class _CodeSlot:
+    """A run's place among the ``jobs`` explainers whose code may run at once (``places``, a
+    semaphore; None: no bound): `take` before the run starts, `give_back` when its code has ended,
+    once, however the run ends."""
+
+    def __init__(self, places: threading.Semaphore | None):
+        self._places, self._held = places, False
+
+    def take(self) -> None:
+        if self._places is not None and not self._held:
+            self._places.acquire()
+            self._held = True
+
+    def give_back(self) -> None:
+        if self._held:
+            self._held = False
+            self._places.release()
 
 
 _TOKEN = "FAIRSITE_RUN"  # environment variable naming the run, inherited by all it starts
