@@ -123,20 +123,24 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
                 lines: pd.Series | None = None) -> list[dict]:
     committed = committed.set_index(key)
     current = current.set_index(key)
+    # Rows as plain dicts: some 2,600 rows x 20 cells compared one by one, where pandas' per-cell
+    # lookups were most of the comparison's time (issue 26).
+    old_rows, new_rows = committed.to_dict("index"), current.to_dict("index")
+    columns = list(current.columns.union(committed.columns, sort=False))
     diffs = []
     for idx in committed.index.union(current.index, sort=True):
         ident = dict(zip(key, idx if isinstance(idx, tuple) else (idx,)))
         base = {"file": file, **{k: ident.get(k, "") for k in [*FAIRNESS_KEY, "group"]}}
         row = {"tolerance": "exact", "difference": "", "within_tolerance": False}
-        if idx not in current.index:
+        if idx not in new_rows:
             at = f" (line {lines.loc[idx]})" if lines is not None else ""
             diffs.append({**base, "column": "(row)", "committed": f"present{at}",
                           "current": "missing: the run gives no such row", **row})
-        elif idx not in committed.index:
+        elif idx not in old_rows:
             diffs.append({**base, "column": "(row)", "committed": "missing", "current": "present", **row})
         else:
-            old, new = committed.loc[idx], current.loc[idx]
-            for col in current.columns.union(committed.columns, sort=False):
+            old, new = old_rows[idx], new_rows[idx]
+            for col in columns:
                 o, n = old.get(col, "(no column)"), new.get(col, "(no column)")
                 if o == n:
                     continue
