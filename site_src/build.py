@@ -38,7 +38,8 @@ from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, 
 from site_src.rendering.render import render
 from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
-from site_src.sources.collect import Explainer, collect
+from site_src.rendering.references import BIBLIOGRAPHY
+from site_src.sources.collect import READING_ORDER, Explainer, collect
 from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
 
 
@@ -351,7 +352,7 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
     cache_dir = root / ".cache" / "fairsite"
     dirs.update({root / "explainers", root / "explainers" / "code", root / "audits", root / "results", cache_dir})
     # The reading order and the bibliography every page reads (issue 28).
-    files.update({root / "explainers" / "reading-order.yaml", root / "explainers" / "references.json"})
+    files.update({root / "explainers" / READING_ORDER, root / "explainers" / BIBLIOGRAPHY})
     for e in explainers:
         files.update({e.path, snapshot.snapshot_path(e), root / "explainers" / "code" / f"{e.slug}.py"})
         for pattern, matched in cache.declared_inputs(root, e.meta.inputs).items():
@@ -439,7 +440,10 @@ def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult],
     yield " ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS)
     # The manifests too: the glossary's table of what each audit's words mean is read from them;
     # and the datasheets, which the data page is made of.
+    # The reading order (its parts' titles and introductions are on the home, checklist and mistakes
+    # pages) and the bibliography (every citation): files of their own beside the explainers.
     for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
+                 root / "explainers" / READING_ORDER, root / "explainers" / BIBLIOGRAPHY,
                  *sorted((root / "audits").glob("*/audit.yaml")), *sorted((root / "data").glob("*.md"))):
         yield str(path.relative_to(root))
         yield filestate.hash_file(path)

@@ -70,10 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     try:
         if args.command == "new":
+            from site_src.sources.collect import READING_ORDER
             from site_src.sources.scaffold import new_explainer
 
             path = new_explainer(root, args.title)
-            console.print(f"wrote {path.relative_to(root)}; build it with `fairsite build`")
+            order = path.parent / READING_ORDER
+            listed = (f"list `{path.stem}` in {order.relative_to(root)}, under the part it belongs to, then "
+                      if order.exists() else "")
+            console.print(f"wrote {path.relative_to(root)}; {listed}build it with `fairsite build`")
             return 0
         if args.command == "serve":
             return _serve(root, args)

@@ -110,6 +110,14 @@ def test_links_into_a_page_not_converted_are_checked_against_its_anchors(site):
         build(BuildOptions(root=site))
 
 
+def test_a_renamed_heading_that_a_page_not_converted_links_to_fails_the_build(site):
+    _edit(site, "coin-flips", "A coin is fair when", "See [its section](../other/index.md#a-section-of-its-own). A coin is fair when")
+    build(BuildOptions(root=site))
+    _edit(site, "other", "## A section of its own", "## A section renamed")  # coin-flips is not converted
+    with pytest.raises(SiteError, match=r"does not contain an anchor '#a-section-of-its-own'"):
+        build(BuildOptions(root=site))
+
+
 def test_a_site_touched_by_hand_is_built_whole(site):
     page = site / "site" / "explainers" / "other" / "index.html"
     page.write_text(page.read_text() + "<!-- edited by hand -->")

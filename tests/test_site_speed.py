@@ -257,3 +257,11 @@ def test_the_no_change_record_names_files_relative_to_the_repository(site):
     inside = [p for group in ("files", "dirs") for p in state[group] if not os.path.isabs(p)]
     assert "explainers/coin-flips.md" in inside
     assert not [p for group in ("files", "dirs") for p in state[group] if p.startswith(str(site))]
+
+
+def test_the_bibliography_is_an_input_of_the_pages(site):
+    # Citations are in the pages (as the reading order's part titles are): an edit of the
+    # bibliography alone is not "nothing changed" (build._page_inputs; the page cache's key too).
+    (site / "explainers" / "references.json").write_text("[]\n")
+    report = build(BuildOptions(root=site))
+    assert not report.skipped

@@ -19,6 +19,8 @@ its output) write the pages that changed:
 - MkDocs skips what it does not convert, so the build's hooks give those pages what the others read
   of them (``mkdocs_hooks._restore_unconverted``: front matter, anchors, words), from the record of
   the last build (`SiteRecord`, kept in ``.cache/fairsite-last-build.json``).
+- A converted page that lost an anchor (a heading renamed) makes it a full build after all
+  (`anchors_removed`): the links into it from the skipped pages are checked only when converted.
 - `merge_search_index`: Material's search indexes only the pages built; the others' entries come
   from the last index, in the same order. `order_tags_export` keeps the tags plugin's export in
   the full build's order.
@@ -135,6 +137,13 @@ def plan(root: Path, docs_dir: Path, site_dir: Path, *, key: str, record: dict |
         stamp = now if fresh else _OLD
         os.utime(docs_dir / rel, (stamp, stamp))
     return Plan(changed=frozenset(changed), previous_pages=record["pages"])
+
+
+def anchors_removed(plan: Plan, pages: dict) -> bool:
+    """True when a page converted again has lost an anchor it had at the last build (a heading
+    renamed or removed): a link into it from a page MkDocs did not convert would go unchecked."""
+    return any(set(plan.previous_pages.get(src, {}).get("anchors", ())) - set(pages.get(src, {}).get("anchors", ()))
+               for src in plan.changed)
 
 
 def merge_search_index(previous_site: Path, site_dir: Path, rebuilt_urls: set[str]) -> None:

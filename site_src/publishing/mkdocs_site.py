@@ -105,9 +105,7 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
     quiet = incremental.QuietDirtyWarning()
     logging.getLogger("mkdocs.commands.build").addFilter(quiet)
     try:
-        cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs_dir), site_dir=str(site_dir), strict=strict)
-        if facts is not None:
-            cfg.extra["build"] = facts
+        cfg = _config(root, docs_dir, site_dir, strict=strict, facts=facts)
         key = incremental.site_key(root, cfg, facts)
         # The build's hooks give the pages MkDocs does not convert what the others read of them:
         # a site without them (a fork's own mkdocs.yml) is built whole.
@@ -116,9 +114,17 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         plan = incremental.plan(root, docs_dir, site_dir, key=key, record=_last_record(root)) if incremental_ok else None
         if plan is not None:
             setattr(cfg, PREVIOUS_PAGES, plan.previous_pages)
-        setattr(cfg, BYTECODE_DIR, str(root / ".cache" / "fairsite-jinja-theme"))
         mkdocs_build(cfg, dirty=plan is not None)
         pages = getattr(cfg, PAGES, {})
+        if plan is not None and incremental.anchors_removed(plan, pages):
+            # A page converted again lost an anchor (a heading renamed): the links into it from the
+            # pages MkDocs skipped are checked only when they are converted too. Build every page.
+            shutil.rmtree(site_dir)
+            records.clear()
+            plan = None
+            cfg = _config(root, docs_dir, site_dir, strict=strict, facts=facts)
+            mkdocs_build(cfg)
+            pages = getattr(cfg, PAGES, {})
         if plan is not None:
             incremental.merge_search_index(root / "site", site_dir, {pages[p]["url"] for p in plan.changed if p in pages})
             incremental.order_tags_export(root / "site", site_dir)
@@ -129,6 +135,16 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         log.removeHandler(handler)
         logging.getLogger("mkdocs.commands.build").removeFilter(quiet)
     return SiteBuild(warnings=records, pages=pages, key=key, rebuilt=None if plan is None else plan.changed)
+
+
+def _config(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None):
+    """MkDocs' config of ``root/mkdocs.yml`` for this build: its folders, strictness and facts, and
+    where the theme's compiled templates are kept (``mkdocs_hooks.BYTECODE_DIR``)."""
+    cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs_dir), site_dir=str(site_dir), strict=strict)
+    if facts is not None:
+        cfg.extra["build"] = facts
+    setattr(cfg, BYTECODE_DIR, str(root / ".cache" / "fairsite-jinja-theme"))
+    return cfg
 
 
 def swap_in(stage: Path, root: Path, names=("docs", "site")) -> None:

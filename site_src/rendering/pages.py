@@ -27,9 +27,10 @@ from site_src.execution._cells import split_code_cells
 from site_src.execution.cache import ENTRY, site_code_digest
 from site_src.execution.execute import RunResult
 from site_src.filestate import digest_parts, hash_file
+from site_src.sources.collect import READING_ORDER
 from site_src.publishing.provenance import BuildFacts, run_facts
 from site_src.rendering.glossary import terms_used
-from site_src.rendering.references import PageCitations
+from site_src.rendering.references import BIBLIOGRAPHY, PageCitations
 from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
@@ -68,6 +69,8 @@ def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, 
     shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
     return digest_parts([e.display_path, e.path.read_bytes(), (run.out_dir / ENTRY).read_bytes(),
                          json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
+                         # Its citations and its place in the reading order come from these files.
+                         hash_file(e.path.parent / BIBLIOGRAPHY), hash_file(e.path.parent / READING_ORDER),
                          site_code_digest(), jinja2.__version__])
 
 
