@@ -6,8 +6,8 @@ nothing that every page shows has changed, the build starts from the last ``site
 MkDocs' own dirty build (``mkdocs build --dirty``: a page is built when its source is newer than
 its output) write the pages that changed:
 
-- `site_key` names what every page shows: ``mkdocs.yml`` and the site's URLs, the theme overrides
-  and the build's own code (``site_src/``, as installed and as ``mkdocs.yml`` names it), the
+- `site_key` names what every page shows: ``mkdocs.yml`` and the site's URLs, the build's own
+  code (``cache.site_code_digest``) and the hooks and theme overrides ``mkdocs.yml`` names, the
   packages that make the HTML, and the footer's facts (commit, uncommitted changes, date).
   Another key: a full build.
 - `plan` compares the staged ``docs/`` with the last build's, file by file. The same files must be
@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from site_src.execution.cache import site_code_digest
 from site_src.filestate import digest_parts, hash_file
 
 # The packages whose output is in the HTML, by their distribution names.
@@ -65,10 +66,12 @@ def site_key(root: Path, cfg, facts) -> str:
     ``cfg`` is MkDocs' loaded config (its URLs are in every page); ``facts`` the build's
     ``BuildFacts`` or None (the footer's commit, uncommitted changes and day).
     """
-    # The build's code as it runs (the installed site_src) and as mkdocs.yml names it (its hooks
-    # and theme overrides under root/site_src): the same folder in a checkout, two in a copy.
-    folders = sorted({(root / "site_src").resolve(), Path(__file__).resolve().parents[1]})
-    code = sorted(p for folder in folders for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    # The build's code as it runs (site_code_digest, the key every page's render uses too), and
+    # the hooks and theme overrides as mkdocs.yml names them (another folder in a copy).
+    named = [Path(m.__file__) for m in cfg.hooks.values() if getattr(m, "__file__", None)]
+    custom_dir = cfg.theme.custom_dir
+    if custom_dir:
+        named += [p for p in Path(custom_dir).rglob("*") if p.is_file()]
     versions = []
     for name in _PACKAGES:
         try:
@@ -78,7 +81,7 @@ def site_key(root: Path, cfg, facts) -> str:
     footer = (None if facts is None else (facts.commit, facts.dirty, facts.date[:10]))
     return digest_parts([
         hash_file(root / "mkdocs.yml"), repr((cfg.site_url, cfg.repo_url, cfg.repo_name, cfg.strict)),
-        *(f"{p} {hash_file(p)}" for p in code), *versions, repr(footer),
+        site_code_digest(), *(f"{p} {hash_file(p)}" for p in sorted(named)), *versions, repr(footer),
     ])
 
 
