@@ -282,14 +282,24 @@ def title_key(title: str) -> str:
 
 
 def _same_titles(explainers: list[Explainer]) -> list[str]:
-    """Two explainers with one title: the navigation, search and links could not tell them apart."""
+    """Two explainers with one title: the navigation, search and links could not tell them apart.
+
+    Each problem names the file last modified first (the one just added or edited: the writer's
+    mistake is there, not in the page that has had the title all along), then the oldest file
+    with that title; files modified at the same instant are taken in slug order."""
+    def age(e: Explainer) -> tuple[int, str]:
+        try:
+            return e.path.stat().st_mtime_ns, e.slug
+        except OSError:  # gone since it was read: as old as can be
+            return 0, e.slug
+
     first: dict[str, Explainer] = {}
     problems = []
-    for e in sorted(explainers, key=lambda e: e.slug):
+    for e in sorted(explainers, key=age):
         other = first.setdefault(title_key(e.meta.title), e)
         if other is not e:
-            problems.append(f"{e.display_path}: title: {e.meta.title!r} is already the title of {other.display_path}; "
-                            "give each explainer its own title")
+            problems.append(f"{e.display_path}: title: {e.meta.title!r} is already the title of {other.display_path} "
+                            "(the older file); give each explainer its own title")
     return problems
 
 
