@@ -9,6 +9,7 @@ the field path, structural ones (pydantic's) worded for a reader (:func:`_format
 
 from __future__ import annotations
 
+import difflib
 import types
 import typing
 from pathlib import Path
@@ -44,7 +45,8 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     ------
     ManifestError
         One error listing every problem, each ``"<file>: <field path>: <message>"``: YAML
-        syntax (with the line), unknown keys (with a did-you-mean), missing or mistyped fields,
+        syntax (``"<file>: line L, column C: ..."``), unknown keys (``"<file>: line L: <field
+        path>: unknown key ..."`` with the allowed keys close to it, or all of them), missing or mistyped fields,
         columns that are not in the data file's header, a data file whose sha256 differs,
         malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
         strategy names.
@@ -74,7 +76,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     try:
         manifest = AuditManifest.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(_format_pydantic(exc))
+        problems.extend(_format_pydantic(exc, key_line=_KeyLines(path)))
     problems.extend(_semantic_problems(raw, root_path))
 
     if problems:
@@ -139,7 +141,9 @@ def _read_yaml(path: Path, label: str) -> dict:
     return raw
 
 
-def _format_pydantic(exc: ValidationError) -> list[str]:
+def _format_pydantic(exc: ValidationError, *, key_line=None) -> list[str]:
+    """pydantic's errors worded for a manifest's author; ``key_line(loc)``, when given, is the line
+    of the key at ``loc`` in the file (an unknown key is then named by its line)."""
     out = []
     for err in exc.errors():
         full = tuple(err["loc"])
@@ -153,9 +157,9 @@ def _format_pydantic(exc: ValidationError) -> list[str]:
             continue
         if err["type"] == "extra_forbidden":
             key = str(loc[-1])
-            known = _known_keys(loc[:-1])
-            hint = did_you_mean(key, known)
-            out.append(f"{field}: unknown key {key!r}{hint}")
+            line = key_line(loc) if key_line is not None else None
+            where = f"line {line}: " if line is not None else ""
+            out.append(f"{where}{field}: unknown key {key!r}{_close_keys(key, _known_keys(loc[:-1]))}")
         elif err["type"] == "missing":
             out.append(f"{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
@@ -165,6 +169,51 @@ def _format_pydantic(exc: ValidationError) -> list[str]:
             msg = err["msg"].removeprefix("Value error, ")
             out.append(f"{field}: {msg}")
     return out
+
+
+def _close_keys(key: str, known: list[str]) -> str:
+    """The hint after an unknown key: the allowed keys close to it (``difflib``, as
+    `faircode.formatting.did_you_mean`, whose wording one match keeps), else every allowed key."""
+    close = difflib.get_close_matches(key, known, n=3)
+    if len(close) == 1:
+        return did_you_mean(key, close)
+    if close:
+        return f" (did you mean {', '.join(map(repr, close[:-1]))} or {close[-1]!r}?)"
+    return f" (expected one of: {', '.join(known)})" if known else ""
+
+
+class _KeyLines:
+    """The line (1-based) of a key in a manifest, found by its field path, for messages.
+
+    The file is composed into YAML nodes (which keep their position) once, on the first call:
+    only a manifest with a problem pays for it. None when the path cannot be followed."""
+
+    def __init__(self, path: Path):
+        self._path = path
+        self._root: yaml.Node | None = None
+        self._read = False
+
+    def __call__(self, loc: tuple) -> int | None:
+        if not self._read:
+            self._read = True
+            try:
+                self._root = yaml.compose(self._path.read_text(encoding="utf-8"),
+                                          Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            except (OSError, yaml.YAMLError):
+                self._root = None
+        node, line = self._root, None
+        for p in loc:
+            if isinstance(node, yaml.MappingNode) and isinstance(p, str):
+                pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == p), None)
+                if pair is None:
+                    return None
+                line, node = pair[0].start_mark.line + 1, pair[1]
+            elif isinstance(node, yaml.SequenceNode) and isinstance(p, int) and 0 <= p < len(node.value):
+                node = node.value[p]
+                line = node.start_mark.line + 1
+            else:
+                return None
+        return line
 
 
 # What to write when a required field is absent, for fields whose meaning is easy to get wrong.
