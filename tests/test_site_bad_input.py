@@ -153,3 +153,42 @@ def test_the_readme_example_of_links_builds_and_a_wrong_slug_is_named_in_the_sou
     assert code == 1
     assert (f"explainers/linking.md, line {first_line}: the link '{slug}.md' leads to no page "
             f"(explainers/linking/{slug}.md does not exist); did you mean '../{slug}/index.md'?") in " ".join(err.split())
+
+
+def test_link_warnings_name_the_source_or_the_page_the_build_made(tmp_path):
+    """Issue 33 (finding 1), the other forms of MkDocs' link warnings (1.6's wording; the build test
+    above holds `in_sources` to the MkDocs installed): a link to an anchor of its own page, an
+    absolute link, a link made by a template (no line to give), a page the build wrote itself."""
+    from site_src.publishing.linkcheck import in_sources
+
+    root, docs, site = tmp_path, tmp_path / "stage" / "docs", tmp_path / "stage" / "site"
+    (root / "explainers").mkdir()
+    (root / "explainers" / "alpha.md").write_text(
+        "---\ntitle: A\n---\n\nSee [below](#the-code).\n\nAnd [a page](/explainers/beta/).\n", encoding="utf-8")
+    for page in ("explainers/alpha/index.md", "explainers/beta/index.md", "glossary/index.md", "index.md"):
+        (docs / page).parent.mkdir(parents=True, exist_ok=True)
+        (docs / page).write_text("# x\n", encoding="utf-8")
+    (site / "explainers" / "alpha").mkdir(parents=True)
+    (site / "explainers" / "alpha" / "index.html").write_text(
+        '<h1 id="alpha">A</h1><h2 id="the-cod">The code</h2><div id="__search"></div>', encoding="utf-8")
+    warnings = [
+        "Doc file 'explainers/alpha/index.md' contains a link '#the-code', but there is no such anchor on this page.",
+        "Doc file 'explainers/alpha/index.md' contains an absolute link '/explainers/beta/', it was left as is.",
+        "Doc file 'explainers/alpha/index.md' contains a link '../gamma/index.md', but the target "
+        "'explainers/gamma/index.md' is not found among documentation files.",
+        "Doc file 'glossary/index.md' contains a link '../explainers/betta/index.md', but the target "
+        "'explainers/betta/index.md' is not found among documentation files.",
+        "Something else entirely.",
+    ]
+    assert in_sources(warnings, root=root, docs_dir=docs, site_dir=site) == [
+        "explainers/alpha.md, line 5: the link '#the-code' points at '#the-code', which the page of "
+        "explainers/alpha.md does not have; did you mean '#the-cod'?",
+        "explainers/alpha.md, line 7: the link '/explainers/beta/' is absolute, which breaks when the site is "
+        "served under a path; did you mean '../beta/index.md'?",
+        "explainers/alpha.md (the link is not written in it: a template or a value made it): the link "
+        "'../gamma/index.md' leads to no page (explainers/gamma/index.md does not exist); link another explainer "
+        "as '../<slug>/index.md#<anchor>', the glossary as '../../glossary/index.md#<term>' (also results/, data/)",
+        "docs/glossary/index.md (made by the build): the link '../explainers/betta/index.md' leads to no page "
+        "(explainers/betta/index.md does not exist); did you mean '../explainers/beta/index.md'?",
+        "Something else entirely.",
+    ]
