@@ -319,7 +319,11 @@ def parse_explainer(path: Path) -> Explainer:
         try:
             meta = FrontMatter.model_validate(raw)
         except ValidationError as err:
-            problems += [f"{shown}: front matter: {_field_problem(e, FrontMatter)}" for e in err.errors()]
+            for e in err.errors():
+                # An unknown field is named by its line too (issue 33): a misspelled key is found there.
+                line = _front_matter_line(lines, end, e["loc"]) if e["type"] == "extra_forbidden" else None
+                problems.append(f"{shown}{'' if line is None else f':{line}'}: front matter: "
+                                f"{_field_problem(e, FrontMatter)}")
 
     try:
         blocks = _fenced_blocks(lines, start=end + 1)
@@ -379,6 +383,30 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
+
+
+def _front_matter_line(lines: list[str], end: int, loc: tuple) -> int | None:
+    """The line of the file (1-based) where the front matter's key at ``loc`` is written, or None.
+
+    ``lines`` and ``end`` as `split_front_matter` read them (the front matter is ``lines[1:end]``);
+    ``loc`` a pydantic error's location (keys and list indices)."""
+    try:
+        node = yaml.compose("\n" + "\n".join(lines[1:end]), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+            if pair is None:
+                return None
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return None
+    return line
 
 
 def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
