@@ -144,10 +144,11 @@ def test_the_readme_example_of_links_builds_and_a_wrong_slug_is_named_in_the_sou
     code, err = _build(root, capsys)
     flat = " ".join(err.split())
     assert code == 1
-    assert (f"explainers/linking.md, line {first_line}: the link '../{slug}/index.md#limitation' points at "
-            f"'#limitation', which the page of explainers/{slug}.md does not have; did you mean '#{anchor}'?") in flat
-    assert ("the link '../../glossary/index.md#gapp' points at '#gapp', which the page glossary/index.md does not "
-            "have; did you mean '#gap'?") in flat
+    assert (f"explainers/linking.md, line {first_line}: the link '../{slug}/index.md#limitation' leads to the "
+            f"page of explainers/{slug}.md, which does not contain an anchor '#limitation'; did you mean "
+            f"'#{anchor}'?") in flat
+    assert ("the link '../../glossary/index.md#gapp' leads to the page glossary/index.md, which does not contain "
+            "an anchor '#gapp'; did you mean '#gap'?") in flat
     linker.write_text(source.replace(f"../{slug}/index.md#{anchor}", f"{slug}.md"), encoding="utf-8")
     code, err = _build(root, capsys)
     assert code == 1
@@ -181,8 +182,8 @@ def test_link_warnings_name_the_source_or_the_page_the_build_made(tmp_path):
         "Something else entirely.",
     ]
     assert in_sources(warnings, root=root, docs_dir=docs, site_dir=site) == [
-        "explainers/alpha.md, line 5: the link '#the-code' points at '#the-code', which the page of "
-        "explainers/alpha.md does not have; did you mean '#the-cod'?",
+        "explainers/alpha.md, line 5: the link '#the-code' leads to the page of explainers/alpha.md, which does "
+        "not contain an anchor '#the-code'; did you mean '#the-cod'?",
         "explainers/alpha.md, line 7: the link '/explainers/beta/' is absolute, which breaks when the site is "
         "served under a path; did you mean '../beta/index.md'?",
         "explainers/alpha.md (the link is not written in it: a template or a value made it): the link "

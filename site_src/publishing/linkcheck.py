@@ -202,7 +202,7 @@ def in_sources(warnings: list[str], *, root: Path, docs_dir: Path, site_dir: Pat
         elif m := _NO_ANCHOR.fullmatch(message):
             target = m["target"] or m["page"]
             anchor = m["anchor"] if m["anchor"] is not None else unquote(urlsplit(m["url"]).fragment)
-            what = f"points at '#{anchor}', which {_page_label(root, target)} does not have"
+            what = f"leads to {_page_label(root, target)}, which does not contain an anchor '#{anchor}'"
             out.append(_worded(root, m["page"], m["url"], what, _anchor_hint(site_dir, target, anchor)))
         else:
             out.append(message)
