@@ -352,3 +352,15 @@ def test_a_protected_attribute_with_one_label_for_both_groups_is_refused(tmp_pat
     raw["protected"][0].update(advantaged=["White"], advantaged_label="Black")
     with pytest.raises(ManifestError, match=r"protected\[0\].*the label 'Black' is given to both groups"):
         load_manifest(_write(tmp_path, raw))
+
+
+def test_yaml_key_line_follows_keys_and_list_items_and_says_none_when_lost():
+    from faircode.manifest import yaml_key_line
+
+    text = "name: x\nprotected:\n  - {name: a}\n  - name: b\n    colr: c\n"
+    assert yaml_key_line(text, ("protected", 1, "colr")) == 5
+    assert yaml_key_line(text, ("protected", 1)) == 4
+    assert yaml_key_line(text, ("name",)) == 1
+    assert yaml_key_line(text, ("protected", 2, "colr")) is None  # no third item
+    assert yaml_key_line(text, ("nme",)) is None
+    assert yaml_key_line("name: [unclosed\n", ("name",)) is None

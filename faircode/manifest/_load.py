@@ -4,7 +4,8 @@
 (:mod:`faircode.manifest._schema`) and the data (:mod:`faircode.manifest._checks`) and raises one
 :class:`~faircode.manifest.ManifestError` listing every problem, each prefixed with the file and
 the field path, structural ones (pydantic's) worded for a reader (:func:`_format_pydantic`).
-:func:`read_manifest_yaml` is the one reader of a manifest's raw YAML.
+:func:`read_manifest_yaml` is the one reader of a manifest's raw YAML; :func:`yaml_key_line`
+finds where a key is written in one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Union
 
@@ -76,7 +78,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     try:
         manifest = AuditManifest.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(_format_pydantic(exc, key_line=_KeyLines(path)))
+        problems.extend(_format_pydantic(exc, text=path.read_text(encoding="utf-8")))
     problems.extend(_semantic_problems(raw, root_path))
 
     if problems:
@@ -141,9 +143,9 @@ def _read_yaml(path: Path, label: str) -> dict:
     return raw
 
 
-def _format_pydantic(exc: ValidationError, *, key_line=None) -> list[str]:
-    """pydantic's errors worded for a manifest's author; ``key_line(loc)``, when given, is the line
-    of the key at ``loc`` in the file (an unknown key is then named by its line)."""
+def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[str]:
+    """pydantic's errors worded for a manifest's author; with the manifest's ``text``, an unknown
+    key is named by its line too (`yaml_key_line`)."""
     out = []
     for err in exc.errors():
         full = tuple(err["loc"])
@@ -157,7 +159,7 @@ def _format_pydantic(exc: ValidationError, *, key_line=None) -> list[str]:
             continue
         if err["type"] == "extra_forbidden":
             key = str(loc[-1])
-            line = key_line(loc) if key_line is not None else None
+            line = yaml_key_line(text, loc) if text is not None else None
             where = f"line {line}: " if line is not None else ""
             out.append(f"{where}{field}: unknown key {key!r}{_close_keys(key, _known_keys(loc[:-1]))}")
         elif err["type"] == "missing":
@@ -182,38 +184,49 @@ def _close_keys(key: str, known: list[str]) -> str:
     return f" (expected one of: {', '.join(known)})" if known else ""
 
 
-class _KeyLines:
-    """The line (1-based) of a key in a manifest, found by its field path, for messages.
+def yaml_key_line(text: str, loc: Sequence[str | int]) -> int | None:
+    r"""The line where the key at ``loc`` is written in the YAML ``text``, for a message.
 
-    The file is composed into YAML nodes (which keep their position) once, on the first call:
-    only a manifest with a problem pays for it. None when the path cannot be followed."""
+    The one finder of a key's line (manifests here; explainers' front matter in the site build):
+    the text is composed into YAML nodes, which keep their position, and ``loc`` is followed
+    through them.
 
-    def __init__(self, path: Path):
-        self._path = path
-        self._root: yaml.Node | None = None
-        self._read = False
+    Parameters
+    ----------
+    text : str
+        A YAML document.
+    loc : sequence of str or int
+        The path to the key, as pydantic reports it: keys of mappings and indices of lists,
+        e.g. ``("protected", 0, "disadvantged")``.
 
-    def __call__(self, loc: tuple) -> int | None:
-        if not self._read:
-            self._read = True
-            try:
-                self._root = yaml.compose(self._path.read_text(encoding="utf-8"),
-                                          Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-            except (OSError, yaml.YAMLError):
-                self._root = None
-        node, line = self._root, None
-        for p in loc:
-            if isinstance(node, yaml.MappingNode) and isinstance(p, str):
-                pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == p), None)
-                if pair is None:
-                    return None
-                line, node = pair[0].start_mark.line + 1, pair[1]
-            elif isinstance(node, yaml.SequenceNode) and isinstance(p, int) and 0 <= p < len(node.value):
-                node = node.value[p]
-                line = node.start_mark.line + 1
-            else:
+    Returns
+    -------
+    int or None
+        The 1-based line of the last key of ``loc`` (of the list item, when ``loc`` ends with an
+        index); None when the text does not parse or ``loc`` leads nowhere in it.
+
+    Examples
+    --------
+    >>> yaml_key_line("name: x\nprotected:\n  - {name: a, colr: b}\n", ("protected", 0, "colr"))
+    3
+    """
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+            if pair is None:
                 return None
-        return line
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return None
+    return line
 
 
 # What to write when a required field is absent, for fields whose meaning is easy to get wrong.

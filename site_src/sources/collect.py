@@ -386,27 +386,12 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
 
 
 def _front_matter_line(lines: list[str], end: int, loc: tuple) -> int | None:
-    """The line of the file (1-based) where the front matter's key at ``loc`` is written, or None.
+    """The line of the file (1-based) where the front matter's key at ``loc`` (a pydantic error's
+    location) is written, or None; ``lines`` and ``end`` as `split_front_matter` read them."""
+    from faircode.manifest import yaml_key_line  # the one finder of a key's line; only on a mistake
 
-    ``lines`` and ``end`` as `split_front_matter` read them (the front matter is ``lines[1:end]``);
-    ``loc`` a pydantic error's location (keys and list indices)."""
-    try:
-        node = yaml.compose("\n" + "\n".join(lines[1:end]), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
-    line = None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
-            if pair is None:
-                return None
-            line, node = pair[0].start_mark.line + 1, pair[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            return None
-    return line
+    # One blank line first, as split_front_matter parses it: the front matter starts on line 2.
+    return yaml_key_line("\n" + "\n".join(lines[1:end]), loc)
 
 
 def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
