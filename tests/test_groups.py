@@ -339,7 +339,7 @@ def test_a_merge_needs_two_values_and_declared_values_must_occur(tmp_path):
          groups:
            min_size: 30
            attributes: [{name: colour, column: colour, categories: [Black, White], reference: White, lables: {}}]
-         """, "groups.attributes[0].lables: unknown key 'lables' (did you mean 'labels'?)"),
+         """, "line 19: groups.attributes[0].lables: unknown key 'lables' (did you mean 'labels'?)"),
         ("""
          groups:
            min_size: 30

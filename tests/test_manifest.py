@@ -79,11 +79,50 @@ def test_valid_fixture_loads():
 
 def test_unknown_keys_get_a_did_you_mean():
     problems = _problems("unknown_key.yaml")
-    assert ("tests/fixtures/manifests/unknown_key.yaml: protected[0].disadvantged: unknown key "
-            "'disadvantged' (did you mean 'disadvantaged'?)") in problems
+    assert ("tests/fixtures/manifests/unknown_key.yaml: line 8: protected[0].disadvantged: unknown key "
+            "'disadvantged' (did you mean 'disadvantaged', 'advantaged' or 'disadvantaged_label'?)") in problems
     assert any(p.endswith("core_feature: unknown key 'core_feature' (did you mean 'core_features'?)")
                for p in problems)
 
+
+
+def test_a_misspelled_key_is_named_with_its_line_and_the_close_allowed_keys(tmp_path):
+    """Issue 33 (a new user's finding 5): an unknown key named its field path but not its line, and
+    at most one close key. The lines expected are where the text below puts each key."""
+    text = (FIX / "valid.yaml").read_text(encoding="utf-8")
+    text = text.replace("random_state: 0", "randm_state: 0\nrandom_state: 0")  # top level, in block style
+    text = text.replace("{sep: \",\", header: true}", "{seperator: \",\", header: true}")  # nothing close
+    text = text.replace("disadvantaged_label: Black}", "disadvantaged_label: Black, name_: x}")  # in a flow mapping
+    text = text.replace("test_size: 0.2", "test_size: 0.2\ntest_sizes: 0.2")  # close to one key
+    path = tmp_path / "audits" / "x" / "audit.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text.replace("data/arrests.csv", str(ROOT / "data" / "arrests.csv")), encoding="utf-8")
+    lines = path.read_text(encoding="utf-8").splitlines()
+
+    def line_of(fragment):
+        [n] = [i for i, line in enumerate(lines, start=1) if fragment in line]
+        return n
+
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path, root=ROOT)
+    problems = info.value.problems
+    shown = str(path)
+    assert (f"{shown}: line {line_of('randm_state')}: randm_state: unknown key 'randm_state' "
+            "(did you mean 'random_state'?)") in problems
+    assert (f"{shown}: line {line_of('test_sizes')}: test_sizes: unknown key 'test_sizes' "
+            "(did you mean 'test_size'?)") in problems
+    assert (f"{shown}: line {line_of('seperator')}: dataset.parse.seperator: unknown key 'seperator' "
+            "(expected one of: sep, header, names, na_values, skipinitialspace, comment, skiprows)") in problems
+    [name_] = [p for p in problems if "'name_'" in p]
+    assert name_.startswith(f"{shown}: line {line_of('name_: x')}: protected[0].name_: unknown key 'name_' (did you mean ")
+    # Every close allowed key, as difflib ranks them (an independent call on the schema's own keys).
+    import difflib
+
+    from faircode.manifest import ProtectedAttribute
+    allowed = [f.alias or n for n, f in ProtectedAttribute.model_fields.items()]
+    close = difflib.get_close_matches("name_", allowed, n=3)
+    assert len(close) >= 1 and close[0] == "name"
+    assert all(repr(c) in name_ for c in close)
 
 def test_missing_target():
     with pytest.raises(ManifestError, match=r"missing_target\.yaml: target: required field is missing"):
@@ -188,7 +227,8 @@ def test_one_error_lists_every_problem():
     problems = info.value.problems
     assert len(problems) == 5
     assert all(p.startswith("tests/fixtures/manifests/many_problems.yaml: ") for p in problems)
-    fields = sorted(p.split(": ")[1] for p in problems)
+    # "<file>: <field>: ...", or "<file>: line N: <field>: ..." for an unknown key (issue 33)
+    fields = sorted(re.sub(r"^line \d+: ", "", p.split(": ", 1)[1]).split(": ")[0] for p in problems)
     assert fields == ["colour_note", "dataset.sha256", "models[0]", "target.column", "test_size"]
     # the message carries every problem too, not only the attribute
     assert all(p in str(info.value) for p in problems)
@@ -312,3 +352,15 @@ def test_a_protected_attribute_with_one_label_for_both_groups_is_refused(tmp_pat
     raw["protected"][0].update(advantaged=["White"], advantaged_label="Black")
     with pytest.raises(ManifestError, match=r"protected\[0\].*the label 'Black' is given to both groups"):
         load_manifest(_write(tmp_path, raw))
+
+
+def test_yaml_key_line_follows_keys_and_list_items_and_says_none_when_lost():
+    from faircode.manifest import yaml_key_line
+
+    text = "name: x\nprotected:\n  - {name: a}\n  - name: b\n    colr: c\n"
+    assert yaml_key_line(text, ("protected", 1, "colr")) == 5
+    assert yaml_key_line(text, ("protected", 1)) == 4
+    assert yaml_key_line(text, ("name",)) == 1
+    assert yaml_key_line(text, ("protected", 2, "colr")) is None  # no third item
+    assert yaml_key_line(text, ("nme",)) is None
+    assert yaml_key_line("name: [unclosed\n", ("name",)) is None

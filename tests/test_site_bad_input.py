@@ -89,3 +89,107 @@ def test_a_manifest_that_does_not_validate_is_one_problem_named_once(tmp_path, c
     assert code == 1 and "Traceback" not in err
     assert "1 problem(s)" in err and "'African-American'" in err and "'Caucasian'" in err
     assert "scenario(" not in err and "published fact" not in err
+
+
+# ------------------------------------------------------------------ links between pages (issue 33)
+
+def _readme_link_example() -> str:
+    """The example link of README's "Writing an explainer" (its one ```markdown block)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Writing an explainer", 1)[1]
+    return section.split("```markdown\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_the_readme_example_of_links_builds_and_a_wrong_slug_is_named_in_the_source(built_copy, capsys):
+    """Issue 33 (a new user's findings 1 and 2): README did not say how one explainer links another
+    or the glossary; a broken link was named by its page in the generated docs/
+    (explainers/<slug>/index.md), with no line and nothing about what exists."""
+    import re
+
+    root = built_copy
+    example = _readme_link_example()
+    [(slug, anchor)] = re.findall(r"\]\(\.\./([a-z0-9-]+)/index\.md#([a-z0-9-]+)\)", example)
+    assert "](../../glossary/index.md#gap)" in example
+    # The page the example links: the fixture's explainer under the example's slug (it has the
+    # heading "## Limitations"), and a page with the example in its prose, on line 11.
+    coin = (root / "explainers" / "coin-flips.md").read_text(encoding="utf-8")
+    assert f"## {anchor.capitalize()}\n" in coin
+    (root / "explainers" / f"{slug}.md").write_text(coin.replace("title: Coin Flips", "title: Coin Flips Again"),
+                                                    encoding="utf-8")
+    source = ("---\ntitle: Linking\nsubtitle: Links to another page.\nsummary: Links.\ntags: [fixture]\n"
+              "checks:\n  - name: trivial\n    assert: n == n\n---\n\n"
+              f"{example}\n\n```python explainer\nn = 1\n```\n")
+    linker = root / "explainers" / "linking.md"
+    linker.write_text(source, encoding="utf-8")
+    first_line = source.split("\n").index(example.split("\n")[0]) + 1
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0, capsys.readouterr().err
+    html = (root / "site" / "explainers" / "linking" / "index.html").read_text(encoding="utf-8")
+    assert f'href="../{slug}/#{anchor}"' in html and 'href="../../glossary/#gap"' in html
+    site_before = (root / "site" / "explainers" / "linking" / "index.html").read_bytes()
+
+    wrong = slug[:-1]  # one letter short
+    linker.write_text(source.replace(f"../{slug}/", f"../{wrong}/"), encoding="utf-8")
+    code, err = _build(root, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert (f"explainers/linking.md, line {first_line}: the link '../{wrong}/index.md#{anchor}' leads to no page "
+            f"(explainers/{wrong}/index.md does not exist); did you mean '../{slug}/index.md#{anchor}'?") in " ".join(
+                err.split())
+    assert "explainers/linking/index.md" not in err  # the generated page is not what the writer edits
+    assert (root / "site" / "explainers" / "linking" / "index.html").read_bytes() == site_before
+
+    # A wrong anchor, and a link to the source file's name rather than the page.
+    linker.write_text(source.replace(f"#{anchor})", "#limitation)").replace("#gap)", "#gapp)"), encoding="utf-8")
+    code, err = _build(root, capsys)
+    flat = " ".join(err.split())
+    assert code == 1
+    assert (f"explainers/linking.md, line {first_line}: the link '../{slug}/index.md#limitation' leads to the "
+            f"page of explainers/{slug}.md, which does not contain an anchor '#limitation'; did you mean "
+            f"'#{anchor}'?") in flat
+    assert ("the link '../../glossary/index.md#gapp' leads to the page glossary/index.md, which does not contain "
+            "an anchor '#gapp'; did you mean '#gap'?") in flat
+    linker.write_text(source.replace(f"../{slug}/index.md#{anchor}", f"{slug}.md"), encoding="utf-8")
+    code, err = _build(root, capsys)
+    assert code == 1
+    assert (f"explainers/linking.md, line {first_line}: the link '{slug}.md' leads to no page "
+            f"(explainers/linking/{slug}.md does not exist); did you mean '../{slug}/index.md'?") in " ".join(err.split())
+
+
+def test_link_warnings_name_the_source_or_the_page_the_build_made(tmp_path):
+    """Issue 33 (finding 1), the other forms of MkDocs' link warnings (1.6's wording; the build test
+    above holds `in_sources` to the MkDocs installed): a link to an anchor of its own page, an
+    absolute link, a link made by a template (no line to give), a page the build wrote itself."""
+    from site_src.publishing.linkcheck import in_sources
+
+    root, docs, site = tmp_path, tmp_path / "stage" / "docs", tmp_path / "stage" / "site"
+    (root / "explainers").mkdir()
+    (root / "explainers" / "alpha.md").write_text(
+        "---\ntitle: A\n---\n\nSee [below](#the-code).\n\nAnd [a page](/explainers/beta/).\n", encoding="utf-8")
+    for page in ("explainers/alpha/index.md", "explainers/beta/index.md", "glossary/index.md", "index.md"):
+        (docs / page).parent.mkdir(parents=True, exist_ok=True)
+        (docs / page).write_text("# x\n", encoding="utf-8")
+    (site / "explainers" / "alpha").mkdir(parents=True)
+    (site / "explainers" / "alpha" / "index.html").write_text(
+        '<h1 id="alpha">A</h1><h2 id="the-cod">The code</h2><div id="__search"></div>', encoding="utf-8")
+    warnings = [
+        "Doc file 'explainers/alpha/index.md' contains a link '#the-code', but there is no such anchor on this page.",
+        "Doc file 'explainers/alpha/index.md' contains an absolute link '/explainers/beta/', it was left as is.",
+        "Doc file 'explainers/alpha/index.md' contains a link '../gamma/index.md', but the target "
+        "'explainers/gamma/index.md' is not found among documentation files.",
+        "Doc file 'glossary/index.md' contains a link '../explainers/betta/index.md', but the target "
+        "'explainers/betta/index.md' is not found among documentation files.",
+        "Something else entirely.",
+    ]
+    assert in_sources(warnings, root=root, docs_dir=docs, site_dir=site) == [
+        "explainers/alpha.md, line 5: the link '#the-code' leads to the page of explainers/alpha.md, which does "
+        "not contain an anchor '#the-code'; did you mean '#the-cod'?",
+        "explainers/alpha.md, line 7: the link '/explainers/beta/' is absolute, which breaks when the site is "
+        "served under a path; did you mean '../beta/index.md'?",
+        "explainers/alpha.md (the link is not written in it: a template or a value made it): the link "
+        "'../gamma/index.md' leads to no page (explainers/gamma/index.md does not exist); link another explainer "
+        "as '../<slug>/index.md#<anchor>', the glossary as '../../glossary/index.md#<term>' (also results/, data/)",
+        "docs/glossary/index.md (made by the build): the link '../explainers/betta/index.md' leads to no page "
+        "(explainers/betta/index.md does not exist); did you mean '../explainers/beta/index.md'?",
+        "Something else entirely.",
+    ]

@@ -114,6 +114,45 @@ def test_collect_refuses_two_explainers_with_one_title(tmp_path):
         collect(tmp_path / "explainers")
 
 
+
+def test_two_explainers_with_one_title_name_the_newer_file_first(tmp_path):
+    """Issue 33 (a new user's finding 4): a page added with the title of an older one is the one to
+    fix; the error named the untouched file first (the slugs' order), here the older one."""
+    from site_src.sources.collect import collect
+
+    old = new_explainer(tmp_path, "Bias: A Primer").rename(tmp_path / "explainers" / "zz-primer.md")
+    added = tmp_path / "explainers" / "aa-primer.md"  # sorts first, yet it is the one just written
+    added.write_text(old.read_text(encoding="utf-8"), encoding="utf-8")
+    os.utime(old, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    os.utime(added, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
+    with pytest.raises(ConfigError) as info:
+        collect(tmp_path / "explainers")
+    assert str(info.value) == ("explainers/aa-primer.md: title: 'Bias: A Primer' is already the title of "
+                               "explainers/zz-primer.md (the older file); give each explainer its own title")
+    # Edited later, the old page is the one named first.
+    os.utime(old, ns=(3_000_000_000_000_000_000, 3_000_000_000_000_000_000))
+    with pytest.raises(ConfigError, match=r"^explainers/zz-primer\.md: title: 'Bias: A Primer' is already the title of "
+                                          r"explainers/aa-primer\.md \(the older file\)"):
+        collect(tmp_path / "explainers")
+
+
+def test_an_unknown_front_matter_field_is_named_with_its_line(tmp_path):
+    """Issue 33 (as finding 5 for manifests): a misspelled front matter key was named without the
+    line it is on, at the top level or inside a check."""
+    path = new_explainer(tmp_path, "Bias: A Primer")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[2].startswith("subtitle:")
+    lines[2] = lines[2].replace("subtitle:", "subtitel:", 1)
+    [check] = [i for i, line in enumerate(lines) if line.lstrip().startswith("assert:")]
+    lines[check] = lines[check].replace("assert:", "asert:", 1)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        parse_explainer(path)
+    problems = str(info.value).split("\n")
+    assert "explainers/bias-a-primer.md:3: front matter: subtitel: unknown field (did you mean 'subtitle'?)" in problems
+    assert (f"explainers/bias-a-primer.md:{check + 1}: front matter: checks.0.asert: unknown field "
+            "(did you mean 'assert'?)") in problems
+
 # ---------------------------------------------------------------------------------- extract
 
 def test_the_generated_file_says_where_it_comes_from_and_maps_lines_back(tmp_path):

@@ -4,13 +4,16 @@
 (:mod:`faircode.manifest._schema`) and the data (:mod:`faircode.manifest._checks`) and raises one
 :class:`~faircode.manifest.ManifestError` listing every problem, each prefixed with the file and
 the field path, structural ones (pydantic's) worded for a reader (:func:`_format_pydantic`).
-:func:`read_manifest_yaml` is the one reader of a manifest's raw YAML.
+:func:`read_manifest_yaml` is the one reader of a manifest's raw YAML; :func:`yaml_key_line`
+finds where a key is written in one.
 """
 
 from __future__ import annotations
 
+import difflib
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Union
 
@@ -44,7 +47,8 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     ------
     ManifestError
         One error listing every problem, each ``"<file>: <field path>: <message>"``: YAML
-        syntax (with the line), unknown keys (with a did-you-mean), missing or mistyped fields,
+        syntax (``"<file>: line L, column C: ..."``), unknown keys (``"<file>: line L: <field
+        path>: unknown key ..."`` with the allowed keys close to it, or all of them), missing or mistyped fields,
         columns that are not in the data file's header, a data file whose sha256 differs,
         malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
         strategy names.
@@ -74,7 +78,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     try:
         manifest = AuditManifest.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(_format_pydantic(exc))
+        problems.extend(_format_pydantic(exc, text=path.read_text(encoding="utf-8")))
     problems.extend(_semantic_problems(raw, root_path))
 
     if problems:
@@ -139,7 +143,9 @@ def _read_yaml(path: Path, label: str) -> dict:
     return raw
 
 
-def _format_pydantic(exc: ValidationError) -> list[str]:
+def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[str]:
+    """pydantic's errors worded for a manifest's author; with the manifest's ``text``, an unknown
+    key is named by its line too (`yaml_key_line`)."""
     out = []
     for err in exc.errors():
         full = tuple(err["loc"])
@@ -153,9 +159,9 @@ def _format_pydantic(exc: ValidationError) -> list[str]:
             continue
         if err["type"] == "extra_forbidden":
             key = str(loc[-1])
-            known = _known_keys(loc[:-1])
-            hint = did_you_mean(key, known)
-            out.append(f"{field}: unknown key {key!r}{hint}")
+            line = yaml_key_line(text, loc) if text is not None else None
+            where = f"line {line}: " if line is not None else ""
+            out.append(f"{where}{field}: unknown key {key!r}{_close_keys(key, _known_keys(loc[:-1]))}")
         elif err["type"] == "missing":
             out.append(f"{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
@@ -165,6 +171,62 @@ def _format_pydantic(exc: ValidationError) -> list[str]:
             msg = err["msg"].removeprefix("Value error, ")
             out.append(f"{field}: {msg}")
     return out
+
+
+def _close_keys(key: str, known: list[str]) -> str:
+    """The hint after an unknown key: the allowed keys close to it (``difflib``, as
+    `faircode.formatting.did_you_mean`, whose wording one match keeps), else every allowed key."""
+    close = difflib.get_close_matches(key, known, n=3)
+    if len(close) == 1:
+        return did_you_mean(key, close)
+    if close:
+        return f" (did you mean {', '.join(map(repr, close[:-1]))} or {close[-1]!r}?)"
+    return f" (expected one of: {', '.join(known)})" if known else ""
+
+
+def yaml_key_line(text: str, loc: Sequence[str | int]) -> int | None:
+    r"""The line where the key at ``loc`` is written in the YAML ``text``, for a message.
+
+    The one finder of a key's line (manifests here; explainers' front matter in the site build):
+    the text is composed into YAML nodes, which keep their position, and ``loc`` is followed
+    through them.
+
+    Parameters
+    ----------
+    text : str
+        A YAML document.
+    loc : sequence of str or int
+        The path to the key, as pydantic reports it: keys of mappings and indices of lists,
+        e.g. ``("protected", 0, "disadvantged")``.
+
+    Returns
+    -------
+    int or None
+        The 1-based line of the last key of ``loc`` (of the list item, when ``loc`` ends with an
+        index); None when the text does not parse or ``loc`` leads nowhere in it.
+
+    Examples
+    --------
+    >>> yaml_key_line("name: x\nprotected:\n  - {name: a, colr: b}\n", ("protected", 0, "colr"))
+    3
+    """
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+            if pair is None:
+                return None
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return None
+    return line
 
 
 # What to write when a required field is absent, for fields whose meaning is easy to get wrong.

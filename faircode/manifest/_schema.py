@@ -37,7 +37,9 @@ class ManifestError(ValueError):
     Attributes
     ----------
     problems : list of str
-        Every problem found, each ``"<file>: <field path>: <what is wrong>"``.
+        Every problem found, each ``"<file>: <field path>: <what is wrong>"``; an unknown key
+        ``"<file>: line L: <field path>: unknown key ..."``, a YAML syntax error
+        ``"<file>: line L, column C: ..."``.
     """
 
     def __init__(self, problems: list[str]):

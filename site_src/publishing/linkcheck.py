@@ -1,20 +1,23 @@
 """Check a built site offline: every internal link and anchor resolves, nothing loads from outside.
 
 MkDocs' own validation sees the Markdown links; this sees the HTML readers get, including the
-theme's links, raw HTML in the pages and the ``#anchors`` they point at.
+theme's links, raw HTML in the pages and the ``#anchors`` they point at. `in_sources` words
+MkDocs' warnings about a page's links for the writer: the source to edit, the line, and the
+page or anchor that exists.
 """
 
 from __future__ import annotations
 
 import functools
-
 import posixpath
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["broken_links", "external_loads"]
+from faircode.formatting import closest
+
+__all__ = ["broken_links", "external_loads", "in_sources"]
 
 # Attributes that make the browser fetch something as the page loads (not links a reader follows).
 _LOAD_ATTRS = {"script": ("src",), "img": ("src", "srcset"), "source": ("src", "srcset"), "iframe": ("src",),
@@ -23,6 +26,7 @@ _LOAD_ATTRS = {"script": ("src",), "img": ("src", "srcset"), "source": ("src", "
 # <link rel=...> values that load a resource; canonical, alternate and similar are only hints.
 _LOAD_RELS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon",
               "preconnect", "dns-prefetch"}
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _CSS_URL = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])((?:https?:)?//[^'")\s]+)""")
 
 
@@ -30,6 +34,7 @@ class _Page(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.ids: set[str] = set()
+        self.headings: list[str] = []  # the ids of h1-h6, in page order: the anchors a writer links to
         self.refs: list[str] = []  # hrefs and srcs, as written
         self.loads: list[str] = []  # what the browser fetches on load
 
@@ -38,6 +43,8 @@ class _Page(HTMLParser):
         for key in ("id", "name") if tag == "a" else ("id",):
             if a.get(key):
                 self.ids.add(a[key])
+        if tag in _HEADINGS and a.get("id"):
+            self.headings.append(a["id"])
         for key in ("href", "src"):
             if a.get(key):
                 self.refs.append(a[key])
@@ -139,3 +146,145 @@ def external_loads(site_dir: Path) -> list[str]:
         rel = path.relative_to(site_dir).as_posix()
         found += [f"{rel}: {m.group(1)}" for m in _CSS_URL.finditer(path.read_text(encoding="utf-8", errors="replace"))]
     return found
+
+
+# MkDocs' (1.6) warnings about a link of a page (`mkdocs.structure.pages`), worded as MkDocs words them.
+_NOT_FOUND = re.compile(r"Doc file '(?P<page>.+?)' contains a link '(?P<url>.*)', but the target(?: '(?P<target>.*)')? "
+                        r"is not found among documentation files\.(?: Did you mean '(?P<theirs>.*)'\?)?", re.S)
+_LEFT_AS_IS = re.compile(r"Doc file '(?P<page>.+?)' contains an? (?P<kind>unrecognized relative|absolute) link "
+                         r"'(?P<url>.*)', it was left as is\.(?: Did you mean '(?P<theirs>.*)'\?)?", re.S)
+_NO_ANCHOR = re.compile(r"Doc file '(?P<page>.+?)' contains a link '(?P<url>.*)', but (?:the doc '(?P<target>.*)' "
+                        r"does not contain an anchor '#(?P<anchor>.*)'|there is no such anchor on this page)\.", re.S)
+_EXPLAINER_PAGE = re.compile(r"explainers/(?P<slug>[^/]+)/index\.md")
+# How an explainer's prose links the site's other pages (README, "Writing an explainer").
+LINK_FORMS = ("another explainer as '../<slug>/index.md#<anchor>', the glossary as "
+              "'../../glossary/index.md#<term>' (also results/, data/)")
+
+
+def in_sources(warnings: list[str], *, root: Path, docs_dir: Path, site_dir: Path) -> list[str]:
+    """MkDocs' warnings, each one about a page's link worded for the writer of that page.
+
+    MkDocs names the page it converted (``explainers/<slug>/index.md`` in the generated
+    ``docs/``), not the source the writer edits. A link it could not follow is named here by
+    the explainer's source (``explainers/<slug>.md``) and the lines of the source that hold it
+    (none when the link is not written in the source, e.g. made by a template), with what exists
+    instead: the page whose name is closest to the one linked (as a link from that page), or the
+    target page's anchor closest to the one linked (else its headings' anchors).
+
+    Parameters
+    ----------
+    warnings : list of str
+        MkDocs' warning messages, as logged. Those not about a link are returned as they are.
+    root : Path
+        The repository (where ``explainers/`` is).
+    docs_dir, site_dir : Path
+        The ``docs/`` MkDocs read and the ``site/`` it wrote (the target pages' anchors are read
+        from their HTML, when it was written).
+
+    Returns
+    -------
+    list of str
+        One message per warning, in order, ``"<source>, line L: the link '<url>' ...; did you mean
+        '<link>'?"`` for a link.
+    """
+    pages: list[str] | None = None
+    out = []
+    for message in warnings:
+        if m := _NOT_FOUND.fullmatch(message):
+            pages = pages if pages is not None else _doc_pages(docs_dir)
+            what = f"leads to no page ({m['target'] or m['url']} does not exist)"
+            out.append(_worded(root, m["page"], m["url"], what, _page_hint(m["page"], m["url"], pages, m["theirs"])))
+        elif m := _LEFT_AS_IS.fullmatch(message):
+            pages = pages if pages is not None else _doc_pages(docs_dir)
+            what = ("is absolute, which breaks when the site is served under a path" if m["kind"] == "absolute"
+                    else "names no page's Markdown file")
+            out.append(_worded(root, m["page"], m["url"], what, _page_hint(m["page"], m["url"], pages, m["theirs"])))
+        elif m := _NO_ANCHOR.fullmatch(message):
+            target = m["target"] or m["page"]
+            anchor = m["anchor"] if m["anchor"] is not None else unquote(urlsplit(m["url"]).fragment)
+            what = f"leads to {_page_label(root, target)}, which does not contain an anchor '#{anchor}'"
+            out.append(_worded(root, m["page"], m["url"], what, _anchor_hint(site_dir, target, anchor)))
+        else:
+            out.append(message)
+    return out
+
+
+def _worded(root: Path, page: str, url: str, what: str, hint: str) -> str:
+    """``"<where>: the link '<url>' <what>; <hint>"``, ``where`` the source and its lines."""
+    return f"{_where(root, page, url)}: the link '{url}' {what}{'; ' + hint if hint else ''}"
+
+
+def _where(root: Path, page: str, url: str) -> str:
+    """The file the writer edits for the page ``page`` of ``docs/``, with the lines holding ``url``."""
+    m = _EXPLAINER_PAGE.fullmatch(page)
+    source = root / "explainers" / f"{m['slug']}.md" if m else None
+    if source is None or not source.is_file():
+        return f"docs/{page} (made by the build)"
+    shown = f"explainers/{source.name}"
+    try:
+        lines = source.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return shown
+    # The whole address, not a part of a longer one ('../x/' in '../x/index.md').
+    written = re.compile(rf"(?<![\w./#%-]){re.escape(url)}(?![\w./#%-])")
+    found = [n for n, line in enumerate(lines, start=1) if written.search(line)]
+    if not found:
+        return f"{shown} (the link is not written in it: a template or a value made it)"
+    return f"{shown}, line{'s' if len(found) > 1 else ''} {', '.join(map(str, found))}"
+
+
+def _page_label(root: Path, target: str) -> str:
+    m = _EXPLAINER_PAGE.fullmatch(target)
+    if m and (root / "explainers" / f"{m['slug']}.md").is_file():
+        return f"the page of explainers/{m['slug']}.md"
+    return f"the page {target}"
+
+
+def _doc_pages(docs_dir: Path) -> list[str]:
+    """Every page of ``docs/`` (``docs``-relative), not those in dot-folders (fragments)."""
+    docs_dir = Path(docs_dir)
+    return sorted(p.relative_to(docs_dir).as_posix() for p in docs_dir.rglob("*.md")
+                  if not any(part.startswith(".") for part in p.relative_to(docs_dir).parts))
+
+
+def _page_name(path: str) -> str:
+    """What a writer calls a page: ``explainers/x/index.md``, ``../x/``, ``x.md`` -> ``x``."""
+    parts = [p for p in path.split("/") if p not in ("", ".", "..")]
+    if parts and parts[-1] in ("index.md", "index.html"):
+        parts.pop()
+    name = parts[-1] if parts else ""
+    for suffix in (".md", ".html"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _page_hint(page: str, url: str, pages: list[str], theirs: str | None) -> str:
+    """"did you mean '<link>'?" to the page whose name is (closest to) the one ``url`` names,
+    written as a link from ``page``; else MkDocs' own guess; else how links are written."""
+    parts = urlsplit(url)
+    names = {_page_name(p): p for p in pages if _page_name(p)}
+    name = _page_name(unquote(parts.path))
+    found = names.get(name) or names.get(closest(name, names) or "")
+    if found is not None and found != page:
+        link = posixpath.relpath(found, posixpath.dirname(page))
+        return f"did you mean '{link}{'#' + parts.fragment if parts.fragment else ''}'?"
+    if theirs:
+        return f"did you mean '{theirs}'?"
+    return f"link {LINK_FORMS}" if _EXPLAINER_PAGE.fullmatch(page) else ""
+
+
+def _anchor_hint(site_dir: Path, target: str, anchor: str) -> str:
+    """"did you mean '#x'?" for the anchor of the built page ``target`` closest to ``anchor``,
+    else its headings' anchors (the first dozen); "" when the page's HTML is not there."""
+    html = target[: -len("index.md")] + "index.html" if target.endswith("index.md") else (
+        target.removesuffix(".md") + "/index.html")
+    path = Path(site_dir) / html
+    if not path.is_file():
+        return ""
+    page = _parse(path)
+    near = closest(anchor, page.headings) or closest(anchor, page.ids)
+    if near is not None:
+        return f"did you mean '#{near}'?"
+    shown = page.headings[:12]
+    more = ", ..." if len(page.headings) > len(shown) else ""
+    return f"its headings' anchors: {', '.join('#' + h for h in shown)}{more}" if shown else ""

@@ -25,7 +25,7 @@ from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
 from site_src.filestate import digest_parts, hash_file
-from site_src.publishing import incremental
+from site_src.publishing import incremental, linkcheck
 from site_src.publishing.mkdocs_hooks import BYTECODE_DIR, PAGES, PREVIOUS_PAGES
 from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
@@ -129,11 +129,13 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
             incremental.merge_search_index(root / "site", site_dir, {pages[p]["url"] for p in plan.changed if p in pages})
             incremental.order_tags_export(root / "site", site_dir)
     except (MkDocsException, SystemExit) as err:
-        detail = "\n  ".join(records) or str(err)
+        detail = "\n  ".join(linkcheck.in_sources(records, root=root, docs_dir=docs_dir, site_dir=site_dir)) or str(err)
         raise SiteError(f"mkdocs build failed{' (strict)' if strict else ''}:\n  {detail}") from None
     finally:
         log.removeHandler(handler)
         logging.getLogger("mkdocs.commands.build").removeFilter(quiet)
+    # A link's warning names the explainer's source and line, not the generated page (issue 33).
+    records = linkcheck.in_sources(records, root=root, docs_dir=docs_dir, site_dir=site_dir)
     return SiteBuild(warnings=records, pages=pages, key=key, rebuilt=None if plan is None else plan.changed)
 
 

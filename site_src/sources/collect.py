@@ -282,14 +282,24 @@ def title_key(title: str) -> str:
 
 
 def _same_titles(explainers: list[Explainer]) -> list[str]:
-    """Two explainers with one title: the navigation, search and links could not tell them apart."""
+    """Two explainers with one title: the navigation, search and links could not tell them apart.
+
+    Each problem names the file last modified first (the one just added or edited: the writer's
+    mistake is there, not in the page that has had the title all along), then the oldest file
+    with that title; files modified at the same instant are taken in slug order."""
+    def age(e: Explainer) -> tuple[int, str]:
+        try:
+            return e.path.stat().st_mtime_ns, e.slug
+        except OSError:  # gone since it was read: as old as can be
+            return 0, e.slug
+
     first: dict[str, Explainer] = {}
     problems = []
-    for e in sorted(explainers, key=lambda e: e.slug):
+    for e in sorted(explainers, key=age):
         other = first.setdefault(title_key(e.meta.title), e)
         if other is not e:
-            problems.append(f"{e.display_path}: title: {e.meta.title!r} is already the title of {other.display_path}; "
-                            "give each explainer its own title")
+            problems.append(f"{e.display_path}: title: {e.meta.title!r} is already the title of {other.display_path} "
+                            "(the older file); give each explainer its own title")
     return problems
 
 
@@ -309,7 +319,11 @@ def parse_explainer(path: Path) -> Explainer:
         try:
             meta = FrontMatter.model_validate(raw)
         except ValidationError as err:
-            problems += [f"{shown}: front matter: {_field_problem(e, FrontMatter)}" for e in err.errors()]
+            for e in err.errors():
+                # An unknown field is named by its line too (issue 33): a misspelled key is found there.
+                line = _front_matter_line(lines, end, e["loc"]) if e["type"] == "extra_forbidden" else None
+                problems.append(f"{shown}{'' if line is None else f':{line}'}: front matter: "
+                                f"{_field_problem(e, FrontMatter)}")
 
     try:
         blocks = _fenced_blocks(lines, start=end + 1)
@@ -369,6 +383,15 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
+
+
+def _front_matter_line(lines: list[str], end: int, loc: tuple) -> int | None:
+    """The line of the file (1-based) where the front matter's key at ``loc`` (a pydantic error's
+    location) is written, or None; ``lines`` and ``end`` as `split_front_matter` read them."""
+    from faircode.manifest import yaml_key_line  # the one finder of a key's line; only on a mistake
+
+    # One blank line first, as split_front_matter parses it: the front matter starts on line 2.
+    return yaml_key_line("\n" + "\n".join(lines[1:end]), loc)
 
 
 def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
