@@ -87,7 +87,7 @@ def test_unknown_keys_get_a_did_you_mean():
 
 
 def test_a_misspelled_key_is_named_with_its_line_and_the_close_allowed_keys(tmp_path):
-    """Issue 33 (a new user's finding 5): an unknown key named its field path but not its line, and
+    """Stop 33 (a new user's finding 5): an unknown key named its field path but not its line, and
     at most one close key. The lines expected are where the text below puts each key."""
     text = (FIX / "valid.yaml").read_text(encoding="utf-8")
     text = text.replace("random_state: 0", "randm_state: 0\nrandom_state: 0")  # top level, in block style
@@ -227,7 +227,7 @@ def test_one_error_lists_every_problem():
     problems = info.value.problems
     assert len(problems) == 5
     assert all(p.startswith("tests/fixtures/manifests/many_problems.yaml: ") for p in problems)
-    # "<file>: <field>: ...", or "<file>: line N: <field>: ..." for an unknown key (issue 33)
+    # "<file>: <field>: ...", or "<file>: line N: <field>: ..." for an unknown key (a new user's finding)
     fields = sorted(re.sub(r"^line \d+: ", "", p.split(": ", 1)[1]).split(": ")[0] for p in problems)
     assert fields == ["colour_note", "dataset.sha256", "models[0]", "target.column", "test_size"]
     # the message carries every problem too, not only the attribute

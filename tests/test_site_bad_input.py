@@ -91,7 +91,7 @@ def test_a_manifest_that_does_not_validate_is_one_problem_named_once(tmp_path, c
     assert "scenario(" not in err and "published fact" not in err
 
 
-# ------------------------------------------------------------------ links between pages (issue 33)
+# ------------------------------------------------------------------ links between pages (a new user's finding)
 
 def _readme_link_example() -> str:
     """The example link of README's "Writing an explainer" (its one ```markdown block)."""
@@ -103,7 +103,7 @@ def _readme_link_example() -> str:
 
 
 def test_the_readme_example_of_links_builds_and_a_wrong_slug_is_named_in_the_source(built_copy, capsys):
-    """Issue 33 (a new user's findings 1 and 2): README did not say how one explainer links another
+    """Stop 33 (a new user's findings 1 and 2): README did not say how one explainer links another
     or the glossary; a broken link was named by its page in the generated docs/
     (explainers/<slug>/index.md), with no line and nothing about what exists."""
     import re
@@ -157,7 +157,7 @@ def test_the_readme_example_of_links_builds_and_a_wrong_slug_is_named_in_the_sou
 
 
 def test_link_warnings_name_the_source_or_the_page_the_build_made(tmp_path):
-    """Issue 33 (finding 1), the other forms of MkDocs' link warnings (1.6's wording; the build test
+    """Stop 33's new user (finding 1), the other forms of MkDocs' link warnings (1.6's wording; the build test
     above holds `in_sources` to the MkDocs installed): a link to an anchor of its own page, an
     absolute link, a link made by a template (no line to give), a page the build wrote itself."""
     from site_src.publishing.linkcheck import in_sources

@@ -116,7 +116,7 @@ def test_collect_refuses_two_explainers_with_one_title(tmp_path):
 
 
 def test_two_explainers_with_one_title_name_the_newer_file_first(tmp_path):
-    """Issue 33 (a new user's finding 4): a page added with the title of an older one is the one to
+    """Stop 33 (a new user's finding 4): a page added with the title of an older one is the one to
     fix; the error named the untouched file first (the slugs' order), here the older one."""
     from site_src.sources.collect import collect
 
@@ -137,7 +137,7 @@ def test_two_explainers_with_one_title_name_the_newer_file_first(tmp_path):
 
 
 def test_an_unknown_front_matter_field_is_named_with_its_line(tmp_path):
-    """Issue 33 (as finding 5 for manifests): a misspelled front matter key was named without the
+    """Stop 33's new user (as finding 5 for manifests): a misspelled front matter key was named without the
     line it is on, at the top level or inside a check."""
     path = new_explainer(tmp_path, "Bias: A Primer")
     lines = path.read_text(encoding="utf-8").split("\n")

@@ -134,7 +134,7 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
     finally:
         log.removeHandler(handler)
         logging.getLogger("mkdocs.commands.build").removeFilter(quiet)
-    # A link's warning names the explainer's source and line, not the generated page (issue 33).
+    # A link's warning names the explainer's source and line, not the generated page (a new user's finding).
     records = linkcheck.in_sources(records, root=root, docs_dir=docs_dir, site_dir=site_dir)
     return SiteBuild(warnings=records, pages=pages, key=key, rebuilt=None if plan is None else plan.changed)
 

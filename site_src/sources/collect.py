@@ -320,7 +320,7 @@ def parse_explainer(path: Path) -> Explainer:
             meta = FrontMatter.model_validate(raw)
         except ValidationError as err:
             for e in err.errors():
-                # An unknown field is named by its line too (issue 33): a misspelled key is found there.
+                # An unknown field is named by its line too: a misspelled key is found there.
                 line = _front_matter_line(lines, end, e["loc"]) if e["type"] == "extra_forbidden" else None
                 problems.append(f"{shown}{'' if line is None else f':{line}'}: front matter: "
                                 f"{_field_problem(e, FrontMatter)}")
