@@ -13,6 +13,7 @@ serving instead, with a banner at the top of each affected page.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib.util
 import os
@@ -35,7 +36,7 @@ from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs, staging,
                                              swap_in, write_manifest)
-from site_src.rendering.render import render
+from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.references import BIBLIOGRAPHY
@@ -171,11 +172,13 @@ def build(options: BuildOptions) -> BuildReport:
     root = Path(options.root).resolve()
     cache_dir = root / ".cache" / "fairsite"
     code_dir = root / "explainers" / "code"
-    with build_lock(root):
+    with build_lock(root), contextlib.ExitStack() as later:
         filestate.forget(root)  # whatever this build does, the last record may no longer hold
-        # Every explainer will run: the fork server imports while the stages before the runs work.
-        early = (start_server_early(root, cache_dir) if (options.force_all or not options.use_cache)
-                 and not options.keep_fork_server else None)
+        # Every explainer will run: the fork server imports while the stages before the runs work,
+        # and each page is checked and rendered as its run ends (`_PageStream`).
+        every_run = (options.force_all or not options.use_cache) and not options.keep_fork_server
+        early = start_server_early(root, cache_dir) if every_run else None
+        stage = stream = None
         try:
             filestate.load_digests(cache_dir)
             explainers = collect(root / "explainers")
@@ -185,12 +188,18 @@ def build(options: BuildOptions) -> BuildReport:
             facts = provenance.build_facts(root, [e.path for e in explainers])
             code_files, errors = _extract(explainers, code_dir, options)
             results = ResultsTable(root / "results" / "results_fairness.csv")
+            checker = _Checker(options, cache_dir)
+            if every_run:
+                stage = later.enter_context(staging(root))
+                stream = later.enter_context(_PageStream(explainers, results, stage / "docs", checker, root=root,
+                                                         facts=facts, options=options))
             runs, run_errors, published_problems = _execute(explainers, code_files, results, root=root, options=options,
-                                                            early_server=early)
+                                                            early_server=early, stream=stream)
         finally:
             if early is not None:
                 early.close()  # a no-op once the runs have used and closed it
-        checked = _check(explainers, runs, options=options, cache_dir=cache_dir, published_problems=published_problems)
+        writer = stream.wait() if stream is not None else None
+        checked = checker.merge(explainers, runs, published_problems)
         errors += run_errors + checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
@@ -201,19 +210,98 @@ def build(options: BuildOptions) -> BuildReport:
             accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                wall_s=time.perf_counter() - started)
-        with staging(root) as stage:
-            problems, pages_rendered = render(explainers, {r.slug: r for r in runs}, results, stage / "docs", root=root,
-                                              facts=facts, banners=checked.banners, reuse_pages=options.use_cache)
-            errors += problems
-            if errors:
-                raise BuildFailed(errors)
-            site, manifest = _site(root, stage, runs, facts, options)
-            swap_in(stage, root)
-            record_outputs(root, fingerprint, site)
+        if stage is None:
+            stage = later.enter_context(staging(root))
+        by_slug = {r.slug: r for r in runs}
+        if writer is not None:
+            problems, pages_rendered = writer.finish(by_slug, banners=checked.banners)
+        else:
+            problems, pages_rendered = render(explainers, by_slug, results, stage / "docs", root=root, facts=facts,
+                                              banners=checked.banners, reuse_pages=options.use_cache)
+        errors += problems
+        if errors:
+            raise BuildFailed(errors)
+        site, manifest = _site(root, stage, runs, facts, options)
+        swap_in(stage, root)
+        record_outputs(root, fingerprint, site)
+        later.close()  # the staging folder (the previous docs/ and site/) goes before the state is recorded
         accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
                        words=site.words(), wall_s=time.perf_counter() - started)
+
+
+class _PageStream:
+    """Stage 4 and the explainer pages of stage 5 while the runs go on, for a build in which every
+    explainer runs (``check``, ``build --force``): with ``--jobs 1`` a core is idle while an
+    explainer's code runs, and checking and rendering afterwards held up the site (issue 26).
+
+    A context manager around the runs: entered, a thread of its own sets the pages up
+    (`PageWriter`: assets, data page) and imports what MkDocs will need (`_warm_mkdocs`); `on_done`
+    (the runs' callback) queues the explainer's check (`_Checker.one`) and page as each run ends.
+    `wait` returns the `PageWriter` once all is done, raising what the thread raised; the pages
+    and what the checks found are those of the stages run one after the other, in any order of
+    runs. Leaving it stops the thread (after its current page) before the staging folder goes.
+    """
+
+    def __init__(self, explainers: list[Explainer], results: ResultsTable, docs_dir: Path, checker: _Checker, *,
+                 root: Path, facts: provenance.BuildFacts, options: BuildOptions):
+        self._by_slug = {e.slug: e for e in explainers}
+        self._checker, self._user_done = checker, options.on_run_done
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairsite-pages")
+        self._writer = self._pool.submit(PageWriter, explainers, results, docs_dir, root=root, facts=facts,
+                                         reuse_pages=options.use_cache)
+        self._pool.submit(_warm_mkdocs)
+        self._done: list = []
+
+    def __enter__(self) -> _PageStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def on_done(self, outcome: RunResult | ExecutionError) -> None:
+        """The runs' ``on_done``: the progress display's callback, then this run's check and page queued."""
+        if self._user_done:
+            self._user_done(outcome)
+        if isinstance(outcome, RunResult) and outcome.slug in self._by_slug:
+            self._done.append(self._pool.submit(self._page, self._by_slug[outcome.slug], outcome))
+
+    def _page(self, e: Explainer, run: RunResult) -> None:
+        part = self._checker.one(e, run)
+        self._writer.result().explainer(e, run, banner=part.banners.get(e.slug))
+
+    def wait(self) -> PageWriter:
+        writer = self._writer.result()
+        for future in self._done:
+            future.result()
+        return writer
+
+
+def _warm_mkdocs() -> None:
+    """Import what MkDocs will use (its build, the theme's plugins, the Markdown extensions) and
+    compile the lexers the code blocks need, while the runs go on: the same work MkDocs would do
+    first, done beforehand. Anything that fails here is left for MkDocs to meet and report."""
+    import importlib
+
+    for name in ("mkdocs.commands.build", "mkdocs.structure.pages", "material.plugins.search.plugin",
+                 "material.plugins.tags.plugin", "mkdocs_glightbox.plugin", "material.extensions.emoji",
+                 "markdown.extensions.toc", "markdown.extensions.tables", "markdown.extensions.attr_list",
+                 "markdown.extensions.def_list", "markdown.extensions.md_in_html", "markdown.extensions.admonition",
+                 "pymdownx.superfences", "pymdownx.highlight", "pymdownx.details", "pymdownx.emoji"):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - MkDocs meets the same problem and reports it
+            pass
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import get_lexer_by_name
+
+        for lang in ("python", "bash", "text"):
+            highlight("x = 1  # a\nprint(f'{x}')\n", get_lexer_by_name(lang), HtmlFormatter())
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _extract(explainers: list[Explainer], code_dir: Path,
@@ -226,12 +314,14 @@ def _extract(explainers: list[Explainer], code_dir: Path,
 
 
 def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
-             options: BuildOptions, early_server=None) -> tuple[list[RunResult], list[ExecutionError], list[SiteError]]:
+             options: BuildOptions, early_server=None,
+             stream: _PageStream | None = None) -> tuple[list[RunResult], list[ExecutionError], list[SiteError]]:
     """Stage 3: run (or reuse) every explainer's code, with its front matter's limits and inputs.
 
     What depends on ``results/`` and ``data/`` alone is done beside the runs, in a thread: the
     results page is drawn (on a cold build most of the render stage) and the datasheets' published
-    facts are counted (stage 4 reads them: ``published_facts``). Leaving the block waits for both."""
+    facts are counted (stage 4 reads them: ``published_facts``). Leaving the block waits for both.
+    With a ``stream``, each run's outcome also goes to ``stream.on_done`` (its check and page)."""
     with ThreadPoolExecutor(max_workers=1) as beside:
         beside.submit(warm_results_page, explainers, results, root)
         published_facts = beside.submit(published.verify, root, use_cache=options.use_cache)
@@ -241,7 +331,8 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
             inputs={e.slug: e.meta.inputs for e in explainers}, jobs=options.jobs, on_start=options.on_run_start,
             expected_warnings={e.slug: [w.match for w in e.meta.warnings] for e in explainers},
             use_cache=options.use_cache, force_all=options.force_all, force=options.force,
-            on_done=options.on_run_done, keep_server=options.keep_fork_server, early_server=early_server,
+            on_done=stream.on_done if stream is not None else options.on_run_done,
+            keep_server=options.keep_fork_server, early_server=early_server,
         )
         return (*runs, published_facts.result())
 
@@ -262,39 +353,69 @@ def _check(explainers: list[Explainer], runs: list[RunResult], *, options: Build
     """Stage 4: the datasheets' published facts (counted beside the runs: ``published_problems``);
     each explainer's prose for bare numbers, its ``checks:`` over its run's values, and its cited
     numbers against the accepted ones, by the rule of ``options.numbers``."""
-    by_slug = {r.slug: r for r in runs}
-    checked = _Checked(cache.PassedChecks(
-        cache_dir, enabled=options.use_cache and options.numbers in (NumbersMode.BUILD, NumbersMode.SERVE)))
-    # The datasheets' published facts against the data (counts exact), with their citations.
-    checked.errors += published_problems
-    for e in explainers:
-        run = by_slug.get(e.slug)
-        if run is None:  # its run failed (reported above); its prose is still checked
-            checked.errors += lint.bare_numbers(e)
-            continue
-        key = checked.passed.key(e.path, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
-        if checked.passed.holds(e.slug, key):
-            continue  # the same source, run and accepted numbers passed every check before
+    return _Checker(options, cache_dir).merge(explainers, runs, published_problems)
+
+
+class _Checker:
+    """Stage 4 one explainer at a time (`one`, as its run ends when pages stream), then all of it
+    in the explainers' order (`merge`): what it finds does not depend on the order of the runs."""
+
+    def __init__(self, options: BuildOptions, cache_dir: Path):
+        self.options = options
+        self.passed = cache.PassedChecks(
+            cache_dir, enabled=options.use_cache and options.numbers in (NumbersMode.BUILD, NumbersMode.SERVE))
+        self._parts: dict[str, _Checked] = {}
+
+    def one(self, e: Explainer, run: RunResult) -> _Checked:
+        """Explainer ``e``'s prose for bare numbers, its ``checks:`` over ``run`` and its cited
+        numbers against the accepted ones; what was found (kept for `merge`)."""
+        options, part = self.options, _Checked(self.passed)
+        self._parts[e.slug] = part
+        key = self.passed.key(e.path, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
+        if self.passed.holds(e.slug, key):
+            return part  # the same source, run and accepted numbers passed every check before
         found = lint.bare_numbers(e) + check_stage.run_checks(e, run)
         if options.numbers is NumbersMode.CHECK:  # `build` names them in the run's warnings instead
             found += check_stage.unexpected_warnings(e, run)
-        checked.errors += found
+        part.errors += found
         if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
-            checked.to_accept.append((e, run))
-            continue
+            part.to_accept.append((e, run))
+            return part
         problem = _numbers(e, run)
         if problem is None:
             if not found:
-                checked.passed.add(e.slug, key)
+                self.passed.add(e.slug, key)
         # `accept` builds the explainers it does not accept as `build` does.
         elif options.numbers is NumbersMode.CHECK or (problem.kind != "unaccepted"
                                                       and options.numbers is not NumbersMode.SERVE):
-            checked.errors.append(CheckError(problem.text, explainer=e.display_path))
+            part.errors.append(CheckError(problem.text, explainer=e.display_path))
         else:
-            checked.notes.append(f"{e.display_path}: {problem.text}")
+            part.notes.append(f"{e.display_path}: {problem.text}")
             if problem.kind != "unaccepted":
-                checked.banners[e.slug] = problem
-    return checked
+                part.banners[e.slug] = problem
+        return part
+
+    def merge(self, explainers: list[Explainer], runs: list[RunResult],
+              published_problems: list[SiteError]) -> _Checked:
+        """The whole stage: the published facts' problems, then each explainer's in the
+        explainers' order (`one`, where it has not run yet; a failed run's prose is still read
+        for bare numbers)."""
+        by_slug = {r.slug: r for r in runs}
+        # The datasheets' published facts against the data (counts exact), with their citations.
+        checked = _Checked(self.passed, errors=list(published_problems))
+        for e in explainers:
+            run = by_slug.get(e.slug)
+            if run is None:  # its run failed (reported above); its prose is still checked
+                checked.errors += lint.bare_numbers(e)
+                continue
+            part = self._parts.get(e.slug)
+            if part is None:
+                part = self.one(e, run)
+            checked.errors += part.errors
+            checked.notes += part.notes
+            checked.banners.update(part.banners)
+            checked.to_accept += part.to_accept
+        return checked
 
 
 def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.BuildFacts,

@@ -7,6 +7,7 @@ import hashlib
 import json
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -583,3 +584,79 @@ def test_an_infinite_value_in_the_prose_fails_naming_the_explainer_line_variable
         """)
     assert "explainers/odds.md:11:" in str(err)  # the line of the sentence
     assert "percent filter got inf for `odds`" in str(err)
+
+
+_SECOND = """
+    ---
+    title: Second Page
+    subtitle: Is my page written while the other explainer runs?
+    summary: A second explainer for the streaming tests.
+    checks:
+      - name: the count
+        assert: count == 3
+    ---
+    Counted {{ count | number }}.
+
+    ```python explainer
+    count = len("abc")
+    ```
+    """
+
+
+def test_a_forced_build_checks_and_renders_each_page_while_the_next_run_goes_on(tmp_path):
+    # Issue 26: with every explainer running, a page is checked and rendered as its run ends,
+    # not after the last run. The second run waits (at its start) until the first run's page is
+    # in the staging folder; a build that renders only after every run never writes it there.
+    from site_src.publishing.mkdocs_site import STAGE
+
+    root = _copy_fixture(tmp_path)
+    _add(root, "second", _SECOND)
+    build(BuildOptions(root=root, jobs=1))
+    started: list[str] = []
+    seen_during_runs: list[bool] = []
+
+    def on_start(slug: str) -> None:
+        started.append(slug)
+        if len(started) == 2:
+            pages = root / STAGE / "docs" / "explainers"
+            deadline = time.monotonic() + 60
+            while not list(pages.glob("*/index.md")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            seen_during_runs.append(bool(list(pages.glob("*/index.md"))))
+
+    report = build(BuildOptions(root=root, jobs=1, force_all=True, on_run_start=on_start))
+    assert sorted(started) == ["coin-flips", "second"] and not any(r.cached for r in report.runs)
+    assert seen_during_runs == [True]
+    assert "Counted 3." in (root / "docs" / "explainers" / "second" / "index.md").read_text()
+
+
+def test_pages_rendered_as_runs_end_are_those_rendered_after_all_runs(tmp_path):
+    # The streamed pages (a forced build) against `render` of the same runs, in one go and in the
+    # explainers' order, into another folder: every file byte for byte the same.
+    from site_src.rendering.render import render
+    from site_src.rendering.results import ResultsTable
+
+    root = _copy_fixture(tmp_path)
+    _add(root, "second", _SECOND)
+    report = build(BuildOptions(root=root, jobs=1, force_all=True))
+    explainers = collect(root / "explainers")
+    assert len(explainers) == 2
+    again = tmp_path / "docs-again"
+    problems, rendered = render(explainers, {r.slug: r for r in report.runs},
+                                ResultsTable(root / "results" / "results_fairness.csv"), again, root=root,
+                                facts=report.facts, reuse_pages=False)
+    assert problems == [] and sorted(rendered) == ["coin-flips", "second"]
+    assert _tree_digest(root / "docs") == _tree_digest(again)
+
+
+def test_a_forced_build_lists_the_failed_checks_in_the_explainers_order(tmp_path):
+    # The checks run as the runs end (longest first), but what they find is listed by explainer.
+    root = _copy_fixture(tmp_path)
+    for slug in ("b-second", "a-first"):
+        _add(root, slug, _SECOND.replace("count == 3", "count == 4").replace("Second Page", slug))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root, jobs=1, force_all=True))
+    text = str(info.value)
+    assert "a-first" in text and "b-second" in text
+    assert text.index("a-first") < text.index("b-second")
+    assert not (root / ".fairsite-stage").exists()

@@ -10,8 +10,10 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+import yaml
 
 from site_src import cli, filestate
 from site_src.build import BuildOptions, build
@@ -265,3 +267,55 @@ def test_the_bibliography_is_an_input_of_the_pages(site):
     (site / "explainers" / "references.json").write_text("[]\n")
     report = build(BuildOptions(root=site))
     assert not report.skipped
+
+
+def test_the_same_site_peer_is_our_site_with_each_explainers_code_run_by_markdown_exec(tmp_path):
+    """bench/bench_peer.py's same-site peer (issue 26): our docs/ and mkdocs.yml, markdown-exec added,
+    each explainer page ending with its generated code as an executed block; split in shares that
+    together hold every page once."""
+    import importlib.util
+
+    repo = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("bench_peer", repo / "bench" / "bench_peer.py")
+    bench_peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_peer)
+    slugs = sorted(p.stem for p in (repo / "explainers" / "code").glob("*.py"))[:3]
+    docs = tmp_path / "docs"
+    for slug in slugs:
+        (docs / "explainers" / slug).mkdir(parents=True)
+        (docs / "explainers" / slug / "index.md").write_text(f"---\ntitle: {slug}\n---\n\n# {slug}\n\nProse.\n")
+    (docs / "assets").mkdir()
+    (docs / "assets" / "extra.css").write_text("")
+    (docs / "index.md").write_text("# Home\n")
+
+    peer = tmp_path / "peer"
+    assert bench_peer.make_same_site_peer(repo, docs, peer, figures=True) == 3
+    config = yaml.load((peer / "mkdocs.yml").read_text(), Loader=_KeepTags)
+    assert "markdown-exec" in config["plugins"] and "search" in config["plugins"]
+    assert config["hooks"] == [str(repo / "site_src" / "publishing" / "mkdocs_hooks.py")]  # none dropped
+    assert config["theme"]["custom_dir"] == str(repo / "site_src" / "templates" / "overrides")
+    assert config["docs_dir"] == str(peer / "docs") and config["site_dir"] == str(peer / "site")
+    fences = [e for e in config["markdown_extensions"] if isinstance(e, dict) and "pymdownx.superfences" in e]
+    assert fences[0]["pymdownx.superfences"]["custom_fences"][0]["name"] == "python"
+    for slug in slugs:
+        page = (peer / "docs" / "explainers" / slug / "index.md").read_text()
+        code = (repo / "explainers" / "code" / f"{slug}.py").read_text()
+        assert page.startswith(f"---\ntitle: {slug}\n---\n\n# {slug}\n\nProse.")  # the page as rendered
+        assert f'python exec="on" result="text" session="{slug}"\n{code}' in page
+        assert "plt.figure(n).savefig(" in page.split(code, 1)[1]  # the figures saved after the code
+    # Two side-by-side builds: the explainer pages dealt round robin, the other pages in the first.
+    shares = [bench_peer.make_same_site_peer(repo, docs, tmp_path / f"share-{i}", share=(i, 2)) for i in range(2)]
+    assert shares == [2, 1]
+    held = [sorted(p.parent.name for p in (tmp_path / f"share-{i}" / "docs" / "explainers").glob("*/index.md"))
+            for i in range(2)]
+    assert held == [[slugs[0], slugs[2]], [slugs[1]]]
+    assert (tmp_path / "share-0" / "docs" / "index.md").exists() and not (tmp_path / "share-1" / "docs" / "index.md").exists()
+    assert "savefig" not in (tmp_path / "share-1" / "docs" / "explainers" / slugs[1] / "index.md").read_text()
+
+
+class _KeepTags(yaml.SafeLoader):
+    """mkdocs.yml's !ENV and !!python/name tags read as plain values (only the structure is tested)."""
+
+
+_KeepTags.add_multi_constructor("", lambda loader, suffix, node: (
+    loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else loader.construct_sequence(node)))

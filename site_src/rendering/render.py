@@ -29,7 +29,7 @@ from site_src.rendering.results import ResultsTable
 from site_src.rendering.results_page import render_results_page
 from site_src.sources.collect import Explainer
 
-__all__ = ["READER_PAGES", "Rendered", "render"]
+__all__ = ["READER_PAGES", "PageWriter", "Rendered", "render"]
 
 # Reader's pages beside the explainers, each ``<name>.md.j2`` written to ``docs/<name>/index.md``.
 READER_PAGES = ("glossary", "checklist", "mistakes", CALCULATOR_PAGE)  # the tag index is Material's (tags.md)
@@ -93,59 +93,105 @@ def render(
     OSError
         ``docs_dir`` or the cache cannot be written. Problems of the sources are returned, not raised.
     """
-    env = make_environment(explainers, bytecode_dir=Path(root) / ".cache" / "fairsite-jinja")
-    try:
-        # Every page says where its code lives and which commit it was built from; explainer
-        # prose links a worked example to the calculator with check_gap(...) (check_groups,
-        # check_p_values for the other boxes) and places the
-        # interactive figures with power_explorer(...) and threshold_explorer(...).
-        env.globals.update(build=facts, source=source_config(root), check_gap=check_gap, check_groups=check_groups,
-                           check_p_values=check_p_values, power_explorer=power_explorer,
-                           threshold_explorer=threshold_explorer)
-    except ValueError as err:
-        return Rendered([ConfigError(str(err))], ())
-    # The one bibliography the prose cites by key (cite(...), further_reading(...)).
-    bib_path = Path(root) / "explainers" / BIBLIOGRAPHY
-    try:
-        bibliography = load_bibliography(bib_path)
-        env.globals.update(bibliography=bibliography, bibliography_digest=bibliography_digest(bib_path),
-                           reference=lambda key: reference_link(bibliography, key))
-    except ConfigError as err:
-        return Rendered([err], ())
-    docs_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
-    shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
-    # The data page first: it gives the worked examples their `scenario(slug)` sentence.
-    problems = render_data_page(env, docs_dir, root)
-    found, written, rendered = _explainer_pages(env, explainers, runs, results, docs_dir, root=root, facts=facts,
-                                                banners=banners or {}, reuse=reuse_pages)
-    problems += found
-    _home_and_tags(env, explainers, {slug: runs[slug] for slug in written}, results, docs_dir)
-    problems += _reader_pages(env, docs_dir, root)
-    try:
-        render_results_page(env, results, docs_dir, root, slugs={e.slug for e in explainers})
-    except ValueError as err:  # a results file without the columns the page shows
-        problems.append(ConfigError(f"{results.path.parent.name}/{results.path.name}: {err}"))
-    return Rendered(problems, tuple(rendered))
-
-
-def _explainer_pages(env: jinja2.Environment, explainers, runs, results, docs_dir: Path, *, root: Path, facts,
-                     banners: dict, reuse: bool) -> tuple[list[SiteError], list[str], list[str]]:
-    """Each explainer's page with a run; the problems found, the slugs whose page was written
-    and those of them rendered (not copied from the page cache)."""
-    problems, written, rendered = [], [], []
+    writer = PageWriter(explainers, results, docs_dir, root=root, facts=facts, reuse_pages=reuse_pages)
+    banners = banners or {}
     for e in explainers:
-        run = runs.get(e.slug)
-        if run is None:
-            continue  # its run failed; that error is already reported
+        if e.slug in runs:
+            writer.explainer(e, runs[e.slug], banner=banners.get(e.slug))
+    return writer.finish(runs)
+
+
+class PageWriter:
+    """`render` in steps, for a build that renders each explainer's page as its run ends.
+
+    Made (in the thread that will call the rest), it sets up the pages' environment and writes
+    what needs no run: the assets and the data page (which gives the worked examples their
+    ``scenario(slug)`` sentence, so it comes first). `explainer` writes one explainer's page;
+    `finish` writes the home page, the tag index, the reader's pages and the results page, and
+    returns what `render` returns. The pages are the same bytes in any order of `explainer`
+    calls: a page depends only on its explainer, its run and what is set up here, and `finish`
+    lists the problems in the explainers' order.
+
+    Parameters
+    ----------
+    explainers, results, docs_dir, root, facts, reuse_pages
+        As for `render`.
+    """
+
+    def __init__(self, explainers: list[Explainer], results: ResultsTable, docs_dir: Path, *, root: Path,
+                 facts: BuildFacts, reuse_pages: bool = True):
+        self.explainers, self.results, self.docs_dir = explainers, results, docs_dir
+        self.root, self.facts, self.reuse = Path(root), facts, reuse_pages
+        self.env: jinja2.Environment | None = None
+        self._failed: Rendered | None = None  # set up failed: nothing else is written
+        self._problems: list[SiteError] = []
+        self._pages: dict[str, tuple[list[SiteError], bool | None]] = {}  # slug -> problems, rendered (None: no page)
+        env = make_environment(explainers, bytecode_dir=self.root / ".cache" / "fairsite-jinja")
         try:
-            if explainer_page(env, e, run, results, docs_dir / "explainers" / e.slug, root, facts=facts,
-                              banner=banners.get(e.slug), reuse=reuse):
-                rendered.append(e.slug)
-            written.append(e.slug)
+            # Every page says where its code lives and which commit it was built from; explainer
+            # prose links a worked example to the calculator with check_gap(...) (check_groups,
+            # check_p_values for the other boxes) and places the
+            # interactive figures with power_explorer(...) and threshold_explorer(...).
+            env.globals.update(build=facts, source=source_config(root), check_gap=check_gap,
+                               check_groups=check_groups, check_p_values=check_p_values,
+                               power_explorer=power_explorer, threshold_explorer=threshold_explorer)
+        except ValueError as err:
+            self._failed = Rendered([ConfigError(str(err))], ())
+            return
+        # The one bibliography the prose cites by key (cite(...), further_reading(...)).
+        bib_path = self.root / "explainers" / BIBLIOGRAPHY
+        try:
+            bibliography = load_bibliography(bib_path)
+            env.globals.update(bibliography=bibliography, bibliography_digest=bibliography_digest(bib_path),
+                               reference=lambda key: reference_link(bibliography, key))
+        except ConfigError as err:
+            self._failed = Rendered([err], ())
+            return
+        docs_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(TEMPLATES / "assets", docs_dir / "assets", dirs_exist_ok=True)
+        shutil.copyfile(TEMPLATES / "docs-README.md", docs_dir / "README.md")  # committed; MkDocs skips it
+        # The data page first: it gives the worked examples their `scenario(slug)` sentence.
+        self._problems = render_data_page(env, docs_dir, root)
+        self.env = env
+
+    def explainer(self, e: Explainer, run: RunResult, *, banner=None) -> None:
+        """Write ``e``'s page from its ``run`` (or copy it from the page cache; see `render`),
+        with the serve ``banner`` if any; a problem in its prose is kept for `finish`."""
+        if self.env is None:
+            return
+        try:
+            rendered = explainer_page(self.env, e, run, self.results, self.docs_dir / "explainers" / e.slug, self.root,
+                                      facts=self.facts, banner=banner, reuse=self.reuse)
+            self._pages[e.slug] = ([], rendered)
         except SiteError as err:
-            problems.append(err)
-    return problems, written, rendered
+            self._pages[e.slug] = ([err], None)
+
+    def finish(self, runs: dict[str, RunResult], *, banners: dict | None = None) -> Rendered:
+        """Write the pages made from every explainer (home, tag index), the reader's pages and the
+        results page; what `render` returns. An explainer of ``runs`` whose page `explainer`
+        has not written yet is written first (with its ``banners`` entry)."""
+        if self._failed is not None:
+            return self._failed
+        problems, written, rendered = list(self._problems), [], []
+        for e in self.explainers:
+            if e.slug not in runs:
+                continue  # its run failed; that error is already reported
+            if e.slug not in self._pages:
+                self.explainer(e, runs[e.slug], banner=(banners or {}).get(e.slug))
+            found, was_rendered = self._pages[e.slug]
+            problems += found
+            if was_rendered is not None:
+                written.append(e.slug)
+                if was_rendered:
+                    rendered.append(e.slug)
+        env, docs_dir = self.env, self.docs_dir
+        _home_and_tags(env, self.explainers, {slug: runs[slug] for slug in written}, self.results, docs_dir)
+        problems += _reader_pages(env, docs_dir, self.root)
+        try:
+            render_results_page(env, self.results, docs_dir, self.root, slugs={e.slug for e in self.explainers})
+        except ValueError as err:  # a results file without the columns the page shows
+            problems.append(ConfigError(f"{self.results.path.parent.name}/{self.results.path.name}: {err}"))
+        return Rendered(problems, tuple(rendered))
 
 
 def _home_and_tags(env: jinja2.Environment, explainers, paged_runs: dict, results, docs_dir: Path) -> None:
