@@ -125,7 +125,7 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
     current = current.set_index(key)
     # Rows as plain dicts: some 2,600 rows x 20 cells compared one by one, where pandas' per-cell
     # lookups were most of the comparison's time (issue 26).
-    old_rows, new_rows = committed.to_dict("index"), current.to_dict("index")
+    old_rows, new_rows = _rows_by_key(committed), _rows_by_key(current)
     columns = list(current.columns.union(committed.columns, sort=False))
     diffs = []
     for idx in committed.index.union(current.index, sort=True):
@@ -149,6 +149,19 @@ def _diff_table(committed: pd.DataFrame, current: pd.DataFrame, key: list[str], 
                               "difference": rule.excess(_cell(o), _cell(n)),
                               "within_tolerance": rule.matches(_cell(o), _cell(n))})
     return diffs
+
+
+def _rows_by_key(frame: pd.DataFrame) -> dict:
+    """``frame.to_dict("index")`` of a text table, built from column lists: both tables are
+    text (`_read_as_text`), so the cells need none of pandas' per-cell boxing."""
+    columns = list(frame.columns)
+    cells = zip(*(frame[c].tolist() for c in columns)) if columns else [()] * len(frame)
+    return {idx: dict(zip(columns, row)) for idx, row in zip(frame.index, cells)}
+
+
+def _tasks(committed: pd.DataFrame) -> list[tuple]:
+    """Each committed row's (audit, strategy, model)."""
+    return list(zip(*(committed[k].tolist() for k in PERFORMANCE_KEY))) if len(committed) else []
 
 
 def _read_committed(path: Path, key: list[str]) -> tuple[pd.DataFrame, pd.Series, list[dict]]:
@@ -181,10 +194,10 @@ def _unaccounted(committed: pd.DataFrame, lines: pd.Series, key: list[str], file
     each with why: an audit, strategy or model the run does not have."""
     audits = sorted({a for a, _, _ in covered})
     listed = []
-    for i, row in committed.iterrows():
-        task = tuple(row[k] for k in PERFORMANCE_KEY)
+    for i, task in zip(committed.index, _tasks(committed)):
         if task in covered:
             continue
+        row = committed.loc[i]
         audit, strategy, model = task
         if audit not in audits:
             why = f"no audit {audit!r} (the audits are {', '.join(audits)})"
@@ -302,8 +315,7 @@ def compare_results(fairness: pd.DataFrame, performance: pd.DataFrame, output_di
         diffs.extend(repeated)
         if name == FAIRNESS_FILE:
             df = _q_values_within(df, committed)
-        in_run = (committed[PERFORMANCE_KEY].apply(tuple, axis=1).isin(covered) if len(committed)
-                  else pd.Series([], dtype=bool))
+        in_run = pd.Series([task in covered for task in _tasks(committed)], dtype=bool)
         if complete:
             diffs.extend(_unaccounted(committed, lines, key, name, covered))
         committed, lines = committed[in_run.to_numpy()], lines[in_run.to_numpy()]

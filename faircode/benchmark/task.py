@@ -270,8 +270,9 @@ def _by_group_rows(audit, pred, *, n_permutations: int) -> list[dict]:
                 min_size=spec.min_size, confidence_level=CONFIDENCE_LEVEL, n_permutations=n_permutations,
                 random_state=seed, all_pairs=False,
             )
+            # Records, not iterrows: the same Python values per cell without a Series per group.
             rows.extend(_group_row(audit, pred, labels, c, group, g, random_state=seed)
-                        for group, g in c.by_group.iterrows())
+                        for group, g in zip(c.by_group.index, c.by_group.to_dict("records")))
     return rows
 
 
@@ -279,7 +280,8 @@ def _group_row(audit, pred, labels, c, group: str, g, *, random_state: int) -> d
     """One by-group row: group ``group`` (its line ``g`` of ``c.by_group``) of comparison ``c``.
 
     ``labels`` is the attribute's `faircode.groups.GroupLabels`, ``c`` its
-    `faircode.groups.GroupComparison` for one rate; the max-gap columns repeat on every group.
+    `faircode.groups.GroupComparison` for one rate, ``g`` the group's line as a dict of its
+    columns; the max-gap columns repeat on every group.
     """
     test, omnibus = c.max_gap_test, c.omnibus_test
     small = f"fewer than {c.min_size} rows: reported, left out of the largest gap and the tests"
