@@ -630,3 +630,62 @@ def test_the_output_bound_cuts_lines_and_a_single_long_line_and_keeps_what_fits(
     cut = bound_output(mixed)
     assert [name for name, _ in cut.streams] == ["stdout", "cut", "stderr"]
     assert cut.hidden_lines == 600 - OUTPUT_MAX_LINES and cut.streams[2][1].endswith("e299\n")
+
+
+def test_a_failed_run_cites_the_generated_file_only_when_it_holds_the_code_that_ran(built_copy, capsys):
+    """Stop 33's new user (finding 3): a failed build does not rewrite explainers/code/<slug>.py,
+    yet the traceback cited its line for code the file did not hold. The explainer's line is cited
+    always; the generated file's only when its text is the code that ran."""
+    from site_src import cli
+
+    root = built_copy
+    source_path = root / "explainers" / "coin-flips.md"
+    code_path = root / "explainers" / "code" / "coin-flips.py"
+    source = source_path.read_text(encoding="utf-8")
+    # Lines added above the raise: the stale generated file's line numbers no longer match.
+    edited = source.replace("import numpy as np\n", "import numpy as np\n\n# moved down\nx_extra = 1\n", 1).replace(
+        "share_numpy = float(flips.mean())\n", "share_numpy = float(flips.mean())\nraise ValueError('boom')\n", 1)
+    source_path.write_text(edited, encoding="utf-8")
+    stale = code_path.read_text(encoding="utf-8")
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    line = edited.split("\n").index("raise ValueError('boom')") + 1
+    assert f"explainers/coin-flips.md, line {line} raise ValueError('boom')" in err
+    assert "explainers/code/coin-flips.py" not in err  # it holds other code: no line of it is true
+    assert code_path.read_text(encoding="utf-8") == stale  # a failed build leaves it as it was
+
+    # The same failure with the generated file current (the code ran before, its input changed):
+    # its line is cited, and it is the line that raised.
+    flag = root / "flag.txt"
+    flag.write_text("ok", encoding="utf-8")
+    source_path.write_text(source.replace(
+        "share_numpy = float(flips.mean())\n",
+        "share_numpy = float(flips.mean())\nif open('flag.txt').read() == 'boom': raise ValueError('boom')\n", 1),
+        encoding="utf-8")
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    flag.write_text("boom", encoding="utf-8")
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    import re
+    cited = re.search(r"\(generated explainers/code/coin-flips\.py, line (\d+)\)", err)
+    assert cited is not None, err
+    assert "raise ValueError('boom')" in code_path.read_text(encoding="utf-8").split("\n")[int(cited[1]) - 1]
+
+
+def test_a_syntax_error_shows_the_line_that_was_compiled_not_the_stale_generated_file(built_copy, capsys):
+    """Stop 33's new user (finding 3): CPython takes a SyntaxError's text from the file on disk, which a failed
+    build has not rewritten: the error showed another line of code than the one at fault."""
+    from site_src import cli
+
+    root = built_copy
+    source_path = root / "explainers" / "coin-flips.md"
+    edited = source_path.read_text(encoding="utf-8").replace(
+        "import numpy as np\n", "import numpy as np\n\n# moved down\nx_extra = 1\n", 1).replace(
+        "share_numpy = float(flips.mean())\n", "share_numpy = float(flips.mean())\ndef broken(:\n", 1)
+    source_path.write_text(edited, encoding="utf-8")
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 1
+    err = capsys.readouterr().err
+    line = edited.split("\n").index("def broken(:") + 1
+    assert f'File "explainers/coin-flips.md", line {line}\n    def broken(:' in err
+    assert "explainers/code/coin-flips.py" not in err and "plt.subplots" not in err

@@ -221,15 +221,30 @@ def _describe_error(exc: BaseException, code_path: Path, spec: dict) -> dict:
     """The traceback without the runner's frames, with the explainer source line of the fault."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() not in RUNNER_FILES]
     source_line = None
+    # explainers/code/ is written only when a build succeeds: the file there may hold other code
+    # than what ran. Its line is cited only when it holds exactly the code that ran.
+    ran = spec["code_text"] if "code_text" in spec else None
+    try:
+        current = ran is None or code_path.read_text(encoding="utf-8") == ran
+    except (OSError, UnicodeDecodeError):
+        current = False
     if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == code_path and exc.lineno:
-        # The code never ran: the line is the parser's, not a frame's.
+        # The code never ran: the line is the parser's, not a frame's. CPython took the text it
+        # shows from the file on disk, which may be stale: show the line that was compiled, at its
+        # place in the explainer's source.
         source_line = _source_line(spec, exc.lineno)
+        if ran is not None and 0 < exc.lineno <= len(ran.splitlines()):
+            exc.text = ran.splitlines()[exc.lineno - 1] + "\n"
+        if exc.end_lineno is not None:
+            exc.end_lineno = source_line + (exc.end_lineno - exc.lineno)
+        exc.filename, exc.lineno = spec["source"], source_line
     lines = []
     for f in frames:
         if Path(f.filename).resolve() == code_path:
             src = _source_line(spec, f.lineno)
             source_line = src
-            lines.append(f'  {spec["source"]}, line {src} (generated {spec["code_rel"]}, line {f.lineno})')
+            generated = f' (generated {spec["code_rel"]}, line {f.lineno})' if current else ""
+            lines.append(f'  {spec["source"]}, line {src}{generated}')
         else:
             lines.append(f"  {f.filename}, line {f.lineno}, in {f.name}")
         if f.line:
