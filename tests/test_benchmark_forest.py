@@ -80,3 +80,35 @@ def test_other_forest_options_take_scikit_learns_fit(monkeypatch):
     forest = build_model("random_forest", seed).set_params(n_estimators=5, class_weight="balanced")
     assert _fit_forest(forest, X_train, y_train) is forest
     assert calls == [forest]
+
+
+def test_another_scikit_learn_release_takes_its_own_fit(monkeypatch):
+    # The private tree classes are checked against one release: any other gets scikit-learn's fit.
+    import sklearn
+
+    X_train, y_train, _, seed = _data("german-credit", "S2")
+    calls = []
+    original = RandomForestClassifier.fit
+
+    def counting(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RandomForestClassifier, "fit", counting)
+    monkeypatch.setattr(sklearn, "__version__", "99.0")
+    forest = build_model("random_forest", seed).set_params(n_estimators=5)
+    assert _fit_forest(forest, X_train, y_train) is forest
+    assert calls == [forest]
+
+
+def test_the_verified_release_is_the_one_the_lock_installs():
+    # Bumping scikit-learn in requirements/ turns the fast path off; this names what to do.
+    from pathlib import Path
+
+    from faircode.models import _FOREST_VERIFIED_WITH
+
+    lock = (Path(__file__).resolve().parents[1] / "requirements" / "site.txt").read_text(encoding="utf-8")
+    pinned = next(line.split("==")[1].split()[0] for line in lock.splitlines() if line.startswith("scikit-learn=="))
+    assert pinned == _FOREST_VERIFIED_WITH, (
+        f"requirements/site.txt pins scikit-learn {pinned}: run tests/test_benchmark_forest.py against it "
+        f"and set faircode.models._FOREST_VERIFIED_WITH")
