@@ -1,11 +1,12 @@
-"""Suite-wide configuration: how the tests share two cores (pytest-xdist), and the built sites they share.
+"""Suite-wide configuration: how the tests share the cores (pytest-xdist), and the built sites they share.
 
-The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per core. The
-scheduler below sends each test file to one worker, so a fixture built once per module (a built
-fixture site, a benchmark run) is built once, and no two workers write a module's folders. The
-browser test files (tests/e2e) are handed out first, being the longest; they read one real site
-that the first worker to need it builds and the others wait for (tests/e2e/conftest.py,
-``site_root``). Without ``-n`` (one process, as when running a few tests) nothing here changes anything.
+The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per core, and one more
+(``pytest_xdist_auto_num_workers`` below). The scheduler below sends each test file to one worker,
+so a fixture built once per module (a built fixture site, a benchmark run) is built once, and no
+two workers write a module's folders. The browser tests (tests/e2e) are handed out first, being the
+longest, and one test at a time: they share nothing but the real site, which the first worker to
+need it builds and the others wait for (tests/e2e/conftest.py, ``site_root``), and the browser each
+worker starts. Without ``-n`` (one process, as when running a few tests) nothing here changes anything.
 """
 
 from __future__ import annotations
@@ -15,12 +16,36 @@ from pathlib import Path
 import pytest
 
 
+# Browser test files whose tests share a module's state (test_faircalc.py: one page with the
+# calculator loaded, and the largest errors printed when the module ends): one unit, as other files.
+_BROWSER_FILES_KEPT_WHOLE = ("tests/e2e/test_faircalc.py",)
+
+
 def _group(nodeid: str) -> str:
-    return nodeid.split("::", 1)[0]  # a test's file
+    """The unit a worker is sent: a test's file; a browser test on its own (see the module's docstring)."""
+    file = nodeid.split("::", 1)[0]
+    if file.startswith("tests/e2e/") and file not in _BROWSER_FILES_KEPT_WHOLE:
+        return nodeid
+    return file
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core and one more, unless PYTEST_XDIST_AUTO_NUM_WORKERS says.
+
+    A third of a worker's time on two cores is spent waiting, not computing: on the browser (page
+    loads, animations, the search index), on explainers that sleep on purpose, on child processes
+    and their time limits. The extra worker runs tests in that time (issue 26).
+    """
+    import os
+
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's scope scheduler, with the scope of a test being its file, browser test files first.
+    """xdist's scope scheduler, with the scope of a test being its file (a browser test: itself,
+    `_group`), browser tests first.
 
     (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with the locked
     pytest and pytest-xdist it spread a file's tests over both workers.)
@@ -32,9 +57,12 @@ def pytest_xdist_make_scheduler(config, log):
             return _group(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # The browser test files are the longest units by far (every page in Chromium): start
-            # them first, whatever the file sizes that xdist sorts by.
-            for scope in [s for s in self.workqueue if s.startswith("tests/e2e/")][::-1]:
+            # The browser tests are the longest units by far (every page in Chromium): start them
+            # first, whatever the file sizes that xdist sorts by. The calculator's file leads: it
+            # needs no built site, so a worker runs it while another builds the site.
+            browser = [s for s in self.workqueue if s.startswith("tests/e2e/")]
+            browser.sort(key=lambda s: s not in _BROWSER_FILES_KEPT_WHOLE)  # stable: collection order otherwise
+            for scope in browser[::-1]:
                 self.workqueue.move_to_end(scope, last=False)
             super()._assign_work_unit(node)
 

@@ -51,20 +51,31 @@ def test_a_skipped_browser_test_fails_under_ci_on_xdist_workers(tmp_path):
 
 def test_xdist_keeps_each_file_on_one_worker(tmp_path):
     # tests/conftest.py's scheduler (issue 26): what a file's tests share is built by one worker
-    # only (the real site the browser test files read is built once, under a lock: e2e/conftest.py).
+    # only (the real site the browser tests read is built once, under a lock: e2e/conftest.py). The
+    # browser tests share nothing else and are handed out one at a time, browser tests first; the
+    # calculator's browser file, which shares one page between its tests, stays whole. `-n auto`
+    # starts one worker per core and one more.
     tests = tmp_path / "tests"
     (tests / "e2e").mkdir(parents=True)
     shutil.copyfile(CONFTEST.parent.parent / "conftest.py", tests / "conftest.py")
     body = "import pytest\n\n@pytest.mark.parametrize('i', range(6))\ndef test_x(i):\n    pass\n"
-    for path in (tests / "test_a.py", tests / "test_b.py", tests / "e2e" / "test_c.py", tests / "e2e" / "test_d.py"):
-        path.write_text(body)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-n", "2", str(tests)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert "24 passed" in proc.stdout, proc.stdout
+    files = ("test_a.py", "test_b.py", "e2e/test_c.py", "e2e/test_d.py", "e2e/test_faircalc.py")
+    for name in files:
+        (tests / name).write_text(body)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_AUTO_NUM_WORKERS"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-n", "auto", str(tests)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "30 passed" in proc.stdout, proc.stdout
     workers: dict[str, set[str]] = {}
+    order: dict[str, list[str]] = {}  # each worker's tests, in the order it ran them
     for line in proc.stdout.splitlines():
         if " PASSED " in line:
             worker, node = line.split()[0], line.split(" PASSED ")[1].split("::")[0]
             workers.setdefault(node, set()).add(worker)
-    assert set(workers) == {"tests/test_a.py", "tests/test_b.py", "tests/e2e/test_c.py", "tests/e2e/test_d.py"}
-    assert all(len(w) == 1 for w in workers.values()), workers  # each file on one worker
+            order.setdefault(worker, []).append(node)
+    assert set(workers) == {f"tests/{name}" for name in files}
+    assert len(order) == len(os.sched_getaffinity(0)) + 1, order  # -n auto: a worker per core and one more
+    for name in ("test_a.py", "test_b.py", "e2e/test_faircalc.py"):
+        assert len(workers[f"tests/{name}"]) == 1, workers  # each file on one worker
+    assert len(workers["tests/e2e/test_c.py"] | workers["tests/e2e/test_d.py"]) > 1, workers  # spread
+    assert all(run[0].startswith("tests/e2e/") for run in order.values()), order  # browser tests first

@@ -158,7 +158,9 @@ def test_figures_open_full_size(open_page):
     img.click()
     full = page.locator(".glightbox-container .gslide.current img")
     full.wait_for(state="visible", timeout=10_000)
-    page.wait_for_timeout(600)  # the opening effect
+    # The opening effect (glightbox's CSS zoom) ends before the sizes are compared: waited for as
+    # the browser's animations finishing, where a fixed 600 ms could fall short on a loaded machine.
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
     assert full.bounding_box()["width"] > inline_width
     page.keyboard.press("Escape")
     page.locator(".glightbox-container").wait_for(state="detached", timeout=10_000)
