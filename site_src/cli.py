@@ -166,7 +166,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     for p in (b, c, a, s, pub):
         p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS,
-                       help=f"explainers run at once (default: the number of cores, {_JOBS} here)")
+                       help=f"explainers whose code runs at once (default: the number of cores, {_JOBS} here); "
+                            "one whose code has ended may still be saving its figures")
     for p in (b, c, a, s):
         p.add_argument("--budget", type=_positive_float, default=_BUDGET_S, metavar="SECONDS",
                        help=f"report every explainer whose code takes longer (default {_BUDGET_S:g} s)")
@@ -329,8 +330,17 @@ class _Progress:
         self._stop = threading.Event()
         self._live = None
         self._thread = None
+        # Ctrl-C stops the runs in flight: they end as errors, which are not the explainers' fault.
+        self._interrupted = threading.Event()
+        self._previous_sigint = None
+
+    def _on_sigint(self, signum, frame):
+        self._interrupted.set()
+        signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt, as without this handler
 
     def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
         if console.is_terminal:
             from rich.live import Live
 
@@ -343,6 +353,8 @@ class _Progress:
 
     def __exit__(self, *exc):
         self._stop.set()
+        if self._previous_sigint is not None:
+            signal.signal(signal.SIGINT, self._previous_sigint)
         if self._live is not None:
             self._live.stop()
             self._live = None
@@ -355,7 +367,9 @@ class _Progress:
         slug = Path(str(outcome.explainer)).stem if isinstance(outcome, SiteError) else outcome.slug
         with self._lock:
             self._running.pop(slug, None)
-        if isinstance(outcome, SiteError):
+        if isinstance(outcome, SiteError) and self._interrupted.is_set():
+            console.print(f"  [yellow]stopped[/] {outcome.explainer}", highlight=False)
+        elif isinstance(outcome, SiteError):
             console.print(f"  [red]failed[/] {outcome.explainer}", highlight=False)
         elif outcome.cached:
             console.print(f"  [green]ok[/] {outcome.slug} (cached; its run took {outcome.duration_s:.1f} s)")
