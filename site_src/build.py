@@ -524,9 +524,16 @@ def _numbers(e: Explainer, run: RunResult) -> NumbersProblem | None:
     if not drifts:
         return None
     width = max(len(d.value) for d in drifts)
-    rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}" for d in drifts)
+    rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}{_cited_at(e, d)}" for d in drifts)
     return NumbersProblem("drift", f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{rows}",
                           e.slug, tuple(drifts))
+
+
+def _cited_at(e: Explainer, d: snapshot.Drift) -> str:
+    """Where the prose cites a drifted value: the writer's next stop (a new user asked for it)."""
+    if not d.lines:
+        return ""
+    return f"  ({e.display_path}, line{'s' if len(d.lines) > 1 else ''} {', '.join(map(str, d.lines))})"
 
 
 def _fingerprint(root: Path, explainers: list[Explainer], runs: list[RunResult], facts: provenance.BuildFacts, *,

@@ -16,6 +16,7 @@ from faircode.manifest import (
     AuditManifest,
     ManifestError,
     load_manifest,
+    read_manifest_yaml,
 )
 
 ROOT = project_root()
@@ -364,3 +365,22 @@ def test_yaml_key_line_follows_keys_and_list_items_and_says_none_when_lost():
     assert yaml_key_line(text, ("protected", 2, "colr")) is None  # no third item
     assert yaml_key_line(text, ("nme",)) is None
     assert yaml_key_line("name: [unclosed\n", ("name",)) is None
+
+
+def test_a_key_given_twice_is_named_with_both_lines(tmp_path):
+    """Stop 33's new user: a second `test_size:` silently replaced the first (PyYAML keeps the last),
+    and the error that followed, if any, was far from its cause. YAML requires unique keys."""
+    text = (FIX / "valid.yaml").read_text(encoding="utf-8").replace("test_size: 0.2", "test_size: 0.2\ntest_size: 0.3")
+    path = tmp_path / "audits" / "x" / "audit.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text.replace("data/arrests.csv", str(ROOT / "data" / "arrests.csv")), encoding="utf-8")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first, second = [i for i, line in enumerate(lines, start=1) if line.startswith("test_size:")]
+    for read in (lambda: load_manifest(path, root=ROOT), lambda: read_manifest_yaml(path)):
+        with pytest.raises(ManifestError) as info:
+            read()
+        [problem] = info.value.problems
+        assert problem.startswith(f"{path}: line {second}, column 1: ") and "'test_size'" in problem, problem
+        assert f"first on line {first}" in problem, problem
+    # One key per mapping, the same key in two mappings: still valid.
+    assert read_manifest_yaml(FIX / "valid.yaml")["test_size"] == 0.2

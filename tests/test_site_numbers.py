@@ -59,6 +59,11 @@ def test_check_fails_on_a_drifted_number_with_a_table(built_copy):
     msg = str(info.value)
     assert "cited numbers changed" in msg and "share_numpy" in msg and "accepted:" in msg and "now:" in msg
     assert "n_flips" not in msg.split("cited numbers changed")[1]  # unchanged values are not listed
+    # Each row names where the prose cites the value: the lines of the source that hold its name.
+    cites = [i for i, line in enumerate(source.split("\n"), start=1) if re.search(r"\{\{[^}]*\bshare_numpy\b", line)]
+    row = next(line for line in msg.split("\n") if line.strip().startswith("share_numpy"))
+    assert cites and row.endswith(f"(explainers/coin-flips.md, line{'s' if len(cites) > 1 else ''} "
+                                  f"{', '.join(map(str, cites))})"), (row, cites)
 
 
 def test_check_fails_when_nothing_was_accepted(root):
@@ -93,7 +98,7 @@ def test_a_change_below_display_precision_is_not_drift_and_one_above_is(built_co
     with pytest.raises(BuildFailed) as info:
         _share_moved_by(root, above)
     now = f"{100 * (value + above):.1f}%"
-    assert re.search(rf"share_numpy\s+accepted: {re.escape(shown[0])}\s+now: {re.escape(now)}\n", str(info.value) + "\n")
+    assert re.search(rf"share_numpy\s+accepted: {re.escape(shown[0])}\s+now: {re.escape(now)}(?:  \(explainers/coin-flips.md, lines? [0-9, ]+\))?\n", str(info.value) + "\n")
 
 
 def test_monte_carlo_values_move_within_their_error(root):

@@ -47,7 +47,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     ------
     ManifestError
         One error listing every problem, each ``"<file>: <field path>: <message>"``: YAML
-        syntax (``"<file>: line L, column C: ..."``), unknown keys (``"<file>: line L: <field
+        syntax and a key given twice in one mapping (``"<file>: line L, column C: ..."``), unknown keys (``"<file>: line L: <field
         path>: unknown key ..."`` with the allowed keys close to it, or all of them), missing or mistyped fields,
         columns that are not in the data file's header, a data file whose sha256 differs,
         malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
@@ -121,7 +121,7 @@ def read_manifest_yaml(path: str | Path, *, label: str | None = None) -> dict:
     # build reads every manifest on each build). On a problem, the pure-Python reader says what
     # load_manifest says.
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_FAST_LOADER)
     except yaml.YAMLError:
         raw = None
     if isinstance(raw, dict):
@@ -129,10 +129,42 @@ def read_manifest_yaml(path: str | Path, *, label: str | None = None) -> dict:
     return _read_yaml(path, label or str(path))
 
 
+def _unique_keys(base: type) -> type:
+    """``base`` (a YAML safe loader) refusing a mapping that holds one key twice.
+
+    YAML 1.2 requires keys to be unique, but PyYAML keeps the last value silently: a second
+    ``sep:`` in a manifest replaced the first, and the error came later, far from its cause.
+    """
+
+    class _Loader(base):
+        def construct_mapping(self, node, deep=False):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<:` merges another mapping: not a key of this one
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node.start_mark.line)
+                except TypeError:
+                    continue  # an unhashable key: SafeConstructor reports it
+                if first != key_node.start_mark.line:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} appears twice in one mapping (first on line {first + 1}); "
+                        "keep one", key_node.start_mark)
+            return super().construct_mapping(node, deep=deep)
+
+    return _Loader
+
+
+_FAST_LOADER = _unique_keys(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+_LOADER = _unique_keys(yaml.SafeLoader)
+
+
 def _read_yaml(path: Path, label: str) -> dict:
-    """The manifest's YAML as a mapping; a syntax error or another top level is a ManifestError."""
+    """The manifest's YAML as a mapping; a syntax error, a key given twice in one mapping or
+    another top level is a ManifestError."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"

@@ -49,13 +49,15 @@ class Drift:
 
     ``explainer`` is the source path, ``value`` the template variable's name, ``accepted`` and
     ``now`` what readers saw and would see (``"(not accepted yet)"`` / ``"(no longer cited)"``
-    when one side has no record).
+    when one side has no record), ``lines`` the lines of the source that cite it (none when it is
+    no longer cited).
     """
 
     explainer: str
     value: str
     accepted: str
     now: str
+    lines: tuple[int, ...] = ()
 
 
 def snapshot_path(explainer: Explainer) -> Path:
@@ -133,6 +135,11 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
     tree = prose_syntax_tree(explainer.prose)
     read, stored = ({n.name for n in tree.find_all(nodes.Name) if n.ctx == ctx} for ctx in ("load", "store"))
     unknown = read - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS)
+    # The prose keeps the source's line numbers (front matter blanked), so a node's line is the file's.
+    where: dict[str, set[int]] = {}
+    for n in tree.find_all(nodes.Name):
+        if n.ctx == "load":
+            where.setdefault(n.name, set()).add(n.lineno)
     drifts = []
     for name in sorted(set(accepted) | set(now)):
         if name not in now:
@@ -142,7 +149,8 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
                                 if typo else "(no longer cited)"))
             continue
         if name not in accepted:
-            drifts.append(Drift(explainer.display_path, name, "(not accepted yet)", _brief(now[name]["value"])))
+            drifts.append(Drift(explainer.display_path, name, "(not accepted yet)", _brief(now[name]["value"]),
+                                tuple(sorted(where.get(name, ())))))
             continue
         old, new = accepted[name], now[name]
         if name in mc:
@@ -157,7 +165,7 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
         if not ok:
             drifts.append(Drift(explainer.display_path, name,
                                 ", ".join(old["shown"]) or _brief(old["value"]),
-                                ", ".join(new["shown"]) or _brief(new["value"])))
+                                ", ".join(new["shown"]) or _brief(new["value"]), tuple(sorted(where.get(name, ())))))
     return drifts
 
 
