@@ -136,6 +136,19 @@ _LEFTOVERS = """
     """
 
 
+# A process the code forks: SIGTERM must stop it at once, as outside the build (multiprocessing's
+# Pool.terminate() relies on it). A Python-level handler inherited from the runner ran only when
+# the interpreter did, and a worker blocked on a semaphore never did: a CI run hung on _LEFTOVERS.
+_FORKED = """
+    import os, signal
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL else 3)
+    _, status = os.waitpid(pid, 0)
+    child_exit = os.waitstatus_to_exitcode(status)
+    """
+
+
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
     root = _copy_fixture(tmp_path_factory.mktemp("cases"))
@@ -144,6 +157,7 @@ def cases(tmp_path_factory):
     places = '{% for i in range(1, 10) %}{{ figure(i, alt="Figure " ~ i ~ " of the run") }}\n{% endfor %}'
     _write(root, "figures", _explainer(_FIGURES, prose=places))
     _write(root, "leftovers", _explainer(_LEFTOVERS))
+    _write(root, "forks", _explainer(_FORKED))
     started = time.monotonic()
     report = build(BuildOptions(root=root, jobs=2))
     return root, report, time.monotonic() - started
@@ -191,6 +205,11 @@ def test_figures_are_captured_when_shown_or_closed_in_drawing_order(cases):
         titles.append(next(t for t in found if t in _FIGURE_ORDER))
     assert titles == _FIGURE_ORDER
     assert (root / "site" / "explainers" / "figures" / "figure-9.svg").exists()
+
+
+def test_a_process_the_code_forks_stops_at_once_on_sigterm(cases):
+    _, report, _ = cases
+    assert _run(report, "forks").values["child_exit"] == 0  # 3: it inherited the runner's handler
 
 
 def test_leftover_processes_are_killed_and_named_and_the_build_does_not_wait(cases):

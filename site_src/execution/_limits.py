@@ -36,6 +36,11 @@ def _bind_to_build(parent_pid: int) -> None:
         os.killpg(os.getpgid(0), signal.SIGKILL)
 
     signal.signal(signal.SIGTERM, _die)
+    # A process the code forks (a multiprocessing worker) stops on SIGTERM at once, as it would
+    # outside the build. Inheriting `_die` made SIGTERM wait for the interpreter, and a worker
+    # blocked on a semaphore when it came never ran it: Pool.terminate() waited for ever (a CI
+    # run hung in tests/test_site_execution.py's leftovers case).
+    os.register_at_fork(after_in_child=_default_sigterm)
     libc = _libc()
     if libc is None:
         return
@@ -43,6 +48,10 @@ def _bind_to_build(parent_pid: int) -> None:
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if os.getppid() != parent_pid:  # the build died before the line above took effect
         os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
+def _default_sigterm() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36  # from <linux/prctl.h>
