@@ -145,14 +145,17 @@ def execute(
     expected = expected_warnings or {}
 
     def run(code: CodeFile, reason: str, server: _ForkServer | None,
-            places: threading.Semaphore | None = None) -> RunResult | ExecutionError:
+            places: _Places | None = None) -> RunResult | ExecutionError:
         try:
             outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600),
                            memory=(memory or {}).get(code.slug, DEFAULT_MEMORY), reason=reason,
                            declared=inputs.get(code.slug), on_start=on_start, server=server,
-                           expected=expected.get(code.slug, []), slot=_CodeSlot(places))
+                           expected=expected.get(code.slug, []), slot=_CodeSlot(places, code.slug))
         except ExecutionError as err:
             outcome = err
+        finally:
+            if places is not None:
+                places.passed(code.slug)  # its turn is over, whether or not its code ran
         if on_done:
             on_done(outcome)
         return outcome
@@ -199,12 +202,13 @@ def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] 
 
 
 def _run_all(todo: list[tuple[CodeFile, str]],
-             run: Callable[[CodeFile, str, _ForkServer | None, threading.Semaphore], RunResult | ExecutionError], *,
+             run: Callable[[CodeFile, str, _ForkServer | None, _Places], RunResult | ExecutionError], *,
              root: Path, jobs: int, fork: bool,
              keep: list[CodeFile] | None = None,
              early: _ForkServer | None = None) -> dict[str, RunResult | ExecutionError]:
     """Each ``run(code, reason, server, places)`` of ``todo``, at most ``jobs`` explainers' code at
-    once (``places``, a semaphore each run holds while its code runs, `_CodeSlot`), on a pool of
+    once, started in the order of ``todo`` (``places``, `_Places`, each run holds one while its code
+    runs, `_CodeSlot`), on a pool of
     threads each waiting on its own process; on Ctrl-C, every process is killed before the
     interrupt goes on. With ``keep`` (every code file of the site), the server is the kept one
     (`_kept_server`).
@@ -225,7 +229,7 @@ def _run_all(todo: list[tuple[CodeFile, str]],
     if early is not None and early is not server:
         early.close()
     jobs = max(1, jobs)
-    places = threading.Semaphore(jobs)
+    places = _Places(jobs, [c.slug for c, _ in todo])
     pool = ThreadPoolExecutor(max_workers=max(1, min(2 * jobs if server is not None else jobs, len(todo) or 1)))
     outcomes = {}
     try:
@@ -687,17 +691,54 @@ class _Forked:
         return self.returncode
 
 
+class _Places:
+    """The ``jobs`` places for explainers' code, given in the order of the runs (``order``: the
+    slowest last time first): a run takes one only after every run before it has taken its place
+    or ended without one (`passed`). With a bare semaphore, the pool's threads raced for the
+    first places, so a build did not start its slowest explainers first when the machine was busy."""
+
+    def __init__(self, jobs: int, order: list[str]):
+        self._free, self._order, self._next = jobs, order, 0
+        self._over: set[str] = set()
+        self._cond = threading.Condition()
+
+    def _advance(self) -> None:
+        while self._next < len(self._order) and self._order[self._next] in self._over:
+            self._next += 1
+
+    def acquire(self, slug: str) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._free > 0 and (
+                self._next >= len(self._order) or self._order[self._next] == slug or slug not in self._order))
+            self._free -= 1
+            self._over.add(slug)
+            self._advance()
+            self._cond.notify_all()
+
+    def release(self) -> None:
+        with self._cond:
+            self._free += 1
+            self._cond.notify_all()
+
+    def passed(self, slug: str) -> None:
+        """``slug``'s turn is over (its place taken, or the run ended without one)."""
+        with self._cond:
+            self._over.add(slug)
+            self._advance()
+            self._cond.notify_all()
+
+
 class _CodeSlot:
-    """A run's place among the ``jobs`` explainers whose code may run at once (``places``, a
-    semaphore; None: no bound): `take` before the run starts, `give_back` when its code has ended,
+    """A run's place among the ``jobs`` explainers whose code may run at once (``places``;
+    None: no bound): `take` before the run starts, `give_back` when its code has ended,
     once, however the run ends."""
 
-    def __init__(self, places: threading.Semaphore | None):
-        self._places, self._held = places, False
+    def __init__(self, places: _Places | None, slug: str = ""):
+        self._places, self._slug, self._held = places, slug, False
 
     def take(self) -> None:
         if self._places is not None and not self._held:
-            self._places.acquire()
+            self._places.acquire(self._slug)
             self._held = True
 
     def give_back(self) -> None:
