@@ -66,9 +66,10 @@ def test_fast_forest_equals_scikit_learns_fit(slug, strategy, n_estimators, monk
     assert np.array_equal(fast.predict(X_test), reference.predict(X_test))
 
 
-def test_other_forest_options_take_scikit_learns_fit(monkeypatch):
-    # class_weight is not reproduced by the fast path: the forest must be scikit-learn's fit.
-    X_train, y_train, _, seed = _data("german-credit", "S2")
+def _fits_taken(monkeypatch, forest, patch=None) -> list:
+    """The forests whose `RandomForestClassifier.fit` ran when ``_fit_forest(forest)`` did, on
+    German Credit S2, with ``patch`` ({module: {name: value}}) set meanwhile."""
+    X_train, y_train, _, _ = _data("german-credit", "S2")
     calls = []
     original = RandomForestClassifier.fit
 
@@ -77,28 +78,28 @@ def test_other_forest_options_take_scikit_learns_fit(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(RandomForestClassifier, "fit", counting)
-    forest = build_model("random_forest", seed).set_params(n_estimators=5, class_weight="balanced")
+    for module, names in (patch or {}).items():
+        for name, value in names.items():
+            monkeypatch.setattr(module, name, value)
     assert _fit_forest(forest, X_train, y_train) is forest
-    assert calls == [forest]
+    return calls
+
+
+def test_other_forest_options_take_scikit_learns_fit(monkeypatch):
+    # class_weight is not reproduced by the fast path: the forest must be scikit-learn's fit.
+    forest = build_model("random_forest", 0).set_params(n_estimators=5, class_weight="balanced")
+    assert _fits_taken(monkeypatch, forest) == [forest]
 
 
 def test_another_scikit_learn_release_takes_its_own_fit(monkeypatch):
     # The private tree classes are checked against one release: any other gets scikit-learn's fit.
     import sklearn
 
-    X_train, y_train, _, seed = _data("german-credit", "S2")
-    calls = []
-    original = RandomForestClassifier.fit
-
-    def counting(self, *args, **kwargs):
-        calls.append(self)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(RandomForestClassifier, "fit", counting)
-    monkeypatch.setattr(sklearn, "__version__", "99.0")
-    forest = build_model("random_forest", seed).set_params(n_estimators=5)
-    assert _fit_forest(forest, X_train, y_train) is forest
-    assert calls == [forest]
+    forest = build_model("random_forest", 0).set_params(n_estimators=5)
+    assert _fits_taken(monkeypatch, forest, patch={sklearn: {"__version__": "99.0"}}) == [forest]
+    monkeypatch.undo()
+    # and the release it was checked against takes the fast path (no scikit-learn fit)
+    assert _fits_taken(monkeypatch, build_model("random_forest", 0).set_params(n_estimators=5)) == []
 
 
 def test_the_verified_release_is_the_one_the_lock_installs():
