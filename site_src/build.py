@@ -348,17 +348,12 @@ class _Checked:
     to_accept: list[tuple[Explainer, RunResult]] = field(default_factory=list)  # written once the build succeeds
 
 
-def _check(explainers: list[Explainer], runs: list[RunResult], *, options: BuildOptions, cache_dir: Path,
-           published_problems: list[SiteError]) -> _Checked:
-    """Stage 4: the datasheets' published facts (counted beside the runs: ``published_problems``);
-    each explainer's prose for bare numbers, its ``checks:`` over its run's values, and its cited
-    numbers against the accepted ones, by the rule of ``options.numbers``."""
-    return _Checker(options, cache_dir).merge(explainers, runs, published_problems)
-
-
 class _Checker:
-    """Stage 4 one explainer at a time (`one`, as its run ends when pages stream), then all of it
-    in the explainers' order (`merge`): what it finds does not depend on the order of the runs."""
+    """Stage 4: the datasheets' published facts (counted beside the runs); each explainer's prose
+    for bare numbers, its ``checks:`` over its run's values, and its cited numbers against the
+    accepted ones, by the rule of ``options.numbers``. One explainer at a time (`one`, as its run
+    ends when pages stream), then all of it in the explainers' order (`merge`): what it finds
+    does not depend on the order of the runs."""
 
     def __init__(self, options: BuildOptions, cache_dir: Path):
         self.options = options

@@ -133,13 +133,16 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
     # Not counted: what the template sets itself (a loop's variables and `loop`, {% set %}) and
     # what each page provides (PROSE_FUNCTIONS).
     tree = prose_syntax_tree(explainer.prose)
-    read, stored = ({n.name for n in tree.find_all(nodes.Name) if n.ctx == ctx} for ctx in ("load", "store"))
-    unknown = read - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS)
-    # The prose keeps the source's line numbers (front matter blanked), so a node's line is the file's.
+    # Each name the prose reads, with its lines: the prose keeps the source's line numbers (front
+    # matter blanked), so a node's line is the file's.
     where: dict[str, set[int]] = {}
+    stored = set()
     for n in tree.find_all(nodes.Name):
         if n.ctx == "load":
             where.setdefault(n.name, set()).add(n.lineno)
+        elif n.ctx == "store":
+            stored.add(n.name)
+    unknown = set(where) - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS)
     drifts = []
     for name in sorted(set(accepted) | set(now)):
         if name not in now:
