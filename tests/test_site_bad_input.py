@@ -193,3 +193,37 @@ def test_link_warnings_name_the_source_or_the_page_the_build_made(tmp_path):
         "(explainers/betta/index.md does not exist); did you mean '../explainers/beta/index.md'?",
         "Something else entirely.",
     ]
+
+
+# ------------------------------------------------------------------ a fresh user's faults (issue 26, stop 35)
+
+def _typo_explainer(root) -> int:
+    """An explainer whose second `# %%` cell does not compile; the line of the typo in its source."""
+    coin = (root / "explainers" / "coin-flips.md").read_text(encoding="utf-8")
+    source = (coin.replace("title: Coin Flips", "title: Typo")
+              .replace("```python explainer\n", "```python explainer\n# %% Flip\n")
+              .replace("fig, ax = plt.subplots(figsize=(4, 3))", "# %% Draw\nfig, ax = plt.subplots(figsize=(4, 3)")
+              )
+    (root / "explainers" / "typo.md").write_text(source, encoding="utf-8")
+    return source.split("\n").index("fig, ax = plt.subplots(figsize=(4, 3)") + 1
+
+
+def test_a_syntax_error_is_reported_before_any_explainer_runs(tmp_path):
+    """A typo in one explainer's code was reported only once every other explainer had run (about
+    20 s into a cold build), and its own earlier cells ran first. The code is compiled when it is
+    extracted: the build stops before any run starts, naming the explainer source and the line."""
+    from site_src.build import BuildOptions, build
+    from site_src.errors import BuildFailed
+
+    root = _copy_fixture(tmp_path)
+    line = _typo_explainer(root)
+    started = []
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root, jobs=1, on_run_start=started.append))
+    assert started == []  # neither coin-flips nor the typo's first cell ran
+    [problem] = info.value.errors
+    assert (problem.kind, problem.explainer, problem.line) == ("execution", "explainers/typo.md", line)
+    assert str(problem).startswith(f"explainers/typo.md:{line}: SyntaxError: '(' was never closed")
+    assert "fig, ax = plt.subplots(figsize=(4, 3)\n" in str(problem)  # the line as written, with the caret below
+    assert "Traceback" not in str(problem) and "explainers/code/" not in str(problem)
+    assert not (root / "explainers" / "code").exists()  # nothing written

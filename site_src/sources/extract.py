@@ -8,9 +8,11 @@ files are written (``publish``) only when the whole build succeeds: a failed bui
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from site_src.errors import BuildFailed, ExecutionError
 from site_src.sources.collect import Explainer
 
 
@@ -51,13 +53,72 @@ def extract(explainers: list[Explainer], code_dir: Path) -> list[CodeFile]:
 
     The runs are given the code itself; the files are written by :func:`publish` only once the
     whole build has succeeded, so a failed build leaves ``explainers/code/`` as it found it.
+
+    Raises
+    ------
+    BuildFailed
+        When any explainer's code does not compile: one `ExecutionError` per such explainer
+        (`syntax_errors`), raised before any run starts.
     """
     code_dir = Path(code_dir)
-    return [
+    code_files = [
         CodeFile(slug=e.slug, path=code_dir / f"{e.slug}.py", source=e.path, text=generated_text(e),
                  header_lines=header(e).count("\n"), code_line=e.code_line)
         for e in explainers
     ]
+    # A typo used to surface only when its run's turn came, after every other explainer had run
+    # (about 20 s into a cold build). As pytest stops at a module that does not import ("error
+    # during collection") and runs no test, the build stops here and runs nothing: a build with
+    # code that does not compile cannot publish, the other runs would report nothing about the
+    # typo, and the fix is the one thing the author needs to hear now. Every explainer is
+    # compiled first, so all the typos are named at once.
+    if problems := syntax_errors(code_files, explainers):
+        raise BuildFailed(problems)
+    return code_files
+
+
+def syntax_errors(code_files: list[CodeFile], explainers: list[Explainer]) -> list[ExecutionError]:
+    """Compile each generated file whole, as ``python explainers/code/<slug>.py`` would.
+
+    Parameters
+    ----------
+    code_files : list of CodeFile
+        What `extract` describes, in the explainers' order.
+    explainers : list of Explainer
+        Their sources, in the same order (for the path the error names).
+
+    Returns
+    -------
+    list of ExecutionError
+        One per file that does not compile, naming ``explainers/<slug>.md`` and the line of the
+        explainer source (not of the generated file), with the line and Python's caret; empty
+        when everything compiles.
+    """
+    problems = []
+    for code, e in zip(code_files, explainers):
+        try:
+            # The whole file, as a reader's `python` compiles it: the run compiles it cell by cell
+            # (`# %%`), so a typo in a late cell would otherwise wait for the earlier cells to run.
+            compile(code.text, str(code.path), "exec", dont_inherit=True)
+        except SyntaxError as err:
+            problems.append(_syntax_problem(code, e, err))
+    return problems
+
+
+def _syntax_problem(code: CodeFile, e: Explainer, err: SyntaxError) -> ExecutionError:
+    """``err`` at its place in the explainer source: the source line and Python's caret display."""
+    line = code.source_line(err.lineno) if err.lineno else None
+    if line is not None:
+        shown = SyntaxError(err.msg, (e.display_path, line, err.offset, err.text,
+                                      None if err.end_lineno is None else line + err.end_lineno - err.lineno,
+                                      err.end_offset))
+        # format_exception_only: '  File "...", line N', the code line, the caret, the message;
+        # the location is already the error's own, so only the code line and the caret are kept.
+        detail = "".join(traceback.format_exception_only(SyntaxError, shown)[1:-1]).rstrip("\n")
+    else:
+        detail = ""
+    text = f"SyntaxError: {err.msg} (the code does not compile; no explainer's code was run)"
+    return ExecutionError(text + (f"\n{detail}" if detail else ""), explainer=e.display_path, line=line)
 
 
 def publish(code_files: list[CodeFile], code_dir: Path) -> None:
