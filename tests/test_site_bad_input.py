@@ -223,7 +223,8 @@ def test_a_syntax_error_is_reported_before_any_explainer_runs(tmp_path):
     assert started == []  # neither coin-flips nor the typo's first cell ran
     [problem] = info.value.errors
     assert (problem.kind, problem.explainer, problem.line) == ("execution", "explainers/typo.md", line)
-    assert str(problem).startswith(f"explainers/typo.md:{line}: SyntaxError: '(' was never closed")
-    assert "fig, ax = plt.subplots(figsize=(4, 3)\n" in str(problem)  # the line as written, with the caret below
+    assert str(problem).startswith(f"explainers/typo.md:{line}: raised SyntaxError: '(' was never closed")
+    # Python's display: the source file and line, the line as written, the caret below it.
+    assert f'File "explainers/typo.md", line {line}\n    fig, ax = plt.subplots(figsize=(4, 3)\n' in str(problem)
     assert "Traceback" not in str(problem) and "explainers/code/" not in str(problem)
     assert not (root / "explainers" / "code").exists()  # nothing written

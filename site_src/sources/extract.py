@@ -106,19 +106,22 @@ def syntax_errors(code_files: list[CodeFile], explainers: list[Explainer]) -> li
 
 
 def _syntax_problem(code: CodeFile, e: Explainer, err: SyntaxError) -> ExecutionError:
-    """``err`` at its place in the explainer source: the source line and Python's caret display."""
+    """``err`` at its place in the explainer source, worded as a run's error ("raised ..."), with
+    Python's own display of it (file, line, the code and the caret) below."""
     line = code.source_line(err.lineno) if err.lineno else None
+    detail = ""
     if line is not None:
-        shown = SyntaxError(err.msg, (e.display_path, line, err.offset, err.text,
+        # CPython takes the line it shows from the file of that name on disk, which a failed build
+        # has not rewritten: show the line that was compiled.
+        lines = code.text.splitlines()
+        text = lines[err.lineno - 1] + "\n" if err.lineno <= len(lines) else err.text
+        shown = SyntaxError(err.msg, (e.display_path, line, err.offset, text,
                                       None if err.end_lineno is None else line + err.end_lineno - err.lineno,
                                       err.end_offset))
-        # format_exception_only: '  File "...", line N', the code line, the caret, the message;
-        # the location is already the error's own, so only the code line and the caret are kept.
-        detail = "".join(traceback.format_exception_only(SyntaxError, shown)[1:-1]).rstrip("\n")
-    else:
-        detail = ""
-    text = f"SyntaxError: {err.msg} (the code does not compile; no explainer's code was run)"
-    return ExecutionError(text + (f"\n{detail}" if detail else ""), explainer=e.display_path, line=line)
+        # The last line of format_exception_only repeats the message the first line gives.
+        detail = "\n" + "".join(traceback.format_exception_only(SyntaxError, shown)[:-1]).rstrip("\n")
+    return ExecutionError(f"raised SyntaxError: {err.msg} (its code does not compile; no explainer's code was run)"
+                          + detail, explainer=e.display_path, line=line)
 
 
 def publish(code_files: list[CodeFile], code_dir: Path) -> None:
