@@ -228,3 +228,25 @@ def test_a_syntax_error_is_reported_before_any_explainer_runs(tmp_path):
     assert f'File "explainers/typo.md", line {line}\n    fig, ax = plt.subplots(figsize=(4, 3)\n' in str(problem)
     assert "Traceback" not in str(problem) and "explainers/code/" not in str(problem)
     assert not (root / "explainers" / "code").exists()  # nothing written
+
+
+def test_each_explainers_problems_are_listed_cause_first(built_copy):
+    """A fresh user's fault 2: a template typo ({{ n_flip }}) was listed after what follows from it,
+    the accepted value n_flips "no longer cited" (the check stage runs before pages are rendered).
+    Each explainer's problems are listed together, the one that causes the others first."""
+    from site_src.build import BuildOptions, NumbersMode, build
+    from site_src.errors import BuildFailed
+
+    root = built_copy
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))  # n_flips is an accepted, cited number
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("{{ n_flips | number }}", "{{ n_flip | number }}"),
+                    encoding="utf-8")
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    kinds = [(e.explainer, e.kind) for e in info.value.errors]
+    assert kinds == [("explainers/coin-flips.md", "config"), ("explainers/coin-flips.md", "check")]
+    cause, consequence = info.value.errors
+    assert "'n_flip' is undefined" in cause.message and "no longer cited" in consequence.message
+    shown = str(info.value)
+    assert shown.index("'n_flip' is undefined") < shown.index("no longer cited")
