@@ -250,3 +250,24 @@ def test_each_explainers_problems_are_listed_cause_first(built_copy):
     assert "'n_flip' is undefined" in cause.message and "no longer cited" in consequence.message
     shown = str(info.value)
     assert shown.index("'n_flip' is undefined") < shown.index("no longer cited")
+
+
+def test_a_multi_line_problem_is_indented_under_its_entry(tmp_path, capsys):
+    """A fresh user's fault 3: a failed run's traceback (and the drifted values, and what the code
+    printed) started at the margin, so its lines read as problems of their own. Every line of the
+    list is now an entry ("  [kind] ...") or indented under one."""
+    root = _copy_fixture(tmp_path)
+    coin = (root / "explainers" / "coin-flips.md").read_text(encoding="utf-8")
+    for slug, fault in (("fails-one", "undefined_name"), ("fails-two", "1 / 0")):
+        (root / "explainers" / f"{slug}.md").write_text(
+            coin.replace("title: Coin Flips", f"title: {slug}").replace("fig, ax =", f"{fault}\nfig, ax ="),
+            encoding="utf-8")
+    code, err = _build(root, capsys)
+    assert code == 1
+    listing = err[err.index("2 problem(s)"):].split("\n")[1:]
+    entries = [line for line in listing if line.startswith("  [")]
+    assert [e.split(": raised ")[1].split(":")[0] for e in entries] == ["NameError", "ZeroDivisionError"]
+    # A traceback and "what it printed" belong to each entry: nothing else at the margin.
+    assert "Traceback (most recent call last):" in err and "--- what it printed ---" in err
+    strays = [line for line in listing if line.strip() and not line.startswith(("  [", "    "))]
+    assert strays == []
