@@ -271,3 +271,29 @@ def test_a_multi_line_problem_is_indented_under_its_entry(tmp_path, capsys):
     assert "Traceback (most recent call last):" in err and "--- what it printed ---" in err
     strays = [line for line in listing if line.strip() and not line.startswith(("  [", "    "))]
     assert strays == []
+
+
+def test_a_front_matter_value_of_the_wrong_type_or_a_missing_field_is_named_by_its_line(tmp_path):
+    """A fresh user's fault 4, in an explainer's front matter: `timeout: ten` and a missing field were
+    named by the field alone (a misspelled key already had its line). The value by its key's line;
+    a missing field by the line of the mapping that lacks it (the front matter's first line, or
+    the list item)."""
+    from site_src.errors import ConfigError
+    from site_src.sources.collect import collect
+
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    text = (page.read_text(encoding="utf-8").replace("tags: [fixture]", "tags: [fixture]\ntimeout: ten")
+            .replace("subtitle: Is this coin fair?\n", "").replace("  - name: hand-written share agrees with numpy\n"
+                                                                     "    assert:", "  - assert:"))
+    page.write_text(text, encoding="utf-8")
+    lines = text.split("\n")
+    with pytest.raises(ConfigError) as info:
+        collect(root / "explainers")
+    problems = str(info.value).split("\n")
+    assert f"explainers/coin-flips.md:{lines.index('timeout: ten') + 1}: front matter: timeout: " \
+           "Input should be a valid integer, unable to parse string as an integer (got 'ten')" in problems
+    assert f"explainers/coin-flips.md:{lines.index('title: Coin Flips') + 1}: front matter: subtitle: " \
+           "required field is missing" in problems
+    item = next(i for i, s in enumerate(lines, start=1) if s.startswith("  - assert:"))
+    assert f"explainers/coin-flips.md:{item}: front matter: checks.0.name: required field is missing" in problems
