@@ -82,12 +82,15 @@ def test_a_new_server_removes_the_folders_of_builds_that_are_gone_and_keeps_the_
     young, _ = _folder(tmp_path, "fairsite-young")
     foreign, _ = _folder(tmp_path, "fairsite-notes", extra="notes.txt", age_s=hour)
     elsewhere, _ = _folder(tmp_path, "fairsite-elsewhere", owner=f"{_dead_pid()} 1 pid:[1]\n", age_s=hour)
+    publishing = tmp_path / "fairsite-publish-x"  # `fairsite publish`'s folder, empty for now
+    publishing.mkdir()
+    os.utime(publishing, (time.time() - hour, time.time() - hour))
     server = _ForkServer(tmp_path, [])
     try:
         own = Path(server.address).parent
         assert own.parent == tmp_path
         assert _wait_until(lambda: not killed.exists() and not older.exists()), sorted(os.listdir(tmp_path))
-        for kept in (running, listened, young, foreign, elsewhere, own):
+        for kept in (running, listened, young, foreign, elsewhere, publishing, own):
             assert kept.is_dir(), kept.name
         assert (own / "fork.sock").exists()
     finally:

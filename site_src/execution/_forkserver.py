@@ -132,7 +132,9 @@ def _stale(folder: Path, bound: set[str] | None) -> bool:
     try:
         info = folder.lstat()
         names = {p.name for p in folder.iterdir()}
-        if not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid() or not names <= _SERVER_FILES:
+        # Only a server's files, and at least one of them (`fairsite publish` has folders of its own there).
+        if (not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid() or not names <= _SERVER_FILES
+                or not names & {"fork.sock", "server.log"}):
             return False
         if _OWNER in names:
             pid, started, namespace = ((folder / _OWNER).read_text().split() + ["", "", ""])[:3]
