@@ -297,3 +297,22 @@ def test_a_front_matter_value_of_the_wrong_type_or_a_missing_field_is_named_by_i
            "required field is missing" in problems
     item = next(i for i, s in enumerate(lines, start=1) if s.startswith("  - assert:"))
     assert f"explainers/coin-flips.md:{item}: front matter: checks.0.name: required field is missing" in problems
+
+
+def test_a_compiler_warning_is_not_taken_for_a_syntax_error(tmp_path):
+    """The early compile ignores the compiler's warnings (an invalid escape sequence): under
+    `filterwarnings = error` (this suite's, or a user's -W error) one was raised as a SyntaxError
+    the code does not have. The run reports the warning as before."""
+    import warnings
+
+    from site_src.sources.collect import collect
+    from site_src.sources.extract import extract
+
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("n_flips = 2000", "n_flips = 2000\npattern = '\\d+'"),
+                    encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        [code] = extract(collect(root / "explainers"), root / "explainers" / "code")
+    assert "pattern = '\\d+'" in code.text

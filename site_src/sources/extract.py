@@ -9,6 +9,7 @@ files are written (``publish``) only when the whole build succeeds: a failed bui
 from __future__ import annotations
 
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,7 +106,12 @@ def syntax_errors(code_files: list[CodeFile], explainers: list[Explainer]) -> li
         try:
             # The whole file, as a reader's `python` compiles it: the run compiles it cell by cell
             # (`# %%`), so a typo in a late cell would otherwise wait for the earlier cells to run.
-            compile(code.text, str(code.path), "exec", dont_inherit=True)
+            # A warning of the compiler (an invalid escape such as "\d") is the run's to show,
+            # where it is noted with the cell: here, made an error by a warnings filter, it
+            # would be a SyntaxError the code does not have.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(code.text, str(code.path), "exec", dont_inherit=True)
         except SyntaxError as err:
             problems.append(_syntax_problem(code, e, err))
     return problems
