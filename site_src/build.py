@@ -220,7 +220,7 @@ def build(options: BuildOptions) -> BuildReport:
                                               banners=checked.banners, reuse_pages=options.use_cache)
         errors += problems
         if errors:
-            raise BuildFailed(errors)
+            raise BuildFailed(_cause_first(errors))
         site, manifest = _site(root, stage, runs, facts, options)
         swap_in(stage, root)
         record_outputs(root, fingerprint, site)
@@ -229,6 +229,30 @@ def build(options: BuildOptions) -> BuildReport:
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
                        words=site.words(), wall_s=time.perf_counter() - started)
+
+
+# Within one explainer's problems, what comes first is what the others follow from: a run that
+# failed (nothing after it was computed), then a source the build could not read or render (a
+# template naming a value the run did not define), then what was checked against the run (a
+# cited number "no longer cited" because of that template typo, a `checks:` entry).
+_CAUSE_RANK = {"execution": 0, "config": 1, "check": 2}
+
+
+def _cause_first(errors: list[SiteError]) -> list[SiteError]:
+    """``errors`` with each explainer's problems together, at the place of its first one, cause
+    first (`_CAUSE_RANK`): the stages find them in their own order (checks before the page is
+    rendered), and a fresh user read "value X is no longer cited" before the template error that
+    made it. Problems that name no explainer keep their places; the sort is stable."""
+    first: dict[str, int] = {}
+    for i, err in enumerate(errors):
+        if err.explainer:
+            first.setdefault(err.explainer, i)
+
+    def key(item: tuple[int, SiteError]) -> tuple[int, int]:
+        i, err = item
+        return (first[err.explainer], _CAUSE_RANK.get(err.kind, 1)) if err.explainer else (i, 0)
+
+    return [err for _, err in sorted(enumerate(errors), key=key)]
 
 
 class _PageStream:

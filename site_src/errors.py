@@ -65,11 +65,18 @@ class BuildFailed(SiteError):
             groups.setdefault((e.kind, e.message.split("\n")[0]), []).append(e)
         for (kind, headline), same in groups.items():
             if len(same) == 1:
-                lines.append(f"  [{kind}] {same[0]}")
+                lines.append(_under_entry(f"  [{kind}] {same[0]}"))
             else:
                 where = ", ".join(e.location().rstrip(": ") for e in same)
                 detail = same[0].message.partition("\n")[2]
                 lines.append(f"  [{kind}] {len(same)} explainers failed the same way ({where}): {headline}")
                 if detail:
-                    lines.append(f"  the first of them:\n{detail}")
+                    lines.append(_under_entry(f"    the first of them:\n{detail}", by="      "))
         super().__init__("\n".join(lines))
+
+
+def _under_entry(entry: str, *, by: str = "    ") -> str:
+    """An entry of the list with its later lines (a traceback, the drifted values) indented under
+    it: at the margin they read as problems of their own (a fresh user's finding, issue 26)."""
+    first, *rest = entry.split("\n")
+    return "\n".join([first, *(f"{by}{line}" if line.strip() else "" for line in rest)])

@@ -4,6 +4,7 @@ against statsmodels, group labels against pandas, the small-cell rule, manifest 
 from __future__ import annotations
 
 import functools
+import re
 import textwrap
 
 import numpy as np
@@ -248,7 +249,10 @@ def _manifest(tmp_path, groups: str, name="groups.yaml"):
 def _problems(path, *, audit=False):
     with pytest.raises(ManifestError) as info:
         load_audit(path) if audit else load_manifest(path, root=ROOT)
-    return [p.replace(f"{path.parent}/", "") for p in info.value.problems]
+    # Here, the wording: the line of a problem other than an unknown key (issue 26, stop 35) is
+    # tested in test_manifest_lines.py.
+    return [re.sub(r"^([^:]+: )line \d+: (?!.*unknown key)", r"\1", p.replace(f"{path.parent}/", ""))
+            for p in info.value.problems]
 
 
 def test_merge_leave_out_and_an_intersection_make_the_declared_groups(tmp_path):

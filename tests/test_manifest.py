@@ -126,7 +126,7 @@ def test_a_misspelled_key_is_named_with_its_line_and_the_close_allowed_keys(tmp_
     assert all(repr(c) in name_ for c in close)
 
 def test_missing_target():
-    with pytest.raises(ManifestError, match=r"missing_target\.yaml: target: required field is missing"):
+    with pytest.raises(ManifestError, match=r"missing_target\.yaml: line 1: target: required field is missing"):
         load_manifest(FIX / "missing_target.yaml")
 
 
@@ -190,7 +190,7 @@ def test_derived_column_can_be_used_by_later_fields(tmp_path):
 
 
 def test_test_size_above_one():
-    with pytest.raises(ManifestError, match=r"bad_test_size\.yaml: test_size: Input should be less than 1"):
+    with pytest.raises(ManifestError, match=r"bad_test_size\.yaml: line 10: test_size: Input should be less than 1"):
         load_manifest(FIX / "bad_test_size.yaml")
 
 
@@ -199,7 +199,7 @@ def test_test_size_above_one():
 def test_test_size_outside_open_unit_interval(tmp_path, value, rule):
     raw = _valid()
     raw["test_size"] = value
-    with pytest.raises(ManifestError, match=rf"audit\.yaml: test_size: Input should be (a )?{rule}"):
+    with pytest.raises(ManifestError, match=rf"audit\.yaml: line \d+: test_size: Input should be (a )?{rule}"):
         load_manifest(_write(tmp_path, raw), root=ROOT)
 
 
@@ -248,8 +248,9 @@ def test_manifest_error_is_caught_as_a_value_error_naming_file_and_field(tmp_pat
     else:
         pytest.fail("a manifest with test_size 1.5 loaded")
     assert isinstance(caught, ManifestError)
-    assert f"{path}: test_size: Input should be less than 1" in str(caught)
-    assert caught.problems == [f"{path}: test_size: Input should be less than 1"]
+    line = path.read_text().split("\n").index("test_size: 1.5") + 1
+    assert f"{path}: line {line}: test_size: Input should be less than 1" in str(caught)
+    assert caught.problems == [f"{path}: line {line}: test_size: Input should be less than 1"]
 
 
 def test_missing_file():

@@ -193,3 +193,126 @@ def test_link_warnings_name_the_source_or_the_page_the_build_made(tmp_path):
         "(explainers/betta/index.md does not exist); did you mean '../explainers/beta/index.md'?",
         "Something else entirely.",
     ]
+
+
+# ------------------------------------------------------------------ a fresh user's faults (issue 26, stop 35)
+
+def _typo_explainer(root) -> int:
+    """An explainer whose second `# %%` cell does not compile; the line of the typo in its source."""
+    coin = (root / "explainers" / "coin-flips.md").read_text(encoding="utf-8")
+    source = (coin.replace("title: Coin Flips", "title: Typo")
+              .replace("```python explainer\n", "```python explainer\n# %% Flip\n")
+              .replace("fig, ax = plt.subplots(figsize=(4, 3))", "# %% Draw\nfig, ax = plt.subplots(figsize=(4, 3)")
+              )
+    (root / "explainers" / "typo.md").write_text(source, encoding="utf-8")
+    return source.split("\n").index("fig, ax = plt.subplots(figsize=(4, 3)") + 1
+
+
+def test_a_syntax_error_is_reported_before_any_explainer_runs(tmp_path):
+    """A typo in one explainer's code was reported only once every other explainer had run (about
+    20 s into a cold build), and its own earlier cells ran first. The code is compiled when it is
+    extracted: the build stops before any run starts, naming the explainer source and the line."""
+    from site_src.build import BuildOptions, build
+    from site_src.errors import BuildFailed
+
+    root = _copy_fixture(tmp_path)
+    line = _typo_explainer(root)
+    started = []
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root, jobs=1, on_run_start=started.append))
+    assert started == []  # neither coin-flips nor the typo's first cell ran
+    [problem] = info.value.errors
+    assert (problem.kind, problem.explainer, problem.line) == ("execution", "explainers/typo.md", line)
+    assert str(problem).startswith(f"explainers/typo.md:{line}: raised SyntaxError: '(' was never closed")
+    # Python's display: the source file and line, the line as written, the caret below it.
+    assert f'File "explainers/typo.md", line {line}\n    fig, ax = plt.subplots(figsize=(4, 3)\n' in str(problem)
+    assert "Traceback" not in str(problem) and "explainers/code/" not in str(problem)
+    assert not (root / "explainers" / "code").exists()  # nothing written
+
+
+def test_each_explainers_problems_are_listed_cause_first(built_copy):
+    """A fresh user's fault 2: a template typo ({{ n_flip }}) was listed after what follows from it,
+    the accepted value n_flips "no longer cited" (the check stage runs before pages are rendered).
+    Each explainer's problems are listed together, the one that causes the others first."""
+    from site_src.build import BuildOptions, NumbersMode, build
+    from site_src.errors import BuildFailed
+
+    root = built_copy
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))  # n_flips is an accepted, cited number
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("{{ n_flips | number }}", "{{ n_flip | number }}"),
+                    encoding="utf-8")
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    kinds = [(e.explainer, e.kind) for e in info.value.errors]
+    assert kinds == [("explainers/coin-flips.md", "config"), ("explainers/coin-flips.md", "check")]
+    cause, consequence = info.value.errors
+    assert "'n_flip' is undefined" in cause.message and "no longer cited" in consequence.message
+    shown = str(info.value)
+    assert shown.index("'n_flip' is undefined") < shown.index("no longer cited")
+
+
+def test_a_multi_line_problem_is_indented_under_its_entry(tmp_path, capsys):
+    """A fresh user's fault 3: a failed run's traceback (and the drifted values, and what the code
+    printed) started at the margin, so its lines read as problems of their own. Every line of the
+    list is now an entry ("  [kind] ...") or indented under one."""
+    root = _copy_fixture(tmp_path)
+    coin = (root / "explainers" / "coin-flips.md").read_text(encoding="utf-8")
+    for slug, fault in (("fails-one", "undefined_name"), ("fails-two", "1 / 0")):
+        (root / "explainers" / f"{slug}.md").write_text(
+            coin.replace("title: Coin Flips", f"title: {slug}").replace("fig, ax =", f"{fault}\nfig, ax ="),
+            encoding="utf-8")
+    code, err = _build(root, capsys)
+    assert code == 1
+    listing = err[err.index("2 problem(s)"):].split("\n")[1:]
+    entries = [line for line in listing if line.startswith("  [")]
+    assert [e.split(": raised ")[1].split(":")[0] for e in entries] == ["NameError", "ZeroDivisionError"]
+    # A traceback and "what it printed" belong to each entry: nothing else at the margin.
+    assert "Traceback (most recent call last):" in err and "--- what it printed ---" in err
+    strays = [line for line in listing if line.strip() and not line.startswith(("  [", "    "))]
+    assert strays == []
+
+
+def test_a_front_matter_value_of_the_wrong_type_or_a_missing_field_is_named_by_its_line(tmp_path):
+    """A fresh user's fault 4, in an explainer's front matter: `timeout: ten` and a missing field were
+    named by the field alone (a misspelled key already had its line). The value by its key's line;
+    a missing field by the line of the mapping that lacks it (the front matter's first line, or
+    the list item)."""
+    from site_src.errors import ConfigError
+    from site_src.sources.collect import collect
+
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    text = (page.read_text(encoding="utf-8").replace("tags: [fixture]", "tags: [fixture]\ntimeout: ten")
+            .replace("subtitle: Is this coin fair?\n", "").replace("  - name: hand-written share agrees with numpy\n"
+                                                                     "    assert:", "  - assert:"))
+    page.write_text(text, encoding="utf-8")
+    lines = text.split("\n")
+    with pytest.raises(ConfigError) as info:
+        collect(root / "explainers")
+    problems = str(info.value).split("\n")
+    assert f"explainers/coin-flips.md:{lines.index('timeout: ten') + 1}: front matter: timeout: " \
+           "Input should be a valid integer, unable to parse string as an integer (got 'ten')" in problems
+    assert f"explainers/coin-flips.md:{lines.index('title: Coin Flips') + 1}: front matter: subtitle: " \
+           "required field is missing" in problems
+    item = next(i for i, s in enumerate(lines, start=1) if s.startswith("  - assert:"))
+    assert f"explainers/coin-flips.md:{item}: front matter: checks.0.name: required field is missing" in problems
+
+
+def test_a_compiler_warning_is_not_taken_for_a_syntax_error(tmp_path):
+    """The early compile ignores the compiler's warnings (an invalid escape sequence): under
+    `filterwarnings = error` (this suite's, or a user's -W error) one was raised as a SyntaxError
+    the code does not have. The run reports the warning as before."""
+    import warnings
+
+    from site_src.sources.collect import collect
+    from site_src.sources.extract import extract
+
+    root = _copy_fixture(tmp_path)
+    page = root / "explainers" / "coin-flips.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("n_flips = 2000", "n_flips = 2000\npattern = '\\d+'"),
+                    encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        [code] = extract(collect(root / "explainers"), root / "explainers" / "code")
+    assert "pattern = '\\d+'" in code.text

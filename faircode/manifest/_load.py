@@ -48,8 +48,9 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     ManifestError
         One error listing every problem, each ``"<file>: <field path>: <message>"``: YAML
         syntax and a key given twice in one mapping (``"<file>: line L, column C: ..."``), unknown keys (``"<file>: line L: <field
-        path>: unknown key ..."`` with the allowed keys close to it, or all of them), missing or mistyped fields,
-        columns that are not in the data file's header, a data file whose sha256 differs,
+        path>: unknown key ..."`` with the allowed keys close to it, or all of them), missing or mistyped fields
+        (``"<file>: line L: <field path>: ..."``: the key's line, or for a missing field the line of the
+        mapping that lacks it), columns that are not in the data file's header, a data file whose sha256 differs,
         malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
         strategy names.
     FileNotFoundError
@@ -176,8 +177,9 @@ def _read_yaml(path: Path, label: str) -> dict:
 
 
 def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[str]:
-    """pydantic's errors worded for a manifest's author; with the manifest's ``text``, an unknown
-    key is named by its line too (`yaml_key_line`)."""
+    """pydantic's errors worded for a manifest's author; with the manifest's ``text``, each is
+    named by its line too (`_problem_line`): the key's, or for a missing field the line of the
+    mapping that lacks it."""
     out = []
     for err in exc.errors():
         full = tuple(err["loc"])
@@ -185,24 +187,31 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
         # the member names are noise to a manifest author: report the field once.
         loc = tuple(p for p in full if not (isinstance(p, str) and ("[" in p or p in _SCALAR_TAGS)))
         field = _loc_path(loc)
+        line = _problem_line(text, loc, missing=err["type"] == "missing") if text is not None else None
+        where = f"line {line}: " if line is not None else ""
         if loc != full and err["type"] != "extra_forbidden":
-            out.append(f"{field}: {err['input']!r} is not a valid value here (expected a number, "
+            out.append(f"{where}{field}: {err['input']!r} is not a valid value here (expected a number, "
                        "text, true/false, or a list of those)")
             continue
         if err["type"] == "extra_forbidden":
             key = str(loc[-1])
-            line = yaml_key_line(text, loc) if text is not None else None
-            where = f"line {line}: " if line is not None else ""
             out.append(f"{where}{field}: unknown key {key!r}{_close_keys(key, _known_keys(loc[:-1]))}")
         elif err["type"] == "missing":
-            out.append(f"{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
+            out.append(f"{where}{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
-            out.append(f"{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
+            out.append(f"{where}{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
                        "number, so quote it")
         else:
             msg = err["msg"].removeprefix("Value error, ")
-            out.append(f"{field}: {msg}")
+            out.append(f"{where}{field}: {msg}")
     return out
+
+
+def _problem_line(text: str, loc: tuple, *, missing: bool) -> int | None:
+    """The line a problem at ``loc`` is named by: the key's (an unknown key, a wrong value), or
+    for a missing field the line of the mapping that lacks it (a fresh user found neither had a
+    line, issue 26). The top level lacking a field is named by its first line."""
+    return yaml_key_line(text, loc[:-1] if missing else loc)
 
 
 def _close_keys(key: str, known: list[str]) -> str:
@@ -235,7 +244,8 @@ def yaml_key_line(text: str, loc: Sequence[str | int]) -> int | None:
     -------
     int or None
         The 1-based line of the last key of ``loc`` (of the list item, when ``loc`` ends with an
-        index); None when the text does not parse or ``loc`` leads nowhere in it.
+        index; of the top-level node, when ``loc`` is empty); None when the text does not parse
+        or ``loc`` leads nowhere in it.
 
     Examples
     --------
@@ -246,7 +256,9 @@ def yaml_key_line(text: str, loc: Sequence[str | int]) -> int | None:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return None
-    line = None
+    if node is None:
+        return None  # an empty document
+    line = node.start_mark.line + 1  # an empty ``loc``: the document's top node
     for part in loc:
         if isinstance(node, yaml.MappingNode) and isinstance(part, str):
             pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)

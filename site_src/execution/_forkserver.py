@@ -50,6 +50,7 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
         return 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
     listener = socket.socket(fileno=listen_fd)
+    _claim_and_sweep(listener.getsockname(), build_pid)
     _import_modules(preload)
     # Reading the installed packages and resolving the preloaded modules' folders (about 1 s)
     # only saves each run work when it records what it imported: done while no request waits,
@@ -86,6 +87,91 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+# The socket folders (``<tmp>/fairsite-*``, made by the build's ``_ForkServer``): a build killed
+# outright (SIGKILL, a CI job cancelled hard, a test's timeout) leaves its folder behind, since
+# the server dies with it (parent-death signal SIGKILL) and nothing runs to remove it. Each new
+# server removes the folders whose build is gone.
+_OWNER = "owner"  # in a socket folder: "<build pid> <its start time> <pid namespace>"
+_SERVER_FILES = {"fork.sock", "server.log", _OWNER}  # all a socket folder may hold
+_OWNERLESS_AGE_S = 600  # a folder without an owner file (an older build's) is judged after this
+
+
+def _claim_and_sweep(address, build_pid: int) -> None:
+    """Write the owner file into this server's socket folder (the folder of ``address``), then
+    remove the stale folders beside it (`_stale`). Never fails the server: a folder that cannot
+    be read or removed is left."""
+    if not isinstance(address, str) or not address:
+        return
+    folder = Path(address).parent
+    try:
+        (folder / _OWNER).write_text(f"{build_pid} {_start_time(build_pid)} {_pid_namespace()}\n")
+        siblings = list(folder.parent.glob("fairsite-*"))
+    except OSError:
+        return
+    bound = _bound_socket_paths()
+    for other in siblings:
+        if other != folder and _stale(other, bound):
+            import shutil
+
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def _stale(folder: Path, bound: set[str] | None) -> bool:
+    """Whether ``folder`` is a socket folder no build uses any more.
+
+    Only a folder of this user holding nothing but a server's files is considered. With an owner
+    file, it is stale when its build's process is gone (or the pid now names a process started
+    at another time); a build in another pid namespace is never judged. Without one (made by an
+    older build, or by a build whose server is starting), only when no process listens on its
+    socket (``/proc/net/unix``) and it is older than `_OWNERLESS_AGE_S`: two builds at once never
+    lose each other's folder."""
+    import time
+
+    try:
+        info = folder.lstat()
+        names = {p.name for p in folder.iterdir()}
+        # Only a server's files, and at least one of them (`fairsite publish` has folders of its own there).
+        if (not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid() or not names <= _SERVER_FILES
+                or not names & {"fork.sock", "server.log"}):
+            return False
+        if _OWNER in names:
+            pid, started, namespace = ((folder / _OWNER).read_text().split() + ["", "", ""])[:3]
+            if namespace != _pid_namespace():
+                return False
+            return not pid.isdigit() or _start_time(int(pid)) != started
+    except OSError:
+        return False
+    if bound is None:  # cannot tell whether a server listens there
+        return False
+    return str(folder / "fork.sock") not in bound and time.time() - info.st_mtime > _OWNERLESS_AGE_S
+
+
+def _start_time(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, ``/proc/<pid>/stat``), or "gone"."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return "gone"
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return "?"
+
+
+def _bound_socket_paths() -> set[str] | None:
+    """The paths of the Unix sockets some process has bound (``/proc/net/unix``), or None."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
+            next(fh, None)  # the header
+            return {parts[7] for parts in (line.rstrip("\n").split(maxsplit=7) for line in fh) if len(parts) == 8}
+    except OSError:
+        return None
 
 
 def _import_ahead(preload: list) -> None:

@@ -320,8 +320,10 @@ def parse_explainer(path: Path) -> Explainer:
             meta = FrontMatter.model_validate(raw)
         except ValidationError as err:
             for e in err.errors():
-                # An unknown field is named by its line too: a misspelled key is found there.
-                line = _front_matter_line(lines, end, e["loc"]) if e["type"] == "extra_forbidden" else None
+                # Each is named by its line: the key's (a misspelled key, a value such as
+                # `timeout: ten`), or for a missing field the mapping's that lacks it (issue 26).
+                loc = tuple(e["loc"])
+                line = _front_matter_line(lines, end, loc[:-1] if e["type"] == "missing" else loc)
                 problems.append(f"{shown}{'' if line is None else f':{line}'}: front matter: "
                                 f"{_field_problem(e, FrontMatter)}")
 

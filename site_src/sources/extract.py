@@ -8,9 +8,12 @@ files are written (``publish``) only when the whole build succeeds: a failed bui
 
 from __future__ import annotations
 
+import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from site_src.errors import BuildFailed, ExecutionError
 from site_src.sources.collect import Explainer
 
 
@@ -51,13 +54,95 @@ def extract(explainers: list[Explainer], code_dir: Path) -> list[CodeFile]:
 
     The runs are given the code itself; the files are written by :func:`publish` only once the
     whole build has succeeded, so a failed build leaves ``explainers/code/`` as it found it.
+
+    Raises
+    ------
+    BuildFailed
+        When any explainer's code does not compile: one `ExecutionError` per such explainer
+        (`syntax_errors`), raised before any run starts.
     """
     code_dir = Path(code_dir)
-    return [
+    code_files = [
         CodeFile(slug=e.slug, path=code_dir / f"{e.slug}.py", source=e.path, text=generated_text(e),
                  header_lines=header(e).count("\n"), code_line=e.code_line)
         for e in explainers
     ]
+    # A typo used to surface only when its run's turn came, after every other explainer had run
+    # (about 20 s into a cold build). As pytest stops at a module that does not import ("error
+    # during collection") and runs no test, the build stops here and runs nothing: a build with
+    # code that does not compile cannot publish, the other runs would report nothing about the
+    # typo, and the fix is the one thing the author needs to hear now. Every explainer is
+    # compiled first, so all the typos are named at once.
+    if problems := syntax_errors(code_files, explainers):
+        raise BuildFailed(problems)
+    return code_files
+
+
+def syntax_errors(code_files: list[CodeFile], explainers: list[Explainer]) -> list[ExecutionError]:
+    """Compile each generated file whole, as ``python explainers/code/<slug>.py`` would (those
+    the last successful build wrote as they are compiled then, and are not compiled again).
+
+    Parameters
+    ----------
+    code_files : list of CodeFile
+        What `extract` describes, in the explainers' order.
+    explainers : list of Explainer
+        Their sources, in the same order (for the path the error names).
+
+    Returns
+    -------
+    list of ExecutionError
+        One per file that does not compile, naming ``explainers/<slug>.md`` and the line of the
+        explainer source (not of the generated file), with the line and Python's caret; empty
+        when everything compiles.
+    """
+    problems = []
+    for code, e in zip(code_files, explainers):
+        if _published(code):
+            # explainers/code/ is written only by a build in which every run succeeded: this
+            # text compiled then (compiling all of them is ~30 ms of CPU a build; a prose edit's
+            # build need not pay it). Were it not so, its run still reports the error.
+            continue
+        try:
+            # The whole file, as a reader's `python` compiles it: the run compiles it cell by cell
+            # (`# %%`), so a typo in a late cell would otherwise wait for the earlier cells to run.
+            # A warning of the compiler (an invalid escape such as "\d") is the run's to show,
+            # where it is noted with the cell: here, made an error by a warnings filter, it
+            # would be a SyntaxError the code does not have.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(code.text, str(code.path), "exec", dont_inherit=True)
+        except SyntaxError as err:
+            problems.append(_syntax_problem(code, e, err))
+    return problems
+
+
+def _published(code: CodeFile) -> bool:
+    """Whether ``code.path`` holds exactly ``code.text`` (the last successful build wrote it)."""
+    try:
+        return code.path.stat().st_size == len(code.text.encode("utf-8")) and \
+            code.path.read_text(encoding="utf-8") == code.text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _syntax_problem(code: CodeFile, e: Explainer, err: SyntaxError) -> ExecutionError:
+    """``err`` at its place in the explainer source, worded as a run's error ("raised ..."), with
+    Python's own display of it (file, line, the code and the caret) below."""
+    line = code.source_line(err.lineno) if err.lineno else None
+    detail = ""
+    if line is not None:
+        # CPython takes the line it shows from the file of that name on disk, which a failed build
+        # has not rewritten: show the line that was compiled.
+        lines = code.text.splitlines()
+        text = lines[err.lineno - 1] + "\n" if err.lineno <= len(lines) else err.text
+        shown = SyntaxError(err.msg, (e.display_path, line, err.offset, text,
+                                      None if err.end_lineno is None else line + err.end_lineno - err.lineno,
+                                      err.end_offset))
+        # The last line of format_exception_only repeats the message the first line gives.
+        detail = "\n" + "".join(traceback.format_exception_only(SyntaxError, shown)[:-1]).rstrip("\n")
+    return ExecutionError(f"raised SyntaxError: {err.msg} (its code does not compile; no explainer's code was run)"
+                          + detail, explainer=e.display_path, line=line)
 
 
 def publish(code_files: list[CodeFile], code_dir: Path) -> None:

@@ -1,0 +1,84 @@
+"""A manifest's problems are named by file and line (issue 26, stop 35: a fresh user's fault 4).
+
+A misspelled key already had its line; a missing required field and a value of the wrong type
+were named by their field alone, so the user searched the file for them. Now a wrong value is
+named by the line of its key, and a missing field by the line of the mapping that lacks it.
+The expected lines are found here by reading the text, not from the loader.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faircode.data import project_root
+from faircode.manifest import ManifestError, load_manifest
+
+ROOT = project_root()
+VALID = (ROOT / "tests" / "fixtures" / "manifests" / "valid.yaml").read_text(encoding="utf-8")
+
+
+def _problems(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "audits" / "fixture" / "audit.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path, root=tmp_path)
+    return info.value.problems
+
+
+def _line_of(text: str, start: str) -> int:
+    """The 1-based line of ``text`` that starts with ``start`` (after its indentation); exactly one."""
+    [line] = [i for i, s in enumerate(text.split("\n"), start=1) if s.lstrip().startswith(start)]
+    return line
+
+
+def _with_data(text: str) -> str:
+    # The data file by absolute path: the manifest lives in tmp_path.
+    return text.replace("file: data/arrests.csv", f"file: {ROOT / 'data' / 'arrests.csv'}")
+
+
+@pytest.mark.parametrize("old, new, key, message", [
+    ("random_state: 0", "random_state: zero", "random_state:",
+     "random_state: Input should be a valid integer, unable to parse string as an integer"),
+    ("test_size: 0.2", "test_size: ten", "test_size:",
+     "test_size: Input should be a valid number, unable to parse string as a number"),
+    ("models: [logistic_regression]", "models: logistic_regression", "models:",
+     "models: Input should be a valid list"),
+], ids=["int", "float", "list"])
+def test_a_wrongly_typed_value_is_named_by_the_file_and_the_line_of_its_key(tmp_path, old, new, key, message):
+    text = _with_data(VALID.replace(old, new))
+    assert _problems(tmp_path, text) == [f"audits/fixture/audit.yaml: line {_line_of(text, key)}: {message}"]
+
+
+@pytest.mark.parametrize("old, new, mapping, field", [
+    # A nested mapping lacks it: the line of its key.
+    ("{column: released, positive", "{positive", "target:", "target.column"),
+    # An item of a list lacks it: the item's line.
+    ("disadvantaged: [Black], disadvantaged_label", "disadvantaged_label", "- {name: colour", "protected[0].disadvantaged"),
+    # The top level lacks it: its first key's line (the comment above it is not the mapping).
+    ("name: Fixture\n", "", "dataset:", "name"),
+], ids=["nested", "list-item", "top-level"])
+def test_a_missing_field_is_named_by_the_line_of_the_mapping_that_lacks_it(tmp_path, old, new, mapping, field):
+    text = _with_data(VALID.replace(old, new))
+    assert old in VALID
+    assert _problems(tmp_path, text) == [
+        f"audits/fixture/audit.yaml: line {_line_of(text, mapping)}: {field}: required field is missing"]
+
+
+def test_the_site_build_names_the_manifest_and_the_line(tmp_path):
+    """`fairsite build` stops at a manifest that does not validate (stage 1): its message is the
+    loader's, so the file and the line reach the user."""
+    from site_src.build import _check_audits
+    from site_src.errors import BuildFailed
+    from site_src.execution import cache
+
+    (tmp_path / "data").mkdir()
+    text = _with_data(VALID.replace("random_state: 0", "random_state: zero"))
+    path = tmp_path / "audits" / "fixture" / "audit.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BuildFailed) as info:
+        _check_audits(tmp_path, passed=cache.PassedChecks(tmp_path / "cache", enabled=False))
+    assert f"audits/fixture/audit.yaml: line {_line_of(text, 'random_state:')}: random_state: " in str(info.value)
