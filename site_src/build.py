@@ -119,6 +119,8 @@ class BuildReport:
     # The pages MkDocs converted again when it built incrementally (docs/-relative); None: all of them.
     pages_converted: frozenset[str] | None = None
     words: dict[str, int] = field(default_factory=dict)  # each explainer's visible words (the word budget)
+    # Sources saved again while the build ran: their pages show what the build read (see `_edited`).
+    edited: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
 
@@ -207,9 +209,9 @@ def build(options: BuildOptions) -> BuildReport:
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
-            accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
+            accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
-                               wall_s=time.perf_counter() - started)
+                               edited=edited, wall_s=time.perf_counter() - started)
         if stage is None:
             stage = later.enter_context(staging(root))
         by_slug = {r.slug: r for r in runs}
@@ -225,10 +227,10 @@ def build(options: BuildOptions) -> BuildReport:
         swap_in(stage, root)
         record_outputs(root, fingerprint, site)
         later.close()  # the staging folder (the previous docs/ and site/) goes before the state is recorded
-        accepted = _finish(root, options, explainers, code_files, runs, checked, facts)
+        accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
-                       words=site.words(), wall_s=time.perf_counter() - started)
+                       words=site.words(), edited=edited, wall_s=time.perf_counter() - started)
 
 
 # Within one explainer's problems, what comes first is what the others follow from: a run that
@@ -457,15 +459,28 @@ def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.Buil
 
 
 def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code_files: list[CodeFile],
-            runs: list[RunResult], checked: _Checked, facts: provenance.BuildFacts) -> list[str]:
+            runs: list[RunResult], checked: _Checked, facts: provenance.BuildFacts) -> tuple[list[str], list[str]]:
     """What only a build that succeeded writes: the generated code, the checks that passed (its
-    pages were made from what passed), the accepted numbers (their paths are returned) and the
-    state the next build compares (`_record_state`)."""
+    pages were made from what passed), the accepted numbers and the state the next build
+    compares (`_record_state`, left out when a source was saved again meanwhile: `_edited`).
+    Returns the accepted numbers' files and the sources edited while the build ran."""
     publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed
     checked.passed.save()
     accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
-    _record_state(root, options, explainers, runs, checked.notes, facts)
-    return accepted
+    edited = _edited(explainers)
+    if not edited:
+        _record_state(root, options, explainers, runs, checked.notes, facts)
+    return accepted, edited
+
+
+def _edited(explainers: list[Explainer]) -> list[str]:
+    """The sources whose bytes differ now from those the build read (saved again while it ran).
+
+    Their pages show the version read; the pages and the build's fingerprint are keyed on those
+    bytes (`Explainer.digest`), and no record of the files' state is left for this build (a fresh
+    user's edit, saved 8 s into a build, was taken as built: the next build said "nothing changed").
+    """
+    return [e.display_path for e in explainers if filestate.hash_file(e.path) != e.digest]
 
 
 def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer], runs: list[RunResult],
@@ -571,7 +586,7 @@ def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult],
     # Files enter by digest, remembered by their metadata (filestate.hash_file): unchanged files are
     # not read again. A missing file's digest is None, which differs from any digest.
     for e in explainers:
-        yield filestate.hash_file(e.path)
+        yield e.digest  # the bytes this build read, not the file now (an edit during the build is a change)
         yield filestate.hash_file(snapshot.snapshot_path(e))
     yield from banners
     for r in sorted(runs, key=lambda r: r.slug):

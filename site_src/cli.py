@@ -125,7 +125,7 @@ def _nothing_changed(root: Path, args) -> bool:
     runs = [SimpleNamespace(**r, cached=True) for r in summary["runs"]]
     for run in runs:  # what the progress display says of a cache hit
         console.print(f"  [green]ok[/] {run.slug} (cached; its run took {run.duration_s:.1f} s)")
-    report = SimpleNamespace(runs=runs, warnings=[], notes=summary["notes"], wall_s=time.perf_counter() - started)
+    report = SimpleNamespace(runs=runs, warnings=[], notes=summary["notes"], edited=[], wall_s=time.perf_counter() - started)
     _summary(report, explain=args.explain, budget_s=args.budget)
     console.print(f"[green]build ok[/]: nothing changed, site/ is up to date ({report.wall_s:.1f} s)")
     return True
@@ -368,7 +368,8 @@ class _Progress:
         with self._lock:
             self._running.pop(slug, None)
         if isinstance(outcome, SiteError) and self._interrupted.is_set():
-            console.print(f"  [yellow]stopped[/] {outcome.explainer}", highlight=False)
+            if outcome.explainer:  # runs not yet started when Ctrl-C came name none: nothing to list
+                console.print(f"  [yellow]stopped[/] {outcome.explainer}", highlight=False)
         elif isinstance(outcome, SiteError):
             console.print(f"  [red]failed[/] {outcome.explainer}", highlight=False)
         elif outcome.cached:
@@ -454,6 +455,10 @@ def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
     for note in report.notes:
         console.print("[yellow]numbers:[/] ", end="")
         console.print(note, markup=False)
+    for path in report.edited:
+        console.print("[yellow]edited during the build:[/] ", end="")
+        console.print(f"{path}: the site shows the version the build read; build again to include the edit",
+                      markup=False)
 
 
 if __name__ == "__main__":

@@ -79,7 +79,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     try:
         manifest = AuditManifest.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(_format_pydantic(exc, text=path.read_text(encoding="utf-8")))
+        problems.extend(_format_pydantic(exc, text=_text(path, label)))
     problems.extend(_semantic_problems(raw, root_path))
 
     if problems:
@@ -122,7 +122,7 @@ def read_manifest_yaml(path: str | Path, *, label: str | None = None) -> dict:
     # build reads every manifest on each build). On a problem, the pure-Python reader says what
     # load_manifest says.
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_FAST_LOADER)
+        raw = yaml.load(_text(path, label or str(path)), Loader=_FAST_LOADER)
     except yaml.YAMLError:
         raw = None
     if isinstance(raw, dict):
@@ -161,11 +161,54 @@ _FAST_LOADER = _unique_keys(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 _LOADER = _unique_keys(yaml.SafeLoader)
 
 
+def load_yaml(text: str):
+    """YAML ``text`` as Python values, refusing a key given twice in one mapping.
+
+    The one YAML reading of the project's hand-written files (manifests here, explainers' front
+    matter in the site build): libyaml's parser when PyYAML has it, and on a mistake the
+    pure-Python one, whose messages name the line and say what is wrong.
+
+    Parameters
+    ----------
+    text : str
+        The YAML document.
+
+    Returns
+    -------
+    object
+        What the document holds (``None`` for an empty one).
+
+    Raises
+    ------
+    yaml.YAMLError
+        A syntax error, or a ``yaml.constructor.ConstructorError`` naming a repeated key and the
+        line of its first appearance; ``problem_mark`` gives the line.
+    """
+    try:
+        return yaml.load(text, Loader=_FAST_LOADER)
+    except yaml.YAMLError:
+        pass
+    return yaml.load(text, Loader=_LOADER)
+
+
+def _text(path: Path, label: str) -> str:
+    """The manifest's text (UTF-8; a byte-order mark dropped); other bytes are a ManifestError
+    naming the line, not a UnicodeDecodeError that names no file."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise ManifestError([f"{label}: line {line}, column {column}: not UTF-8 text "
+                             f"(byte 0x{data[err.start]:02x}); save the file as UTF-8"]) from None
+
+
 def _read_yaml(path: Path, label: str) -> dict:
     """The manifest's YAML as a mapping; a syntax error, a key given twice in one mapping or
     another top level is a ManifestError."""
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        raw = yaml.load(_text(path, label), Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"

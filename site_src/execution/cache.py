@@ -138,10 +138,13 @@ def _runner_source() -> str:
     return "".join(path.read_text() for path in sorted(_inputs.RUNNER_FILES))
 
 
-def static_key(code_text: str, declared: list[str] | None) -> str:
-    """The part of the key known before the run (the code as `code_key` reads it)."""
+def static_key(code_text: str, declared: list[str] | None, limits: tuple[int, int]) -> str:
+    """The part of the key known before the run: the code as `code_key` reads it, the declared
+    inputs and the run's limits ``(timeout in s, memory in bytes)``. A run cached under other
+    limits runs again: lowered, it might no longer pass, and `fairsite check` (which runs every
+    explainer) would be the first to say so."""
     return filestate.digest_parts([code_key(code_text), sys.version, _runner_source(), str(_runner.SEED),
-                                   str(FORMAT), json.dumps(declared)])
+                                   str(FORMAT), json.dumps(declared), json.dumps(list(limits))])
 
 
 def code_key(code_text: str) -> str:
@@ -205,7 +208,7 @@ def declared_inputs(root: Path, patterns: list[str] | None) -> dict[str, dict[st
     return out
 
 
-def lookup(entry_dir: Path, *, code_text: str, declared: list[str] | None, root: Path
+def lookup(entry_dir: Path, *, code_text: str, declared: list[str] | None, limits: tuple[int, int], root: Path
            ) -> tuple[CacheEntry | None, str]:
     """The cached entry if every input and artefact is unchanged, else None and the reason to re-run."""
     try:
@@ -217,12 +220,14 @@ def lookup(entry_dir: Path, *, code_text: str, declared: list[str] | None, root:
     entry, problem = _parse(raw)
     if entry is None:
         return None, problem
-    if entry.static_key != static_key(code_text, declared):
-        return None, "code, declared inputs or Python changed"
+    if entry.static_key != static_key(code_text, declared, limits):
+        return None, "code, declared inputs, limits (timeout, memory) or Python changed"
     if entry.untracked and declared is None:
         more = f" (and {len(entry.untracked) - 1} more)" if len(entry.untracked) > 1 else ""
-        return None, (f"it {entry.untracked[0]}{more}, which the cache cannot track; "
-                      "declare it under `inputs:` to cache it")
+        # A file outside the repository cannot be declared (inputs are repository paths).
+        fix = ("copy it into the repository and declare it under `inputs:` to cache it"
+               if "outside the repository" in entry.untracked[0] else "declare it under `inputs:` to cache it")
+        return None, f"it {entry.untracked[0]}{more}, which the cache cannot track; {fix}"
     for path, digest in entry.deps.items():
         if hash_file(root / path) != digest:
             return None, f"{path} changed" if digest else f"{path} appeared"

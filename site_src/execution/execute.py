@@ -144,11 +144,15 @@ def execute(
     inputs = inputs or {}
     expected = expected_warnings or {}
 
+    def _limits_of(slug: str) -> tuple[int, int]:
+        """The run's timeout (s) and memory limit (bytes): part of its cache key."""
+        return timeouts.get(slug, 600), (memory or {}).get(slug, DEFAULT_MEMORY)
+
     def run(code: CodeFile, reason: str, server: _ForkServer | None,
             places: _Places | None = None) -> RunResult | ExecutionError:
         try:
-            outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeouts.get(code.slug, 600),
-                           memory=(memory or {}).get(code.slug, DEFAULT_MEMORY), reason=reason,
+            timeout, memory_bytes = _limits_of(code.slug)
+            outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeout, memory=memory_bytes, reason=reason,
                            declared=inputs.get(code.slug), on_start=on_start, server=server,
                            expected=expected.get(code.slug, []), slot=_CodeSlot(places, code.slug))
         except ExecutionError as err:
@@ -165,7 +169,7 @@ def execute(
     for code in code_files:
         try:
             hit, reason = _lookup(code, root=root, cache_dir=cache_dir, declared=inputs.get(code.slug),
-                                  expected=expected.get(code.slug, []),
+                                  limits=_limits_of(code.slug), expected=expected.get(code.slug, []),
                                   use_cache=use_cache, forced=force_all or code.slug in force)
         except ExecutionError as err:
             hit, reason = err, ""
@@ -187,14 +191,14 @@ def execute(
             [o for o in in_order if isinstance(o, ExecutionError)])
 
 
-def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] | None, use_cache: bool,
-            forced: bool, expected: list[str] = ()) -> tuple[RunResult | None, str]:
+def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] | None, limits: tuple[int, int],
+            use_cache: bool, forced: bool, expected: list[str] = ()) -> tuple[RunResult | None, str]:
     """A cache hit as a RunResult, or None and the reason to run."""
     if not use_cache:
         return None, "cache disabled (check)"
     if forced:
         return None, "forced"
-    entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text, declared=declared, root=root)
+    entry, reason = cache.lookup(cache_dir / code.slug, code_text=code.text, declared=declared, limits=limits, root=root)
     if entry is None:
         return None, reason
     return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason, expected=expected,
@@ -361,7 +365,8 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         raise
     finally:
         slot.give_back()  # a run that failed before its code ended
-    entry = _entry(code, work, reported, root=root, declared=declared, declared_before=declared_before, wall=wall)
+    entry = _entry(code, work, reported, root=root, declared=declared, limits=(timeout, memory),
+                   declared_before=declared_before, wall=wall)
     final = cache_dir / code.slug
     cache.store(work, final, entry)
     return _result(code.slug, final, entry, cached=False, reason=reason, expected=expected,
@@ -518,7 +523,7 @@ def _git_tracked(root: Path, paths: list[str]) -> list[str]:
 
 
 def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, declared: list[str] | None,
-           declared_before: dict[str, dict[str, str | None]], wall: float) -> cache.CacheEntry:
+           limits: tuple[int, int], declared_before: dict[str, dict[str, str | None]], wall: float) -> cache.CacheEntry:
     """The cache entry of a finished run: its key (the code, what it read, the packages it
     imported), what it produced and the digests of its figures; the run's own files removed."""
     for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin", "main.py"):
@@ -526,7 +531,7 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
     data = reported.result
     return cache.CacheEntry(
         format=cache.FORMAT,
-        static_key=cache.static_key(code.text, declared),
+        static_key=cache.static_key(code.text, declared, limits),
         deps={p: filestate.hash_file(root / p) for p in data["modules"] + data["data_files"]},
         inputs=declared_before,
         untracked=data["untracked"],

@@ -67,7 +67,7 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
 
 def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: list, banner) -> str:
     shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
-    return digest_parts([e.display_path, e.path.read_bytes(), (run.out_dir / ENTRY).read_bytes(),
+    return digest_parts([e.display_path, e.digest, (run.out_dir / ENTRY).read_bytes(),
                          json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
                          # Its citations and its place in the reading order come from these files.
                          hash_file(e.path.parent / BIBLIOGRAPHY), hash_file(e.path.parent / READING_ORDER),

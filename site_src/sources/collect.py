@@ -8,6 +8,7 @@ prose that is also a Jinja template, with exactly one fenced block whose info st
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +26,6 @@ from site_src.errors import ConfigError
 CODE_MARKER = "python explainer"
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml, when PyYAML was built with it
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -148,6 +148,9 @@ class Explainer:
     prose: str
     code: str
     code_line: int  # 1-based source line of the code's first line
+    # sha256 of the bytes this build read: what its page and the build's record are keyed on, so
+    # an edit saved while the build runs is a change for the next build (issue 26, a fresh user).
+    digest: str = ""
     # The part of the reading order it is in (``reading-order.yaml``); None without that file.
     part: "Part | None" = None
 
@@ -248,7 +251,9 @@ def _in_reading_order(explainers_dir: Path, explainers: list[Explainer], slugs: 
         return explainers, []
     shown = f"{explainers_dir.name}/{READING_ORDER}"
     try:
-        spec = _ReadingOrderSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        spec = _ReadingOrderSpec.model_validate(yaml.safe_load(read_text(path.read_bytes(), shown=shown)))
+    except ConfigError as err:
+        return explainers, [str(err)]
     except yaml.YAMLError as err:
         return explainers, [f"{shown}: not valid YAML: {err}"]
     except ValidationError as err:
@@ -310,7 +315,8 @@ def parse_explainer(path: Path) -> Explainer:
     problems = []
     if not _SLUG.match(slug):
         problems.append(f"{shown}: file name must be a slug (lowercase words joined by '-'), got '{slug}'")
-    lines = path.read_text(encoding="utf-8").split("\n")
+    data = path.read_bytes()
+    lines = read_text(data, shown=shown).split("\n")
     raw, end = split_front_matter(lines, shown=shown)
     meta = None
     if not isinstance(raw, dict):
@@ -347,7 +353,26 @@ def parse_explainer(path: Path) -> Explainer:
     for i in range(open_i, close_i + 1):
         prose_lines[i] = ""
     prose_lines[open_i] = CODE_PLACEHOLDER
-    return Explainer(slug=slug, path=path, meta=meta, prose="\n".join(prose_lines), code=code, code_line=open_i + 2)
+    return Explainer(slug=slug, path=path, meta=meta, prose="\n".join(prose_lines), code=code, code_line=open_i + 2,
+                     digest=hashlib.sha256(data).hexdigest())
+
+
+def read_text(data: bytes, *, shown: str) -> str:
+    """A source file's bytes as text: UTF-8, a leading byte-order mark dropped (Windows editors
+    write one, and the file still starts with ``---`` to its author).
+
+    Raises
+    ------
+    ConfigError
+        ``"<shown>:<line>: not UTF-8 text (byte 0x.. at column C); save the file as UTF-8"``.
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ConfigError(f"{shown}:{line}: not UTF-8 text (byte 0x{data[err.start]:02x} at column "
+                          f"{err.start - line_start + 1}); save the file as UTF-8") from None
 
 
 def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
@@ -373,18 +398,18 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
     # One blank line first: the front matter starts on the file's line 2, so PyYAML's own
     # "line N" in its message is the file's line N, as in the location before it.
     text = "\n" + "\n".join(lines[1:end])
+    from faircode.manifest import load_yaml  # the one YAML reading: a key given twice is refused
+
     try:
-        # libyaml's parser when PyYAML has it (every build reads every explainer's front matter);
-        # a mistake is parsed again by the pure-Python one, whose messages the errors quote.
-        return yaml.load(text, Loader=_FAST_LOADER) or {}, end
-    except yaml.YAMLError:
-        pass
-    try:
-        return yaml.safe_load(text) or {}, end
+        return load_yaml(text) or {}, end
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {err}") from None
+        # The parser's own words without its "in <unicode string>, line N, column C", which names
+        # no file: the file and line come first, the column after.
+        said = " ".join(str(part) for part in (getattr(err, "context", None), getattr(err, "problem", None)) if part)
+        column = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {said or err}{column}") from None
 
 
 def _front_matter_line(lines: list[str], end: int, loc: tuple) -> int | None:

@@ -1,0 +1,165 @@
+"""Sources as a person edits them: saved again while a build runs, in another encoding, with a
+key twice, with other limits; and the advice the build gives about them (a fresh user's
+findings, issue 26). Each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from site_src import cli
+from site_src.build import BuildOptions, build
+from site_src.errors import ConfigError
+from site_src.sources.collect import parse_explainer
+
+SLUG = "coin-flips"
+
+
+def _said(capsys) -> str:
+    """What the command line printed (its report goes to stderr), lines joined, spaces collapsed."""
+    captured = capsys.readouterr()
+    return " ".join((captured.out + captured.err).split())
+
+
+def _page(root: Path) -> str:
+    return (root / "site" / "explainers" / SLUG / "index.html").read_text(encoding="utf-8")
+
+
+def test_an_edit_saved_while_the_build_runs_is_built_by_the_next_build(built_copy, capsys):
+    root = built_copy
+    source = root / "explainers" / f"{SLUG}.md"
+    marker = "A sentence saved while the build ran."
+    assert marker not in source.read_text(encoding="utf-8")
+
+    def save_an_edit(slug: str) -> None:  # the build has read the sources; its run starts now
+        text = source.read_text(encoding="utf-8")
+        source.write_text(text.rstrip("\n") + f"\n\n{marker}\n", encoding="utf-8")
+
+    report = build(BuildOptions(root=root, force=frozenset({SLUG}), on_run_start=save_an_edit))
+    assert report.edited == [f"explainers/{SLUG}.md"]
+    capsys.readouterr()
+    assert marker not in _page(root)  # the build shows what it read
+    # The next plain build sees the edit: not "nothing changed", and the page is not the one the
+    # page cache kept for the bytes read before the edit.
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert "nothing changed" not in _said(capsys)
+    assert marker in _page(root)
+    assert cli.main(["--root", str(root), "build", "--jobs", "1"]) == 0
+    assert "nothing changed" in _said(capsys)  # and then it is built
+
+
+def test_the_cli_says_which_source_was_edited_during_the_build(built_copy, capsys, monkeypatch):
+    root = built_copy
+    source = root / "explainers" / f"{SLUG}.md"
+    import site_src.execution.execute as execute
+
+    real = execute.execute
+
+    def execute_then_edit(*args, **kwargs):
+        result = real(*args, **kwargs)
+        source.write_text(source.read_text(encoding="utf-8") + "\nMore prose.\n", encoding="utf-8")
+        return result
+
+    monkeypatch.setattr("site_src.build.execute", execute_then_edit)
+    assert cli.main(["--root", str(root), "build", "--jobs", "1", "--force", SLUG]) == 0
+    out = _said(capsys)
+    assert f"explainers/{SLUG}.md: the site shows the version the build read; build again" in out
+
+
+def _with_front_matter_line(source: Path, line: str) -> None:
+    lines = source.read_text(encoding="utf-8").split("\n")
+    assert lines[0] == "---"
+    source.write_text("\n".join([lines[0], line, *lines[1:]]), encoding="utf-8")
+
+
+def test_a_front_matter_key_given_twice_is_refused_with_both_lines(tmp_path):
+    source = tmp_path / "explainers" / f"{SLUG}.md"
+    source.parent.mkdir()
+    source.write_bytes((Path(__file__).parent / "fixtures" / "tinysite" / "explainers" / f"{SLUG}.md").read_bytes())
+    title_line = next(i for i, text in enumerate(source.read_text(encoding="utf-8").split("\n"), 1)
+                      if text.startswith("title:"))
+    _with_front_matter_line(source, "title: Another title")  # line 2; the first title moves down one
+    with pytest.raises(ConfigError) as err:
+        parse_explainer(source)
+    message = str(err.value)
+    assert f"explainers/{SLUG}.md:{title_line + 1}:" in message
+    assert "'title' appears twice" in message and "first on line 2" in message
+    assert "<unicode string>" not in message  # the parser's own location is not repeated
+
+
+def test_a_source_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    source = tmp_path / "explainers" / f"{SLUG}.md"
+    source.parent.mkdir()
+    data = (Path(__file__).parent / "fixtures" / "tinysite" / "explainers" / f"{SLUG}.md").read_bytes()
+    source.write_bytes(data.rstrip(b"\n") + b"\n\nCaf\xe9 prose.\n")
+    bad_line = data.rstrip(b"\n").count(b"\n") + 3
+    with pytest.raises(ConfigError) as err:
+        parse_explainer(source)
+    assert str(err.value) == (f"explainers/{SLUG}.md:{bad_line}: not UTF-8 text (byte 0xe9 at column 4); "
+                              "save the file as UTF-8")
+
+
+def test_a_byte_order_mark_before_the_front_matter_is_read_as_the_file_starting_with_dashes(tmp_path):
+    source = tmp_path / "explainers" / f"{SLUG}.md"
+    source.parent.mkdir()
+    data = (Path(__file__).parent / "fixtures" / "tinysite" / "explainers" / f"{SLUG}.md").read_bytes()
+    source.write_bytes(b"\xef\xbb\xbf" + data)
+    with_mark, without = parse_explainer(source), None
+    source.write_bytes(data)
+    without = parse_explainer(source)
+    assert (with_mark.meta, with_mark.prose, with_mark.code) == (without.meta, without.prose, without.code)
+
+
+def test_a_manifest_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    from faircode.manifest import ManifestError, read_manifest_yaml
+
+    path = tmp_path / "audit.yaml"
+    path.write_bytes(b"slug: x\nname: Caf\xe9 audit\n")
+    with pytest.raises(ManifestError) as err:
+        read_manifest_yaml(path, label="audits/x/audit.yaml")
+    assert "audits/x/audit.yaml: line 2, column 10: not UTF-8 text (byte 0xe9)" in str(err.value)
+
+
+def _runs(root: Path, **options) -> dict:
+    return {r.slug: r for r in build(BuildOptions(root=root, **options)).runs}
+
+
+def test_a_run_cached_under_other_limits_runs_again(built_copy):
+    root = built_copy
+    source = root / "explainers" / f"{SLUG}.md"
+    assert _runs(root)[SLUG].cached
+    _with_front_matter_line(source, "timeout: 1")  # lowered: the cached run proves nothing about it
+    again = _runs(root)[SLUG]
+    assert not again.cached and "limits (timeout, memory)" in again.reason
+    assert _runs(root)[SLUG].cached  # then cached under the new limits
+    text = source.read_text(encoding="utf-8").replace("timeout: 1\n", "timeout: 1\nmemory: 2GiB\n")
+    source.write_text(text, encoding="utf-8")
+    assert not _runs(root)[SLUG].cached
+
+
+def test_a_file_read_outside_the_repository_is_advised_into_it(built_copy, tmp_path):
+    root = built_copy
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x", encoding="utf-8")
+    source = root / "explainers" / f"{SLUG}.md"
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace("```python explainer\n", f"```python explainer\nopen({str(outside)!r}).read()\n"),
+                      encoding="utf-8")
+    _runs(root)
+    again = _runs(root)[SLUG]
+    assert not again.cached
+    assert again.reason.endswith("which the cache cannot track; copy it into the repository and declare it "
+                                 "under `inputs:` to cache it"), again.reason
+
+
+def test_ctrl_c_lists_only_the_runs_it_stopped(capsys):
+    from site_src.cli import _Progress
+    from site_src.errors import ExecutionError
+
+    progress = _Progress()
+    progress._interrupted.set()  # what Ctrl-C's handler sets before the runs end as errors
+    progress.done(ExecutionError("interrupted", explainer="explainers/a.md"))
+    progress.done(ExecutionError("interrupted"))  # a run that had not started names no explainer
+    said = _said(capsys)
+    assert "stopped explainers/a.md" in said and "None" not in said
