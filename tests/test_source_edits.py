@@ -163,3 +163,20 @@ def test_ctrl_c_lists_only_the_runs_it_stopped(capsys):
     progress.done(ExecutionError("interrupted"))  # a run that had not started names no explainer
     said = _said(capsys)
     assert "stopped explainers/a.md" in said and "None" not in said
+
+
+@pytest.mark.parametrize("stderr", [
+    # What runs under a `memory:` limit a little too low printed for a fresh user (300 and 400 MiB):
+    # faulthandler's timer thread could not get its stack; OpenBLAS could not get its buffers.
+    "Traceback (most recent call last):\n  ...\nRuntimeError: unable to start watchdog thread\n",
+    "OpenBLAS error: Memory allocation still failed after 10 retries, giving up.\n",
+    "RuntimeError: can't start new thread\n",
+])
+def test_a_run_out_of_memory_without_a_memory_error_is_named_as_the_memory_limit(tmp_path, stderr):
+    from types import SimpleNamespace
+
+    from site_src.execution.execute import _died
+
+    code = SimpleNamespace(path=tmp_path / "x.py", source_line=lambda n: n)
+    err = _died(code, "explainers/x.md", 1, tmp_path, "", stderr, 300 * 1024**2)
+    assert str(err).startswith("explainers/x.md: exceeded its memory limit of 300 MiB (exit code 1); raise `memory:`")

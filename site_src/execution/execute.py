@@ -802,6 +802,13 @@ def format_bytes(n: int) -> str:
     return f"{n} bytes"
 
 
+# How running out of the address-space limit shows when no MemoryError is raised: a thread that
+# cannot get its stack (Python's "can't start new thread", the runner's own watchdog), OpenBLAS'
+# buffers, C++ and C allocators.
+_OUT_OF_MEMORY = re.compile(r"MemoryError|std::bad_alloc|Cannot allocate memory|out of memory|"
+                            r"can't start new thread|unable to start \w+ thread|Memory allocation still failed")
+
+
 def _died(code: CodeFile, source: str, returncode: int, work: Path, stdout: str, stderr: str,
           memory: int) -> ExecutionError:
     """The run ended without reporting: ``os._exit``, a crash, a kill. Say where and what it printed."""
@@ -815,9 +822,11 @@ def _died(code: CodeFile, source: str, returncode: int, work: Path, stdout: str,
             if Path(m.group(1)).resolve() == Path(code.path).resolve():
                 line = code.source_line(int(m.group(2)))
                 break
-    if re.search(r"MemoryError|std::bad_alloc|Cannot allocate memory|out of memory", stderr):
+    if re.search(_OUT_OF_MEMORY, stderr):
         return ExecutionError(f"exceeded its memory limit of {format_bytes(memory)} ({how}); raise `memory:` in "
-                              f"the front matter if it needs more\n{stderr.strip()[-2000:]}", explainer=source, line=line)
+                              f"the front matter if it needs more (the limit counts address space: libraries and "
+                              f"thread stacks too, more than the peak memory the runs table shows)"
+                              f"\n{stderr.strip()[-2000:]}", explainer=source, line=line)
     parts = [f"the run ended ({how}) before reporting its values"]
     if stdout.strip():
         parts.append(f"--- what it printed ---\n{stdout.strip()[-2000:]}")
