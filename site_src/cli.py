@@ -63,6 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     if not root.is_dir():
         console.print(f"[bold red]{args.command} failed:[/] no repository at {root} (--root must be a folder)")
         return 2
+    if not (root / "mkdocs.yml").is_file() and not (root / "explainers").is_dir():
+        # Started inside the repository (in explainers/, say): say where to run it, before a lock
+        # file or anything else is left in the wrong folder.
+        above = next((p for p in root.parents if (p / "mkdocs.yml").is_file() and (p / "explainers").is_dir()), None)
+        hint = f"; did you mean --root {above}?" if above else ""
+        console.print(f"[bold red]{args.command} failed:[/] {root} is not a site's repository (no mkdocs.yml, no "
+                      f"explainers/): run fairsite from the repository root or pass --root{hint}", highlight=False)
+        return 2
     # CI cancels a job with SIGTERM: treat it like Ctrl-C, so the runs are killed and nothing is lost.
     signal.signal(signal.SIGTERM, _interrupt)
     # Ctrl-C too, even when started with SIGINT ignored (a job started with `&` by a shell without

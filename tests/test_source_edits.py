@@ -180,3 +180,13 @@ def test_a_run_out_of_memory_without_a_memory_error_is_named_as_the_memory_limit
     code = SimpleNamespace(path=tmp_path / "x.py", source_line=lambda n: n)
     err = _died(code, "explainers/x.md", 1, tmp_path, "", stderr, 300 * 1024**2)
     assert str(err).startswith("explainers/x.md: exceeded its memory limit of 300 MiB (exit code 1); raise `memory:`")
+
+
+def test_run_from_inside_the_repository_says_where_to_run_and_leaves_nothing_there(built_copy, capsys, monkeypatch):
+    inside = built_copy / "explainers"
+    before = sorted(p.name for p in inside.iterdir())
+    monkeypatch.chdir(inside)
+    assert cli.main(["build"]) == 2
+    said = _said(capsys)
+    assert f"{inside} is not a site's repository" in said and f"did you mean --root {built_copy}?" in said
+    assert sorted(p.name for p in inside.iterdir()) == before  # no lock file left there
