@@ -279,8 +279,11 @@ def _serve(root: Path, args) -> int:
                 report = build(BuildOptions(root=root, jobs=args.jobs, numbers=NumbersMode.SERVE, keep_fork_server=True,
                                             on_run_start=progress.start, on_run_done=progress.done,
                                             on_stage=progress.stage))
+            fixed = state.banner is not None  # the last rebuild failed: say that this one mended it
             state.succeeded()
             _summary(report, explain=True, budget_s=args.budget)
+            console.print(f"[green]rebuilt ok[/] ({report.wall_s:.1f} s)"
+                          + ("; the failure is mended and the pages no longer say so" if fixed else ""), highlight=False)
         except SiteError as err:  # keep serving the previous site; say what broke, here and in the browser
             state.failed(err)
             console.print("[bold red]build failed; still serving the previous site (its pages say so):[/]")

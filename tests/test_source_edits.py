@@ -190,3 +190,39 @@ def test_run_from_inside_the_repository_says_where_to_run_and_leaves_nothing_the
     said = _said(capsys)
     assert f"{inside} is not a site's repository" in said and f"did you mean --root {built_copy}?" in said
     assert sorted(p.name for p in inside.iterdir()) == before  # no lock file left there
+
+
+def test_serve_says_when_a_rebuild_mends_the_failure_it_showed(built_copy, capsys, monkeypatch):
+    root = built_copy
+    source = root / "explainers" / f"{SLUG}.md"
+    good = source.read_text(encoding="utf-8")
+
+    class _Server:  # the live server, driven by hand: the file breaks, then is mended
+        url = "http://127.0.0.1:0/"
+
+        def __init__(self, builder, **_):
+            self.builder = builder
+
+        def watch(self, path):
+            pass
+
+        def serve(self, **_):
+            source.write_text(good.replace("{{ n_flips | number }}", "{{ n_flipz | number }}"), encoding="utf-8")
+            self.builder()
+            source.write_text(good, encoding="utf-8")
+            self.builder()
+            raise KeyboardInterrupt
+
+        def shutdown(self):
+            pass
+
+    monkeypatch.setattr("site_src.publishing.serve.live_server", _Server)
+    import socket
+
+    with socket.socket() as probe:  # a free port: serve checks it before building
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert cli.main(["--root", str(root), "serve", "--port", str(port)]) == 0
+    said = _said(capsys)
+    failed, mended = said.index("build failed; still serving"), said.index("the failure is mended")
+    assert failed < mended and said.count("rebuilt ok") == 2  # the first build, then the mending one
