@@ -392,12 +392,13 @@ class _Checker:
         numbers against the accepted ones; what was found (kept for `merge`)."""
         options, part = self.options, _Checked(self.passed)
         self._parts[e.slug] = part
-        key = self.passed.key(e.path, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
+        key = self.passed.key(e.digest, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
         if self.passed.holds(e.slug, key):
             return part  # the same source, run and accepted numbers passed every check before
         found = lint.bare_numbers(e) + check_stage.run_checks(e, run)
         if options.numbers is NumbersMode.CHECK:  # `build` names them in the run's warnings instead
             found += check_stage.unexpected_warnings(e, run)
+            found += lint.scaffold_text(e)  # a draft builds and serves; it is not published
         part.errors += found
         if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
             part.to_accept.append((e, run))

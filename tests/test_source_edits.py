@@ -226,3 +226,41 @@ def test_serve_says_when_a_rebuild_mends_the_failure_it_showed(built_copy, capsy
     said = _said(capsys)
     failed, mended = said.index("build failed; still serving"), said.index("the failure is mended")
     assert failed < mended and said.count("rebuilt ok") == 2  # the first build, then the mending one
+
+
+def test_check_refuses_what_fairsite_new_wrote_as_stand_ins_until_it_is_written(tmp_path):
+    from site_src.checking.lint import scaffold_text
+    from site_src.sources.scaffold import new_explainer
+
+    path = new_explainer(tmp_path, "Equalized odds: a first look")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    found = [(e.line, e.message) for e in scaffold_text(parse_explainer(path))]
+    stand_ins = ["Define the method in one sentence a curious reader can follow.",
+                 "Say what goes wrong in an audit without it.", "1. First step.", "2. Second step.",
+                 "- What this method cannot tell you.", "- Author, *Title*, Venue (year)."]
+    assert [line for line, _ in found if line] == [lines.index(s) + 1 for s in stand_ins]
+    assert sum("front matter" in m for _, m in found) == 3  # subtitle, summary, the draft tag
+    # Written: nothing left to refuse.
+    text = path.read_text(encoding="utf-8")
+    for i, s in enumerate(stand_ins):
+        text = text.replace(s, f"{s[:2] if s[0] in '-12' else ''}Own sentence number {'abcdef'[i]}.")
+    text = (text.replace("What question does this method answer?", "Are error rates equal?")
+            .replace("One line that tells a reader what they will learn.", "Equal error rates, tested.")
+            .replace("- draft", "- equalized odds"))
+    path.write_text(text, encoding="utf-8")
+    assert scaffold_text(parse_explainer(path)) == []
+
+
+def test_fairsite_check_lists_a_stand_in_left_in_a_page_and_build_does_not(built_copy):
+    from site_src.build import check_options
+    from site_src.errors import BuildFailed
+
+    root = built_copy
+    source = root / "explainers" / f"{SLUG}.md"
+    source.write_text(source.read_text(encoding="utf-8").replace(
+        "## Limitations\n", "## Limitations\n\n- What this method cannot tell you.\n"), encoding="utf-8")
+    build(BuildOptions(root=root))  # a draft builds
+    with pytest.raises(BuildFailed) as err:
+        build(check_options(root))
+    assert "still has the text `fairsite new` put there as a stand-in: '- What this method cannot tell you.'" \
+        in str(err.value)

@@ -32,6 +32,26 @@ _YEAR_CONTEXT = re.compile(r"\b(in|from|since|until|during|before|after|around|c
 _CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", re.I)
 
 
+def scaffold_text(explainer: Explainer) -> list[CheckError]:
+    """What ``fairsite new`` wrote as stand-ins and is still there: its placeholder sentences (each
+    with its line), subtitle and summary, and the ``draft`` tag. `fairsite check` refuses a page
+    that has any: a fresh user's scaffolded page passed ``check`` unchanged (issue 26)."""
+    from site_src.sources.scaffold import DRAFT_TAG, PLACEHOLDERS, SUBTITLE, SUMMARY
+
+    found = [CheckError(f"still has the text `fairsite new` put there as a stand-in: {line.strip()!r}; "
+                        "write the page's own", explainer=explainer.display_path, line=i)
+             for i, line in enumerate(explainer.prose.split("\n"), 1) if line.strip() in PLACEHOLDERS]
+    meta = explainer.meta
+    for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY)):
+        if getattr(meta, name, None) == stand_in:
+            found.append(CheckError(f"front matter: {name}: still the stand-in {stand_in!r} of `fairsite new`",
+                                    explainer=explainer.display_path))
+    if DRAFT_TAG in (meta.tags or []):
+        found.append(CheckError(f"front matter: tags: still tagged {DRAFT_TAG!r}; tag the page by its methods",
+                                explainer=explainer.display_path))
+    return found
+
+
 def bare_numbers(explainer: Explainer) -> list[CheckError]:
     """Numbers typed into the prose (or the title, subtitle, summary) where a run value belongs.
 

@@ -363,9 +363,10 @@ class PassedChecks:
                 pass
 
     @staticmethod
-    def key(source: Path, entry: Path, accepted: Path) -> str:
-        """The digest of an explainer's source, its run's cache entry, its accepted numbers and the site's code."""
-        return filestate.digest_parts([hash_file(source), hash_file(entry), hash_file(accepted), site_code_digest()])
+    def key(source_digest: str, entry: Path, accepted: Path) -> str:
+        """The digest of an explainer's source (the digest of the bytes the build read and
+        checked, `Explainer.digest`), its run's cache entry, its accepted numbers and the site's code."""
+        return filestate.digest_parts([source_digest, hash_file(entry), hash_file(accepted), site_code_digest()])
 
     def holds(self, slug: str, key: str) -> bool:
         return self._enabled and self._passed.get(slug) == key

@@ -81,6 +81,16 @@ fig.tight_layout()
 '''
 
 
+# The scaffold's stand-in text: a page that still holds any of it is a draft, which `fairsite
+# check` (and so `publish`) refuses (`checking.lint.scaffold_text`); `build` and `serve` show it.
+PLACEHOLDERS = ("Define the method in one sentence a curious reader can follow.",
+                "Say what goes wrong in an audit without it.", "1. First step.", "2. Second step.",
+                "- What this method cannot tell you.", "- Author, *Title*, Venue (year).")
+SUBTITLE = "What question does this method answer?"
+SUMMARY = "One line that tells a reader what they will learn."
+DRAFT_TAG = "draft"
+
+
 def slugify(title: str) -> str:
     """The file name (without ``.md``) for ``title``: lowercase ASCII words joined by ``-``.
 
@@ -127,8 +137,7 @@ def new_explainer(root: Path, title: str) -> Path:
         raise ConfigError(f"new: {same} already has the title {title!r}; choose another title or edit that file")
     related = "permutation-test-fairness-gaps" if (explainers / "permutation-test-fairness-gaps.md").exists() else ""
     explainers.mkdir(parents=True, exist_ok=True)
-    front = {"title": title, "subtitle": "What question does this method answer?",
-             "summary": "One line that tells a reader what they will learn.", "tags": ["draft"],
+    front = {"title": title, "subtitle": SUBTITLE, "summary": SUMMARY, "tags": [DRAFT_TAG],
              "related": [related] if related else [], "checks": _CHECKS}
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
     path.write_text(_TEMPLATE.format(front_matter=text), encoding="utf-8")
