@@ -124,9 +124,16 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("mkdocs.yml", "results", "audits", "data", "site_src"):
+    for name in ("mkdocs.yml", "audits", "data", "site_src"):
         src = repo / name
         (shutil.copytree if src.is_dir() else shutil.copyfile)(src, root / name)
+    # The results page renders every row of results/ (most of MkDocs' time here); the titles and
+    # the scaffold's run do not depend on how many rows it has, so the copy keeps one audit's.
+    (root / "results").mkdir()
+    for csv in sorted((repo / "results").glob("*.csv")):
+        header, *rows = csv.read_text().splitlines(keepends=True)
+        kept = [r for r in rows if r.startswith("german-credit,")]
+        (root / "results" / csv.name).write_text(header + "".join(kept))
     (root / "explainers").mkdir()
     # A colon (YAML's mapping sign), quotes, a leading number, a count in the title.
     titles = {"bias-a-primer": "Bias: A Primer", "top-10-mistakes": 'Top 10 "Mistakes"',
