@@ -21,7 +21,7 @@ from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main as fairsite
 from site_src.errors import BuildFailed
 
-from built_sites import copy_of_built_tinysite
+from built_sites import copy_of_built, copy_of_built_tinysite
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
 
@@ -486,23 +486,11 @@ _COMMENTED = """
 @pytest.fixture(scope="module")
 def commented_site(tmp_path_factory) -> Path:
     """The tiny site with only the `_COMMENTED` explainer, built once (its run is not from a cache);
-    each edit below is made in a copy (`_copy_of_built`), a build fewer per case."""
+    each edit below is made in a copy (`copy_of_built`), a build fewer per case."""
     root = _site(tmp_path_factory.mktemp("commented"))
     _explainer(root, "commented", textwrap.dedent(_COMMENTED).strip(), prose="Total {{ total | number }}.")
     assert not _runs(root)["commented"].cached
     return root
-
-
-def _copy_of_built(root: Path, where: Path) -> Path:
-    """A copy of a built site whose next build serves every run from the copied cache (a clone moved
-    elsewhere reruns nothing, above), without the record of the files the last build consulted
-    (it names them where they were)."""
-    from site_src import filestate
-
-    copy = where / "site-root"
-    shutil.copytree(root, copy, symlinks=True)
-    (copy / filestate.STATE).unlink()
-    return copy
 
 
 @pytest.mark.parametrize(("edit", "reruns"), [
@@ -517,7 +505,7 @@ def _copy_of_built(root: Path, where: Path) -> Path:
 def test_a_comment_or_spacing_edit_keeps_the_cached_run(commented_site, tmp_path, edit, reruns):
     # Issue 26: the run's key is the code's tokens with their line numbers, so a comment or
     # spaces within lines do not re-run it; the page shows the edited code all the same.
-    root = _copy_of_built(commented_site, tmp_path)
+    root = copy_of_built(commented_site, tmp_path)
     code = textwrap.dedent(_COMMENTED).strip()
     edited = edit(code)
     assert edited != code

@@ -22,6 +22,8 @@ from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main as fairsite
 from site_src.errors import BuildFailed
 
+from built_sites import copy_of_built
+
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
 SOURCE = FIXTURE / "explainers" / "coin-flips.md"
 
@@ -101,11 +103,21 @@ def test_a_change_below_display_precision_is_not_drift_and_one_above_is(built_co
     assert re.search(rf"share_numpy\s+accepted: {re.escape(shown[0])}\s+now: {re.escape(now)}(?:  \(explainers/coin-flips.md, lines? [0-9, ]+\))?\n", str(info.value) + "\n")
 
 
-def test_monte_carlo_values_move_within_their_error(root):
-    source = SOURCE.read_text().replace(
-        "checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
-    (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+@pytest.fixture(scope="module")
+def monte_carlo_accepted(tmp_path_factory) -> Path:
+    """The tiny site with ``share_numpy`` declared a Monte Carlo value, built and its numbers
+    accepted once for the module (the Monte Carlo cases below each change a copy)."""
+    r = tmp_path_factory.mktemp("monte-carlo") / "site-root"
+    shutil.copytree(FIXTURE, r)
+    source = SOURCE.read_text().replace("checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
+    assert source != SOURCE.read_text()
+    (r / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=r, numbers=NumbersMode.ACCEPT))
+    return r
+
+
+def test_monte_carlo_values_move_within_their_error(monte_carlo_accepted, tmp_path):
+    root = copy_of_built(monte_carlo_accepted, tmp_path)
     path = root / "explainers" / "coin-flips.numbers.json"
     data = json.loads(path.read_text())
     # One standard error of a proportion near 0.5 from 2,000 draws is about 0.011: a 0.01 move
@@ -337,24 +349,33 @@ def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(b
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
-def test_a_monte_carlo_value_just_inside_and_outside_four_standard_errors(root, factor, fails):
-    source = SOURCE.read_text().replace("checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
-    (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_monte_carlo_value_just_inside_and_outside_four_standard_errors(monte_carlo_accepted, tmp_path,
+                                                                         factor, fails):
+    root = copy_of_built(monte_carlo_accepted, tmp_path)
     now = _accepted(root, "share_numpy")["value"]
     band = 4 * math.sqrt(2) * math.sqrt(now * (1 - now) / 2000)  # binomial SE of a difference, by hand
     _accepted_with(root, "share_numpy", value=now - factor * band)
     _check_numbers(root, drifted="share_numpy" if fails else None)
 
 
-@pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
-def test_a_cited_p_value_is_compared_on_the_log_scale(root, log10_move, fails):
+@pytest.fixture(scope="module")
+def p_value_accepted(tmp_path_factory) -> Path:
+    """The tiny site citing a binomial test's p-value, built and its numbers accepted once for the
+    module (each case below changes a copy)."""
+    r = tmp_path_factory.mktemp("p-value") / "site-root"
+    shutil.copytree(FIXTURE, r)
     source = SOURCE.read_text().replace(
         "of the time.", "of the time ({{ p_heads | pvalue }}).", 1).replace(
         'print(f"heads:', "from scipy.stats import binomtest\np_heads = float(binomtest(int(flips.sum()), n_flips).pvalue)\n"
                          'print(f"heads:', 1)
-    (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    (r / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=r, numbers=NumbersMode.ACCEPT))
+    return r
+
+
+@pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
+def test_a_cited_p_value_is_compared_on_the_log_scale(p_value_accepted, tmp_path, log10_move, fails):
+    root = copy_of_built(p_value_accepted, tmp_path)
     now = _accepted(root, "p_heads")["value"]
     _accepted_with(root, "p_heads", value=now * 10**log10_move, shown=["(another display)"])
     _check_numbers(root, drifted="p_heads" if fails else None)
