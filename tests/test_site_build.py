@@ -438,11 +438,10 @@ def test_cell_placement_mistakes_are_named(tmp_path):
     ("{% if n_flips %}", "template: .*(end of template|endif)"),  # a tag left open
     ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'.* \\(did you mean 'number'\\?\\)"),  # an unknown filter
 ])
-def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(built_copy, mistake, expected):
+def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(accepted_copy, mistake, expected):
     """With accepted numbers to compare against, the prose is read by the number comparison too:
     a template that does not parse is reported once, by the render stage, with the file."""
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    root = accepted_copy
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text() + f"\nA sentence with a mistake: {mistake}\n")
     with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:\d+: " + expected):
@@ -450,17 +449,15 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(buil
 
 
 @pytest.mark.parametrize("values", [[], {"n_flips": 5}, {"n_flips": {"value": 2000}}, {"n_flips": {"value": 1, "shown": "1"}}])
-def test_a_malformed_accepted_numbers_file_is_named(built_copy, values):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_malformed_accepted_numbers_file_is_named(accepted_copy, values):
+    root = accepted_copy
     (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps({"values": values}))
     with pytest.raises(BuildFailed, match=r"coin-flips.numbers.json is not an accepted-numbers file"):
         build(BuildOptions(root=root))
 
 
-def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(built_copy):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(accepted_copy):
+    root = accepted_copy
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text().replace("{{ n_flips", "{{ n_flipz"))
     with pytest.raises(BuildFailed) as failed:

@@ -50,9 +50,8 @@ def test_accept_records_cited_values_as_displayed(built_copy):
     assert data["share_numpy"]["shown"][0].endswith("%")
 
 
-def test_check_fails_on_a_drifted_number_with_a_table(built_copy):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_check_fails_on_a_drifted_number_with_a_table(accepted_copy):
+    root = accepted_copy
     build(BuildOptions(root=root, use_cache=False, numbers=NumbersMode.CHECK))  # unchanged: passes
     source = (root / "explainers" / "coin-flips.md").read_text()
     (root / "explainers" / "coin-flips.md").write_text(source.replace("default_rng(7)", "default_rng(8)"))
@@ -81,13 +80,12 @@ def _share_moved_by(root: Path, delta: float):
     return build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
-def test_a_change_below_display_precision_is_not_drift_and_one_above_is(built_copy):
+def test_a_change_below_display_precision_is_not_drift_and_one_above_is(accepted_copy):
     """A number that moved by more than the fitted-model tolerance, but too little to change what
     the page shows, is the same number to a reader: no drift. A move the page shows is drift."""
     from faircode.tolerances import FITTED_ATOL
 
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    root = accepted_copy
     accepted = _accepted(root, "share_numpy")
     value, shown = accepted["value"], accepted["shown"]
     assert shown == [f"{100 * value:.1f}%"]  # the page shows it as a percentage with one decimal
@@ -327,22 +325,20 @@ def _check_numbers(root, *, drifted: str | None) -> None:
         build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
-def test_a_cited_count_is_exact_even_when_its_display_matches(built_copy):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_cited_count_is_exact_even_when_its_display_matches(accepted_copy):
+    root = accepted_copy
     _accepted_with(root, "n_flips", value=2001)  # shown stays "2,000"
     with pytest.raises(BuildFailed, match="n_flips"):
         build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
-def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(built_copy, factor, fails):
+def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(accepted_copy, factor, fails):
     """A value on a rounding boundary may change its shown digit on another machine: that is
     not drift within the fitted-model tolerance, and is beyond it."""
-    root = built_copy
+    root = accepted_copy
     from faircode.tolerances import FITTED_ATOL
 
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     now = _accepted(root, "share_numpy")["value"]
     _accepted_with(root, "share_numpy", value=now + factor * FITTED_ATOL, shown=["(another display)"])
     _check_numbers(root, drifted="share_numpy" if fails else None)
