@@ -96,6 +96,16 @@ def built_copy(tmp_path, built_tinysite) -> Path:
     return copy_of_built_tinysite(built_tinysite, tmp_path)
 
 
+@pytest.fixture
+def copied_tinysite(tmp_path, built_tinysite) -> Path:
+    """The session's build of the tiny site copied into ``tmp_path`` and not built again: the next
+    build is a full one, with every run that nothing changed served from the copied cache (for a
+    test whose own first build is the one it checks, usually a failing one)."""
+    from built_sites import copy_of_built
+
+    return copy_of_built(built_tinysite, tmp_path)
+
+
 @pytest.fixture(scope="session")
 def accepted_tinysite(tmp_path_factory, built_tinysite) -> Path:
     """`built_tinysite` with its cited numbers accepted (a build by ``accept``'s rule), once; never

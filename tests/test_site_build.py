@@ -174,8 +174,8 @@ def test_a_failing_check_fails_the_build_with_the_values(built_copy):
     assert "mean_by_hand = 0.9" in str(err) and "explainers/bad-check.md" in str(err)
 
 
-def test_a_bare_number_in_prose_is_pointed_out(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_bare_number_in_prose_is_pointed_out(copied_tinysite):
+    root = copied_tinysite
     _add(root, "typed-number", """
         ---
         title: Typed Number
@@ -198,8 +198,8 @@ def test_a_bare_number_in_prose_is_pointed_out(tmp_path):
     assert "'2016'" not in msg and "'3'" not in msg
 
 
-def test_an_undefined_template_variable_is_an_error_with_its_line(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_an_undefined_template_variable_is_an_error_with_its_line(copied_tinysite):
+    root = copied_tinysite
     _add(root, "undefined", """
         ---
         title: Undefined
@@ -223,8 +223,8 @@ def test_an_undefined_template_variable_is_an_error_with_its_line(tmp_path):
         build(BuildOptions(root=root))
 
 
-def test_a_citation_that_matches_no_row_or_many_rows_fails(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_citation_that_matches_no_row_or_many_rows_fails(copied_tinysite):
+    root = copied_tinysite
     page = (root / "explainers" / "coin-flips.md").read_text()
     (root / "explainers" / "coin-flips.md").write_text(
         page.replace('result(audit="toy", metric="selection_rate")', 'result(audit="toy", strategy="S2")'))
@@ -358,16 +358,16 @@ _ALT = "Histogram of the flips: about as many heads as tails."  # the fixture's 
     (f'alt="{_ALT}")', f'alt="{_ALT}", caption="{_ALT}")', r"figure\(1\): the caption repeats the alt text"),
 ], ids=["check-not-python", "syntax-error", "nan-cited", "results-column-misspelt", "figure-without-alt",
         "caption-repeats-alt"])
-def test_a_mistake_in_the_source_is_named(tmp_path, old, new, error):
-    root = _copy_fixture(tmp_path)
+def test_a_mistake_in_the_source_is_named(copied_tinysite, old, new, error):
+    root = copied_tinysite
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text().replace(old, new))
     with pytest.raises(BuildFailed, match=error):
         build(BuildOptions(root=root))
 
 
-def test_the_same_failure_in_many_explainers_is_reported_once(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_the_same_failure_in_many_explainers_is_reported_once(copied_tinysite):
+    root = copied_tinysite
     (root / "broken.yaml").write_text("key: [unclosed\n")
     for slug in ("one", "two"):
         _add(root, slug, """
