@@ -256,8 +256,8 @@ def test_a_run_past_its_memory_limit_is_a_named_error(built_copy):
     assert "raise `memory:`" in str(err)
 
 
-def test_memory_in_the_front_matter_sets_the_limit(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_memory_in_the_front_matter_sets_the_limit(copied_tinysite):
+    root = copied_tinysite
     source = _explainer("""
         import numpy as np
         small = np.ones(50 * 1024**2 // 8)  # 50 MiB
@@ -284,8 +284,8 @@ def test_memory_field_is_validated(tmp_path, value, ok):
         assert parse_explainer(path).meta.memory == ok
 
 
-def test_a_build_killed_with_sigkill_takes_its_runs_with_it(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_build_killed_with_sigkill_takes_its_runs_with_it(copied_tinysite):
+    root = copied_tinysite
     _write(root, "sleeps", _explainer("""
         import os, subprocess, time
         from pathlib import Path
@@ -311,8 +311,8 @@ def test_a_build_killed_with_sigkill_takes_its_runs_with_it(tmp_path):
 _EVIL = "X <img src=x onerror=alert(1)>"
 
 
-def test_html_in_the_title_is_escaped_everywhere(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_html_in_the_title_is_escaped_everywhere(copied_tinysite):
+    root = copied_tinysite
     page = (root / "explainers" / "coin-flips.md").read_text()
     page = page.replace("title: Coin Flips", f'title: "{_EVIL}"')
     page = page.replace("subtitle: Is this coin fair?", 'subtitle: "*Not* [a link](x) :smile: </p><script>1</script>"')
@@ -608,10 +608,10 @@ _WARNS_ONCE = """
     """
 
 
-def test_an_unexpected_warning_fails_check_and_an_expected_one_does_not(tmp_path):
+def test_an_unexpected_warning_fails_check_and_an_expected_one_does_not(copied_tinysite):
     from site_src.build import NumbersMode
 
-    root = _copy_fixture(tmp_path)
+    root = copied_tinysite
     source = _explainer(_WARNS_ONCE, prose="Half: {{ share | percent }}.")
     _write(root, "warns-once", source)
     report = build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))  # `build` and `accept` report it only
