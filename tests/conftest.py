@@ -94,3 +94,36 @@ def built_copy(tmp_path, built_tinysite) -> Path:
     from built_sites import copy_of_built_tinysite
 
     return copy_of_built_tinysite(built_tinysite, tmp_path)
+
+
+@pytest.fixture
+def copied_tinysite(tmp_path, built_tinysite) -> Path:
+    """The session's build of the tiny site copied into ``tmp_path`` and not built again: the next
+    build is a full one, with every run that nothing changed served from the copied cache (for a
+    test whose own first build is the one it checks, usually a failing one)."""
+    from built_sites import copy_of_built
+
+    return copy_of_built(built_tinysite, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def accepted_tinysite(tmp_path_factory, built_tinysite) -> Path:
+    """`built_tinysite` with its cited numbers accepted (a build by ``accept``'s rule), once; never
+    modified: the tests that start from accepted numbers copy it (`accepted_copy`)."""
+    from built_sites import copy_of_built
+    from site_src.build import BuildOptions, NumbersMode, build
+
+    root = copy_of_built(built_tinysite, tmp_path_factory.mktemp("accepted-tinysite"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    assert (root / "explainers" / "coin-flips.numbers.json").is_file()
+    return root
+
+
+@pytest.fixture
+def accepted_copy(tmp_path, accepted_tinysite) -> Path:
+    """The tiny site built with its numbers accepted, in ``tmp_path``, for a test that changes it: a
+    copy of the session's `accepted_tinysite` (its next build serves the run from the cache), two
+    builds fewer than a `built_copy` and an ``accept`` of its own."""
+    from built_sites import copy_of_built
+
+    return copy_of_built(accepted_tinysite, tmp_path)

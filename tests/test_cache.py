@@ -21,7 +21,7 @@ from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main as fairsite
 from site_src.errors import BuildFailed
 
-from built_sites import copy_of_built_tinysite
+from built_sites import copy_of_built, copy_of_built_tinysite
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
 
@@ -276,9 +276,8 @@ def test_files_of_the_python_environment_are_never_inputs(tmp_path):
 
 # --- what build publishes is what check accepts ------------------------------------------------
 
-def test_build_fails_on_a_drifted_number_naming_accept(built_copy):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_build_fails_on_a_drifted_number_naming_accept(accepted_copy):
+    root = accepted_copy
     before = hashlib.sha256((root / "site" / "explainers" / "coin-flips" / "index.html").read_bytes()).digest()
     source = root / "explainers" / "coin-flips.md"
     source.write_text(source.read_text().replace("default_rng(7)", "default_rng(8)"))
@@ -483,6 +482,16 @@ _COMMENTED = """
     """
 
 
+@pytest.fixture(scope="module")
+def commented_site(tmp_path_factory) -> Path:
+    """The tiny site with only the `_COMMENTED` explainer, built once (its run is not from a cache);
+    each edit below is made in a copy (`copy_of_built`), a build fewer per case."""
+    root = _site(tmp_path_factory.mktemp("commented"))
+    _explainer(root, "commented", textwrap.dedent(_COMMENTED).strip(), prose="Total {{ total | number }}.")
+    assert not _runs(root)["commented"].cached
+    return root
+
+
 @pytest.mark.parametrize(("edit", "reruns"), [
     (lambda c: c.replace("# how many draws", "# how many draws we take, reworded"), False),
     (lambda c: c.replace("  # the generator", ""), False),  # a trailing comment removed
@@ -492,14 +501,11 @@ _COMMENTED = """
     (lambda c: c.replace("n + 1", "n + 2"), True),
     (lambda c: c.replace("default_rng(1)", "default_rng(1)  # seed"), False),
 ])
-def test_a_comment_or_spacing_edit_keeps_the_cached_run(tmp_path, edit, reruns):
+def test_a_comment_or_spacing_edit_keeps_the_cached_run(commented_site, tmp_path, edit, reruns):
     # Issue 26: the run's key is the code's tokens with their line numbers, so a comment or
     # spaces within lines do not re-run it; the page shows the edited code all the same.
-    root = _site(tmp_path)
+    root = copy_of_built(commented_site, tmp_path)
     code = textwrap.dedent(_COMMENTED).strip()
-    _explainer(root, "commented", code, prose="Total {{ total | number }}.")
-    first = _runs(root)["commented"]
-    assert not first.cached
     edited = edit(code)
     assert edited != code
     _explainer(root, "commented", edited, prose="Total {{ total | number }}.")

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 CONFTEST = Path(__file__).parent / "e2e" / "conftest.py"
+# Each case runs pytest in a child process (one per xdist worker too). Hypothesis's plugin imports
+# all of Hypothesis in each (most of a bare pytest's start-up); no test here uses it.
+_PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 
 @pytest.mark.parametrize("ci, outcome", [("true", "1 failed"), ("1", "1 failed"), ("", "1 skipped"),
@@ -23,7 +26,7 @@ def test_a_skipped_browser_test_fails_under_ci(tmp_path, ci, outcome):
         "import pytest\n\ndef test_needs_a_browser():\n    pytest.skip('no chromium here')\n\n"
         "def test_other():\n    assert True\n")
     env = {**os.environ, "CI": ci}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(e2e)],
+    proc = subprocess.run([*_PYTEST, "-q", str(e2e)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert outcome in proc.stdout, proc.stdout
     assert "1 passed" in proc.stdout
@@ -43,8 +46,8 @@ def test_a_skipped_browser_test_fails_under_ci_on_xdist_workers(tmp_path):
         "import pytest\n\ndef test_needs_a_browser():\n    pytest.skip('no chromium here')\n\n"
         "def test_other():\n    assert True\n")
     env = {**os.environ, "CI": "true"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
-                           str(tmp_path / "tests")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*_PYTEST, "-q", "-n", "2", str(tmp_path / "tests")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
     assert "1 failed" in proc.stdout and "1 passed" in proc.stdout, proc.stdout
     assert "browser test skipped under CI" in proc.stdout and proc.returncode == 1
 
@@ -63,7 +66,7 @@ def test_xdist_keeps_each_file_on_one_worker(tmp_path):
     for name in files:
         (tests / name).write_text(body)
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_AUTO_NUM_WORKERS"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-n", "auto", str(tests)],
+    proc = subprocess.run([*_PYTEST, "-v", "-n", "auto", str(tests)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert "30 passed" in proc.stdout, proc.stdout
     workers: dict[str, set[str]] = {}

@@ -39,18 +39,30 @@ _OTHER = """
     """
 
 
-@pytest.fixture
-def site(tmp_path, built_tinysite, monkeypatch):
+_EPOCH = "1764547200"
+
+
+@pytest.fixture(scope="module")
+def built_with_hooks(tmp_path_factory, built_tinysite):
     """The tiny site with the real site's hooks (what an incremental build needs) and a second
-    explainer, built once in full."""
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
-    root = copy_of_built_tinysite(built_tinysite, tmp_path)
-    config = root / "mkdocs.yml"
-    config.write_text(config.read_text() + f"hooks:\n  - {_HOOKS}\n")
-    _add(root, "other", _OTHER)
-    report = build(BuildOptions(root=root))
+    explainer, built once in full for the module; never modified (`site` copies it)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", _EPOCH)
+        root = copy_of_built_tinysite(built_tinysite, tmp_path_factory.mktemp("hooks"))
+        config = root / "mkdocs.yml"
+        config.write_text(config.read_text() + f"hooks:\n  - {_HOOKS}\n")
+        _add(root, "other", _OTHER)
+        report = build(BuildOptions(root=root))
     assert report.pages_converted is None  # the config and the files changed: a full build
     return root
+
+
+@pytest.fixture
+def site(tmp_path, built_with_hooks, monkeypatch):
+    """`built_with_hooks` copied and built again in the copy (runs and pages from its caches), so
+    that the copy's record of its last build is its own."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", _EPOCH)
+    return copy_of_built_tinysite(built_with_hooks, tmp_path)
 
 
 def _site_files(root: Path) -> dict[str, bytes]:

@@ -174,8 +174,8 @@ def test_a_failing_check_fails_the_build_with_the_values(built_copy):
     assert "mean_by_hand = 0.9" in str(err) and "explainers/bad-check.md" in str(err)
 
 
-def test_a_bare_number_in_prose_is_pointed_out(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_bare_number_in_prose_is_pointed_out(copied_tinysite):
+    root = copied_tinysite
     _add(root, "typed-number", """
         ---
         title: Typed Number
@@ -198,8 +198,8 @@ def test_a_bare_number_in_prose_is_pointed_out(tmp_path):
     assert "'2016'" not in msg and "'3'" not in msg
 
 
-def test_an_undefined_template_variable_is_an_error_with_its_line(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_an_undefined_template_variable_is_an_error_with_its_line(copied_tinysite):
+    root = copied_tinysite
     _add(root, "undefined", """
         ---
         title: Undefined
@@ -223,8 +223,8 @@ def test_an_undefined_template_variable_is_an_error_with_its_line(tmp_path):
         build(BuildOptions(root=root))
 
 
-def test_a_citation_that_matches_no_row_or_many_rows_fails(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_citation_that_matches_no_row_or_many_rows_fails(copied_tinysite):
+    root = copied_tinysite
     page = (root / "explainers" / "coin-flips.md").read_text()
     (root / "explainers" / "coin-flips.md").write_text(
         page.replace('result(audit="toy", metric="selection_rate")', 'result(audit="toy", strategy="S2")'))
@@ -358,16 +358,16 @@ _ALT = "Histogram of the flips: about as many heads as tails."  # the fixture's 
     (f'alt="{_ALT}")', f'alt="{_ALT}", caption="{_ALT}")', r"figure\(1\): the caption repeats the alt text"),
 ], ids=["check-not-python", "syntax-error", "nan-cited", "results-column-misspelt", "figure-without-alt",
         "caption-repeats-alt"])
-def test_a_mistake_in_the_source_is_named(tmp_path, old, new, error):
-    root = _copy_fixture(tmp_path)
+def test_a_mistake_in_the_source_is_named(copied_tinysite, old, new, error):
+    root = copied_tinysite
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text().replace(old, new))
     with pytest.raises(BuildFailed, match=error):
         build(BuildOptions(root=root))
 
 
-def test_the_same_failure_in_many_explainers_is_reported_once(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_the_same_failure_in_many_explainers_is_reported_once(copied_tinysite):
+    root = copied_tinysite
     (root / "broken.yaml").write_text("key: [unclosed\n")
     for slug in ("one", "two"):
         _add(root, slug, """
@@ -438,11 +438,10 @@ def test_cell_placement_mistakes_are_named(tmp_path):
     ("{% if n_flips %}", "template: .*(end of template|endif)"),  # a tag left open
     ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'.* \\(did you mean 'number'\\?\\)"),  # an unknown filter
 ])
-def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(built_copy, mistake, expected):
+def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(accepted_copy, mistake, expected):
     """With accepted numbers to compare against, the prose is read by the number comparison too:
     a template that does not parse is reported once, by the render stage, with the file."""
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    root = accepted_copy
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text() + f"\nA sentence with a mistake: {mistake}\n")
     with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:\d+: " + expected):
@@ -450,17 +449,15 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(buil
 
 
 @pytest.mark.parametrize("values", [[], {"n_flips": 5}, {"n_flips": {"value": 2000}}, {"n_flips": {"value": 1, "shown": "1"}}])
-def test_a_malformed_accepted_numbers_file_is_named(built_copy, values):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_malformed_accepted_numbers_file_is_named(accepted_copy, values):
+    root = accepted_copy
     (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps({"values": values}))
     with pytest.raises(BuildFailed, match=r"coin-flips.numbers.json is not an accepted-numbers file"):
         build(BuildOptions(root=root))
 
 
-def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(built_copy):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_typo_in_a_cited_name_says_so_beside_the_value_no_longer_cited(accepted_copy):
+    root = accepted_copy
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text().replace("{{ n_flips", "{{ n_flipz"))
     with pytest.raises(BuildFailed) as failed:

@@ -6,6 +6,7 @@ previous site whole."""
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import re
@@ -255,8 +256,8 @@ def test_a_run_past_its_memory_limit_is_a_named_error(built_copy):
     assert "raise `memory:`" in str(err)
 
 
-def test_memory_in_the_front_matter_sets_the_limit(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_memory_in_the_front_matter_sets_the_limit(copied_tinysite):
+    root = copied_tinysite
     source = _explainer("""
         import numpy as np
         small = np.ones(50 * 1024**2 // 8)  # 50 MiB
@@ -283,8 +284,8 @@ def test_memory_field_is_validated(tmp_path, value, ok):
         assert parse_explainer(path).meta.memory == ok
 
 
-def test_a_build_killed_with_sigkill_takes_its_runs_with_it(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_a_build_killed_with_sigkill_takes_its_runs_with_it(copied_tinysite):
+    root = copied_tinysite
     _write(root, "sleeps", _explainer("""
         import os, subprocess, time
         from pathlib import Path
@@ -310,8 +311,8 @@ def test_a_build_killed_with_sigkill_takes_its_runs_with_it(tmp_path):
 _EVIL = "X <img src=x onerror=alert(1)>"
 
 
-def test_html_in_the_title_is_escaped_everywhere(tmp_path):
-    root = _copy_fixture(tmp_path)
+def test_html_in_the_title_is_escaped_everywhere(copied_tinysite):
+    root = copied_tinysite
     page = (root / "explainers" / "coin-flips.md").read_text()
     page = page.replace("title: Coin Flips", f'title: "{_EVIL}"')
     page = page.replace("subtitle: Is this coin fair?", 'subtitle: "*Not* [a link](x) :smile: </p><script>1</script>"')
@@ -356,13 +357,20 @@ _SITE_EXTENSIONS = ["attr_list", "def_list", "md_in_html", "tables", "toc", "pym
                     "pymdownx.emoji", "admonition"]
 
 
+@functools.cache
+def _site_markdown() -> markdown.Markdown:
+    """One converter with the site's extensions, reset before each text: what `markdown.markdown`
+    does, without loading the extensions (the emoji index) again for each of 900 conversions."""
+    return markdown.Markdown(extensions=_SITE_EXTENSIONS)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(min_size=1))
 def test_any_front_matter_text_renders_as_itself(text):
     shown = "".join(c for c in " ".join(text.split()) if c.isprintable())
     for source in (f"# {markdown_text(text)}", f'<p class="x">{markdown_text(text)}</p>',
                    f"- **[{markdown_text(text)}](x.md)**\n\n    <span>{markdown_text(text)}</span>"):
-        out = markdown.markdown(source, extensions=_SITE_EXTENSIONS)
+        out = _site_markdown().reset().convert(source)
         assert "<" not in re.sub(r"</?(h1|p|ul|li|strong|a|span)( [^>]*)?>", "", out), (source, out)
         visible = html.unescape(re.sub(r"<[^>]+>", "", out)).strip()
         assert " ".join(visible.split()) in (" ".join(shown.split()), " ".join((shown + " " + shown).split()))
@@ -600,10 +608,10 @@ _WARNS_ONCE = """
     """
 
 
-def test_an_unexpected_warning_fails_check_and_an_expected_one_does_not(tmp_path):
+def test_an_unexpected_warning_fails_check_and_an_expected_one_does_not(copied_tinysite):
     from site_src.build import NumbersMode
 
-    root = _copy_fixture(tmp_path)
+    root = copied_tinysite
     source = _explainer(_WARNS_ONCE, prose="Half: {{ share | percent }}.")
     _write(root, "warns-once", source)
     report = build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))  # `build` and `accept` report it only

@@ -22,6 +22,8 @@ from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main as fairsite
 from site_src.errors import BuildFailed
 
+from built_sites import copy_of_built
+
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
 SOURCE = FIXTURE / "explainers" / "coin-flips.md"
 
@@ -48,9 +50,8 @@ def test_accept_records_cited_values_as_displayed(built_copy):
     assert data["share_numpy"]["shown"][0].endswith("%")
 
 
-def test_check_fails_on_a_drifted_number_with_a_table(built_copy):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_check_fails_on_a_drifted_number_with_a_table(accepted_copy):
+    root = accepted_copy
     build(BuildOptions(root=root, use_cache=False, numbers=NumbersMode.CHECK))  # unchanged: passes
     source = (root / "explainers" / "coin-flips.md").read_text()
     (root / "explainers" / "coin-flips.md").write_text(source.replace("default_rng(7)", "default_rng(8)"))
@@ -79,13 +80,12 @@ def _share_moved_by(root: Path, delta: float):
     return build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
-def test_a_change_below_display_precision_is_not_drift_and_one_above_is(built_copy):
+def test_a_change_below_display_precision_is_not_drift_and_one_above_is(accepted_copy):
     """A number that moved by more than the fitted-model tolerance, but too little to change what
     the page shows, is the same number to a reader: no drift. A move the page shows is drift."""
     from faircode.tolerances import FITTED_ATOL
 
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    root = accepted_copy
     accepted = _accepted(root, "share_numpy")
     value, shown = accepted["value"], accepted["shown"]
     assert shown == [f"{100 * value:.1f}%"]  # the page shows it as a percentage with one decimal
@@ -101,11 +101,21 @@ def test_a_change_below_display_precision_is_not_drift_and_one_above_is(built_co
     assert re.search(rf"share_numpy\s+accepted: {re.escape(shown[0])}\s+now: {re.escape(now)}(?:  \(explainers/coin-flips.md, lines? [0-9, ]+\))?\n", str(info.value) + "\n")
 
 
-def test_monte_carlo_values_move_within_their_error(root):
-    source = SOURCE.read_text().replace(
-        "checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
-    (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+@pytest.fixture(scope="module")
+def monte_carlo_accepted(tmp_path_factory) -> Path:
+    """The tiny site with ``share_numpy`` declared a Monte Carlo value, built and its numbers
+    accepted once for the module (the Monte Carlo cases below each change a copy)."""
+    r = tmp_path_factory.mktemp("monte-carlo") / "site-root"
+    shutil.copytree(FIXTURE, r)
+    source = SOURCE.read_text().replace("checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
+    assert source != SOURCE.read_text()
+    (r / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=r, numbers=NumbersMode.ACCEPT))
+    return r
+
+
+def test_monte_carlo_values_move_within_their_error(monte_carlo_accepted, tmp_path):
+    root = copy_of_built(monte_carlo_accepted, tmp_path)
     path = root / "explainers" / "coin-flips.numbers.json"
     data = json.loads(path.read_text())
     # One standard error of a proportion near 0.5 from 2,000 draws is about 0.011: a 0.01 move
@@ -124,9 +134,16 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("mkdocs.yml", "results", "audits", "data", "site_src"):
+    for name in ("mkdocs.yml", "audits", "data", "site_src"):
         src = repo / name
         (shutil.copytree if src.is_dir() else shutil.copyfile)(src, root / name)
+    # The results page renders every row of results/ (most of MkDocs' time here); the titles and
+    # the scaffold's run do not depend on how many rows it has, so the copy keeps one audit's.
+    (root / "results").mkdir()
+    for csv in sorted((repo / "results").glob("*.csv")):
+        header, *rows = csv.read_text().splitlines(keepends=True)
+        kept = [r for r in rows if r.startswith("german-credit,")]
+        (root / "results" / csv.name).write_text(header + "".join(kept))
     (root / "explainers").mkdir()
     # A colon (YAML's mapping sign), quotes, a leading number, a count in the title.
     titles = {"bias-a-primer": "Bias: A Primer", "top-10-mistakes": 'Top 10 "Mistakes"',
@@ -308,46 +325,53 @@ def _check_numbers(root, *, drifted: str | None) -> None:
         build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
-def test_a_cited_count_is_exact_even_when_its_display_matches(built_copy):
-    root = built_copy
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_cited_count_is_exact_even_when_its_display_matches(accepted_copy):
+    root = accepted_copy
     _accepted_with(root, "n_flips", value=2001)  # shown stays "2,000"
     with pytest.raises(BuildFailed, match="n_flips"):
         build(BuildOptions(root=root, numbers=NumbersMode.CHECK))
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
-def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(built_copy, factor, fails):
+def test_a_fitted_value_whose_display_flipped_is_compared_within_its_tolerance(accepted_copy, factor, fails):
     """A value on a rounding boundary may change its shown digit on another machine: that is
     not drift within the fitted-model tolerance, and is beyond it."""
-    root = built_copy
+    root = accepted_copy
     from faircode.tolerances import FITTED_ATOL
 
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     now = _accepted(root, "share_numpy")["value"]
     _accepted_with(root, "share_numpy", value=now + factor * FITTED_ATOL, shown=["(another display)"])
     _check_numbers(root, drifted="share_numpy" if fails else None)
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
-def test_a_monte_carlo_value_just_inside_and_outside_four_standard_errors(root, factor, fails):
-    source = SOURCE.read_text().replace("checks:", "monte_carlo: {share_numpy: n_flips}\nchecks:", 1)
-    (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+def test_a_monte_carlo_value_just_inside_and_outside_four_standard_errors(monte_carlo_accepted, tmp_path,
+                                                                         factor, fails):
+    root = copy_of_built(monte_carlo_accepted, tmp_path)
     now = _accepted(root, "share_numpy")["value"]
     band = 4 * math.sqrt(2) * math.sqrt(now * (1 - now) / 2000)  # binomial SE of a difference, by hand
     _accepted_with(root, "share_numpy", value=now - factor * band)
     _check_numbers(root, drifted="share_numpy" if fails else None)
 
 
-@pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
-def test_a_cited_p_value_is_compared_on_the_log_scale(root, log10_move, fails):
+@pytest.fixture(scope="module")
+def p_value_accepted(tmp_path_factory) -> Path:
+    """The tiny site citing a binomial test's p-value, built and its numbers accepted once for the
+    module (each case below changes a copy)."""
+    r = tmp_path_factory.mktemp("p-value") / "site-root"
+    shutil.copytree(FIXTURE, r)
     source = SOURCE.read_text().replace(
         "of the time.", "of the time ({{ p_heads | pvalue }}).", 1).replace(
         'print(f"heads:', "from scipy.stats import binomtest\np_heads = float(binomtest(int(flips.sum()), n_flips).pvalue)\n"
                          'print(f"heads:', 1)
-    (root / "explainers" / "coin-flips.md").write_text(source)
-    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    (r / "explainers" / "coin-flips.md").write_text(source)
+    build(BuildOptions(root=r, numbers=NumbersMode.ACCEPT))
+    return r
+
+
+@pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
+def test_a_cited_p_value_is_compared_on_the_log_scale(p_value_accepted, tmp_path, log10_move, fails):
+    root = copy_of_built(p_value_accepted, tmp_path)
     now = _accepted(root, "p_heads")["value"]
     _accepted_with(root, "p_heads", value=now * 10**log10_move, shown=["(another display)"])
     _check_numbers(root, drifted="p_heads" if fails else None)

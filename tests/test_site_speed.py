@@ -37,6 +37,24 @@ def site(tmp_path, built_tinysite):
     return copy_of_built_tinysite(built_tinysite, tmp_path)
 
 
+@pytest.fixture(scope="module")
+def built_with_another(tmp_path_factory, built_tinysite):
+    """The tiny site with a second explainer ("another", quick) added and built, once for the module;
+    never modified (`site_with_another` copies it)."""
+    root = copy_of_built_tinysite(built_tinysite, tmp_path_factory.mktemp("with-another"))
+    _add(root, "another", _SLOW.format(n=1, seconds=0))
+    report = build(BuildOptions(root=root))
+    assert not {r.slug: r for r in report.runs}["another"].cached
+    return root
+
+
+@pytest.fixture
+def site_with_another(tmp_path, built_with_another):
+    """`site` with "another" added and built: the module's one build copied, then built in the copy
+    (from the copied caches), so the copy's record and page cache are its own."""
+    return copy_of_built_tinysite(built_with_another, tmp_path)
+
+
 def test_nothing_changed_is_answered_without_importing_the_build(site):
     """A fresh `fairsite build` process with nothing changed says so and never imports the build."""
     probe = ("import sys; from site_src import cli; code = cli.main(['--root', sys.argv[1], 'build']); "
@@ -157,9 +175,8 @@ def test_a_prose_edit_renders_and_checks_only_its_page(site, monkeypatch):
 
 
 @pytest.mark.parametrize("change", ["its code", "results file", "a title it links to"])
-def test_a_page_is_rendered_again_when_what_it_shows_changed(site, monkeypatch, change):
-    _add(site, "another", _SLOW.format(n=1, seconds=0))
-    build(BuildOptions(root=site))
+def test_a_page_is_rendered_again_when_what_it_shows_changed(site_with_another, monkeypatch, change):
+    site = site_with_another
     rendered = _rendered_pages(monkeypatch)
     another = site / "explainers" / "another.md"
     if change == "its code":
@@ -174,9 +191,8 @@ def test_a_page_is_rendered_again_when_what_it_shows_changed(site, monkeypatch, 
     assert "another" in rendered
 
 
-def test_pages_from_the_page_cache_are_the_pages_a_fresh_render_writes(site):
-    _add(site, "another", _SLOW.format(n=1, seconds=0))
-    build(BuildOptions(root=site))
+def test_pages_from_the_page_cache_are_the_pages_a_fresh_render_writes(site_with_another):
+    site = site_with_another
     source = site / "explainers" / "coin-flips.md"
     source.write_text(source.read_text() + "\nOne more sentence of prose.\n")
     build(BuildOptions(root=site))  # "another" copied from the page cache
