@@ -512,7 +512,7 @@ def test_a_comment_or_spacing_edit_keeps_the_cached_run(commented_site, tmp_path
     again = _runs(root)["commented"]
     assert again.cached is not reruns, again.reason
     if reruns:
-        assert again.reason == "code, declared inputs or Python changed"
+        assert again.reason == "code, declared inputs, limits (timeout, memory) or Python changed"
     generated = (root / "explainers" / "code" / "commented.py").read_text()
     assert edited.splitlines()[-1] in generated and edited.splitlines()[3] in generated  # the code as edited
 
