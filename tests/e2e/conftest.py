@@ -4,6 +4,11 @@ served on localhost, and driven by Debian's Chromium through Playwright (no brow
 Each page a test opens is guarded: a request for anything but the local server is aborted and
 recorded, console errors and uncaught exceptions are recorded, and ``open_page`` asserts both
 lists are empty when the test ends.
+
+Tests that only read what every page shows take it from ``rendered_pages``: each page visited
+once per test run (guarded the same way; `rendered` asserts the same), where each test loaded every
+page itself. The contrast tests check one code token of each style per code block
+(`contrast_context`), where axe checked thousands of tokens styled alike.
 """
 
 from __future__ import annotations
