@@ -4,6 +4,11 @@ served on localhost, and driven by Debian's Chromium through Playwright (no brow
 Each page a test opens is guarded: a request for anything but the local server is aborted and
 recorded, console errors and uncaught exceptions are recorded, and ``open_page`` asserts both
 lists are empty when the test ends.
+
+Tests that only read what every page shows take it from ``rendered_pages``: each page visited
+once per test run (guarded the same way; `rendered` asserts the same), where each test loaded every
+page itself. The contrast tests check one code token of each style per code block
+(`contrast_context`), where axe checked thousands of tokens styled alike.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import contextlib
 import fcntl
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -55,6 +61,27 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"browser test skipped under CI (CI={os.environ['CI']}): {reason}"
 
 
+def _made_once(request, tmp_path_factory, name: str, make):
+    """``make(folder)``'s result, made once per test run: in this session, or under pytest-xdist by
+    the first worker to ask, holding a lock in the run's shared temporary folder while the others
+    wait (the pattern pytest-xdist documents for a session fixture made once), then read by all.
+    ``make`` returns a Path inside ``folder``, or JSON-able data kept in ``folder/data.json``."""
+    if getattr(request.config, "workerinput", None) is None:  # one process: this session's own
+        return make(tmp_path_factory.mktemp(name))
+    shared = tmp_path_factory.getbasetemp().parent / name  # one folder per run, all workers
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        done = shared / "built"
+        if not done.exists():
+            made = make(shared)
+            if not isinstance(made, Path):
+                (shared / "data.json").write_text(json.dumps(made))
+            done.write_text(json.dumps(str(made) if isinstance(made, Path) else None))
+        made = json.loads(done.read_text())
+    return Path(made) if made is not None else json.loads((shared / "data.json").read_text())
+
+
 @pytest.fixture(scope="session")
 def site_root(request, tmp_path_factory) -> Path:
     """A copy of the repository with the real site built in it (``site/``), once per test run.
@@ -64,18 +91,7 @@ def site_root(request, tmp_path_factory) -> Path:
     the same build (the pattern pytest-xdist documents for a session fixture made once). The tests
     only read it.
     """
-    if getattr(request.config, "workerinput", None) is None:  # one process: this session's own
-        return _build_real_site(tmp_path_factory.mktemp("e2e"))
-    shared = tmp_path_factory.getbasetemp().parent / "e2e-real-site"  # one folder per run, all workers
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
-        done = shared / "built"
-        if not done.exists():
-            shutil.rmtree(shared / "repo", ignore_errors=True)  # a build that failed half-way
-            _build_real_site(shared)
-            done.write_text("ok")
-    return shared / "repo"
+    return _made_once(request, tmp_path_factory, "e2e-real-site", _build_real_site)
 
 
 def _build_real_site(folder: Path) -> Path:
@@ -83,6 +99,7 @@ def _build_real_site(folder: Path) -> Path:
     from site_src.build import BuildOptions, build
 
     root = folder / "repo"
+    shutil.rmtree(root, ignore_errors=True)  # a build that failed half-way
     shutil.copytree(REPO, root, ignore=_NOT_COPIED)
     # A clone has a commit: the pages name it (footer, "Source and verify"), so make one.
     git = ["git", "-C", str(root), "-c", "user.name=e2e", "-c", "user.email=e2e@localhost", "-c", "commit.gpgsign=false"]
@@ -219,3 +236,186 @@ def open_page(browser, base_url):
         context.close()
     assert not guard.outside, f"requests left localhost: {guard.outside}"
     assert not guard.errors, f"errors in the browser: {guard.errors}"
+
+
+# --- Every page, visited once for the tests that only read it --------------------------------------
+
+# The reference sections every explainer ends with (citations, where the code lives and how to
+# check it, links onward) are looked up, not read through: they do not count towards the length.
+REFERENCE_SECTIONS = ("further-reading", "source-and-verify", "related")
+
+# The issue-17 count of what a reader sees of the article without opening anything: hidden
+# elements, closed <details> (their summary line shows), code, SVG, heading permalinks and the
+# reading-time line do not count.
+VISIBLE_WORDS_JS = """([article, reference]) => {
+    const clone = article.cloneNode(true);
+    for (const id of reference) {  // the heading and everything up to the next h2
+        const h = clone.querySelector('h2#' + id);
+        if (!h) continue;
+        let next = h.nextElementSibling;
+        while (next && next.tagName !== 'H2') { const n = next.nextElementSibling; next.remove(); next = n; }
+        h.remove();
+    }
+    clone.querySelectorAll('details:not([open])').forEach(d => {
+        const summary = d.querySelector(':scope > summary');
+        d.replaceWith(summary ? summary.textContent : '');
+    });
+    clone.querySelectorAll('[hidden], pre, code, svg, script, style, a.headerlink, .fc-reading-time').forEach(e => e.remove());
+    return clone.textContent.split(/\\s+/).filter(w => /[\\p{L}\\p{N}]/u.test(w)).length;
+}"""
+
+# What the tests of `rendered_pages` read of a page, as they would through Playwright's locators:
+# innerText (Playwright's inner_text), attribute values, and every match (the tests check there is
+# exactly one where a locator would have insisted on one). Links into the site are kept relative to
+# the site's root: under pytest-xdist another worker, serving the site on another port, reads them.
+_READ_PAGE_JS = """([base, reference]) => {
+    const all = sel => [...document.querySelectorAll(sel)];
+    const inSite = href => href.startsWith(base) ? href.slice(base.length) : href;
+    return {
+        footers: all('footer').map(f => f.innerText),
+        source_links: all('header a.md-source[href]').map(a => a.getAttribute('href')),
+        build_links: all('footer .fc-build a[href]').map(a => [a.getAttribute('href'), a.innerText]),
+        article_paths: all('article a[href]').map(a => new URL(a.href).pathname),
+        verify_blocks: all('.fc-source').map(b => ({text: b.innerText,
+                                                    hrefs: [...b.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))})),
+        figures: all('figure.fc-figure').map(f => [...f.querySelectorAll('a.glightbox')].map(
+            a => ({href: inSite(a.href), images: a.querySelectorAll('img').length}))),
+        reading_times: all('article .fc-reading-time').map(e => e.innerText),
+        reference_headings: Object.fromEntries(reference.map(id => [id, all('article h2#' + id).length])),
+        cards: all('.fc-cards li').map(li => ({hrefs: [...li.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
+                                              times: [...li.querySelectorAll('.fc-card-time')].map(e => e.innerText)})),
+    };
+}"""
+
+
+def _read_page(browser, base_url: str, path: str) -> dict:
+    """One guarded visit of ``base_url + path`` (as `open_page` makes it): what the page shows, and
+    what went wrong on it."""
+    guard = Guard()
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light",
+                                  service_workers="block")
+    context.route("**/*", guard.route)
+    page = context.new_page()
+    page.on("console", guard.console)
+    page.on("pageerror", lambda exc: guard.errors.append(f"uncaught: {exc}"))
+    response = page.goto(base_url + path, wait_until="load")
+    read = {"status": response.status if response is not None else None,
+            "h1_visible": page.locator("h1").first.is_visible()}
+    read.update(page.evaluate(_READ_PAGE_JS, [base_url, list(REFERENCE_SECTIONS)]))
+    article = page.locator("article")
+    read["visible_words"] = (page.evaluate(VISIBLE_WORDS_JS, [article.first.element_handle(), list(REFERENCE_SECTIONS)])
+                             if article.count() else None)
+    context.close()
+    read["outside"], read["errors"] = guard.outside, guard.errors
+    return read
+
+
+@pytest.fixture(scope="session")
+def rendered_pages(request, tmp_path_factory, browser, base_url, pages) -> dict[str, dict]:
+    """Every page of the site as the browser rendered it, read once per test run for all the tests
+    that only read the rendered pages (``{path: what _READ_PAGE_JS read, with "status",
+    "h1_visible", "visible_words", "outside" and "errors"}``); get a page's with `rendered`.
+
+    Each of those tests loaded every page itself, up to 40 s each for the same reads; under
+    pytest-xdist the first worker to ask reads the pages and the others wait for its reading.
+    """
+    return _made_once(request, tmp_path_factory, "e2e-rendered-pages",
+                      lambda folder: {path: _read_page(browser, base_url, path) for path in pages})
+
+
+def rendered(rendered_pages: dict[str, dict], path: str) -> dict:
+    """What ``path``'s page showed, after the checks `open_page` makes: it loaded (HTTP 2xx), no
+    request left localhost, no console error or uncaught exception."""
+    assert path in rendered_pages, f"{path or 'home'}: not a page of the built site"
+    read = rendered_pages[path]
+    assert read["status"] is not None and 200 <= read["status"] < 300, f"{path}: HTTP {read['status']}"
+    assert not read["outside"], f"{path or 'home'}: requests left localhost: {read['outside']}"
+    assert not read["errors"], f"{path or 'home'}: errors in the browser: {read['errors']}"
+    return read
+
+
+# --- Contrast: each code token's style checked once ------------------------------------------------
+
+# The contrast of a Pygments token in a code block is decided by its CSS alone: the same chain of
+# elements and classes (its own up to the `.highlight` block) in the same block has the same
+# colour, background and font. An explainer with its code open is thousands of token spans of
+# some twenty classes (91% of the elements of the largest page), and axe's contrast check on each
+# was most of the contrast tests' time. So in each block one span per chain is checked: the first
+# that axe-core 4.12's color-contrast rule gives a verdict on, that is with at least two
+# characters of its own text (one character is "too short", never a violation), a letter or digit
+# among them (text that is only punctuation is skipped), laid out inside its <code>/<pre>
+# (a span scrolled out of view is not checked) and clear of what is positioned over the block
+# (the copy button: an overlap makes the verdict "incomplete"). Left out of axe's context: the
+# other spans of a chain that has such a first one; spans of a chain axe gives no verdict on
+# anywhere (its text is only white space and punctuation, or one character); elements with no
+# text at all (the line anchors). An element is left out only with all its children.
+#
+# Few entries in the context keep axe fast (it compares every node with every entry): where the
+# <code> element has no text of its own to check, it is excluded whole and what is kept in it is
+# included again (axe includes a node whose nearest include lies inside its nearest exclude).
+_MARK_REPEATED_CODE_TOKENS_JS = r"""() => {
+    const ownText = e => [...e.childNodes].filter(c => c.nodeType === 3).map(c => c.nodeValue).join('')
+        .replace(/\s+/g, ' ').trim();
+    // axe's "punctuations" (removeUnicode in axe-core 4.12), and white space.
+    const PUNCTUATION = /[\s\u2000-\u206F\u2E00-\u2E7F\\'!"#$%&\xa3\xa2\xa5\xa7\u20ac()*+,\-.\/:;<=>?@\[\]^_`{|}~\xb1]/g;
+    const mayFail = e => { const t = ownText(e); return t.length >= 2 && t.replace(PUNCTUATION, '') !== ''; };
+    const inside = (r, o) => r.left >= o.left && r.right <= o.right && r.top >= o.top && r.bottom <= o.bottom;
+    const meets = (r, o) => r.left < o.right && o.left < r.right && r.top < o.bottom && o.top < r.bottom;
+    const counts = {blocks: 0, checked: 0, skipped: 0};
+    for (const block of document.querySelectorAll('.highlight')) {
+        const code = block.querySelector('pre > code');
+        if (!code) continue;
+        counts.blocks++;
+        const clips = [code.getBoundingClientRect(), code.parentElement.getBoundingClientRect()];
+        const covers = [...block.querySelectorAll('*')]
+            .filter(e => ['absolute', 'fixed', 'sticky'].includes(getComputedStyle(e).position))
+            .map(e => e.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0);
+        const inner = [...code.querySelectorAll('*')];
+        const keyOf = new Map();
+        for (const e of inner) {
+            if (e.tagName !== 'SPAN') continue;
+            const chain = [];
+            for (let a = e; a !== block; a = a.parentElement) chain.push(a.tagName + '.' + a.className);
+            keyOf.set(e, chain.join(' < '));
+        }
+        const first = new Map(), judged = new Set();
+        for (const [e, key] of keyOf) {
+            if (!mayFail(e)) continue;
+            judged.add(key);
+            if (first.has(key) || !/[\p{L}\p{N}]/u.test(ownText(e))) continue;
+            const r = e.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0 || !clips.every(c => inside(r, c)) || covers.some(c => meets(r, c))) continue;
+            first.set(key, e);
+        }
+        const firsts = new Set(first.values());
+        const skip = new Set();
+        for (const e of inner.reverse()) {  // children before their parents
+            const key = keyOf.get(e);
+            const repeat = key !== undefined && !firsts.has(e) && (first.has(key) || !judged.has(key));
+            if ((repeat || e.textContent.trim() === '') && [...e.children].every(c => skip.has(c))) skip.add(e);
+        }
+        counts.checked += inner.length - skip.size;
+        counts.skipped += skip.size;
+        if (mayFail(code)) {  // its own text is checked: leave the others out one by one
+            skip.forEach(e => e.setAttribute('data-fc-axe-skip', ''));
+            continue;
+        }
+        code.setAttribute('data-fc-axe-skip', '');
+        for (const e of inner) {
+            const inKept = e.parentElement !== code && !skip.has(e.parentElement);
+            if (!skip.has(e) && !inKept) e.setAttribute('data-fc-axe-keep', '');
+            else if (skip.has(e) && inKept) e.setAttribute('data-fc-axe-skip', '');
+        }
+    }
+    return counts;
+}"""
+
+
+def contrast_context(page, exclude: tuple[str, ...] = ()) -> dict:
+    """The axe context for the contrast rules on ``page`` (folds already open, laid out as axe will
+    see it): the page, less ``exclude`` (CSS selectors) and less the code tokens whose style an
+    earlier token of the same block stands for (see above). Marks the page's elements."""
+    counts = page.evaluate(_MARK_REPEATED_CODE_TOKENS_JS)
+    assert counts["blocks"] == 0 or counts["checked"] > 0, counts
+    return {"include": [["html"], ["[data-fc-axe-keep]"]],
+            "exclude": [[selector] for selector in exclude] + [["[data-fc-axe-skip]"]]}

@@ -3,7 +3,8 @@
 Expected values come from outside the page under test: the glossary's source
 (``site_src.rendering.glossary.TERMS``), the results CSV files read with the csv module, the
 built files' sizes on disk, WCAG's contrast formula, and a count of visible words made in the
-browser by the issue-17 counter (tests/e2e/test_readers.py), not by the build's own counter.
+browser by the issue-17 counter (tests/e2e/conftest.py's VISIBLE_WORDS_JS, which
+tests/e2e/test_readers.py's length test uses), not by the build's own counter.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import prefixed_handler, serve
-from tests.e2e.test_readers import _VISIBLE_WORDS_JS, REFERENCE_SECTIONS
+from tests.e2e.conftest import prefixed_handler, rendered, serve
 
 SLUG = "permutation-test-fairness-gaps"
 # Every kind of page the site has (a data page too, if the site has one).
@@ -206,25 +206,24 @@ def test_the_key_box_is_at_body_size(open_page):
     assert box.locator("li, p").last.evaluate("e => getComputedStyle(e).fontSize") == "16px"
 
 
-def test_each_explainer_and_its_card_state_the_reading_time_of_its_visible_words(site_root, open_page):
+def test_each_explainer_and_its_card_state_the_reading_time_of_its_visible_words(site_root, rendered_pages):
     slugs = sorted(p.stem for p in (site_root / "explainers").glob("*.md"))
     minutes = {}
     for slug in slugs:
-        page = open_page(f"explainers/{slug}/")
-        # Read before the count removes the line (one page load, where loading the page again to
-        # read it took a third of this test's time).
-        shown = int(page.locator("article .fc-reading-time").inner_text().split(" min read")[0])
-        # The counter from the issue-17 test, in the browser, without the line itself (4 words).
-        page.evaluate("() => document.querySelector('article .fc-reading-time').remove()")
-        words = page.evaluate(_VISIBLE_WORDS_JS, [page.locator("article").element_handle(), list(REFERENCE_SECTIONS)])
+        read = rendered(rendered_pages, f"explainers/{slug}/")
+        assert len(read["reading_times"]) == 1, slug  # article .fc-reading-time
+        shown = int(read["reading_times"][0].split(" min read")[0])
+        # The counter from the issue-17 test, in the browser, without the line itself (4 words):
+        # `rendered_pages` ran it on the page as loaded.
+        words = read["visible_words"]
         # The build counts the same words its own way (an HTML parser): allow a few words' difference.
         assert shown in {math.ceil(words * 0.98 / 230), math.ceil(words * 1.02 / 230)}, (slug, words, shown)
         minutes[slug] = shown
-        page.context.close()
-    home = open_page("")
+    cards = rendered(rendered_pages, "")["cards"]  # the home page's .fc-cards li
     for slug in slugs:
-        card = home.locator(".fc-cards li").filter(has=home.locator(f"a[href$='/explainers/{slug}/']")).first
-        assert card.locator(".fc-card-time").inner_text().startswith(f"· {minutes[slug]} min read"), slug
+        card = next((c for c in cards if any(h.endswith(f"/explainers/{slug}/") for h in c["hrefs"])), None)
+        assert card is not None and len(card["times"]) == 1, (slug, card)  # its .fc-card-time
+        assert card["times"][0].startswith(f"· {minutes[slug]} min read"), slug
 
 
 # --- The 404 page at any root ----------------------------------------------------------------------

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.e2e.conftest import REFERENCE_SECTIONS, contrast_context, rendered
+
 SLUG = "permutation-test-fairness-gaps"
 PREFIX = "/fair-code/"  # as prefixed_url serves the site (conftest)
 
@@ -43,35 +45,33 @@ def _cells(site_root) -> list[str]:
 
 # --- Verify ---------------------------------------------------------------------------------------
 
-def test_every_page_links_the_repository_and_states_its_commit(site_root, pages, open_page):
+def test_every_page_links_the_repository_and_states_its_commit(site_root, pages, rendered_pages):
     repo_url = _mkdocs_config(site_root)["repo_url"].rstrip("/")
     commit = _commit(site_root)
     for path in pages:
-        page = open_page(path)
-        assert page.locator(f"header a.md-source[href='{repo_url}']").count() == 1, path
-        footer = page.locator("footer .fc-build")
-        shown = footer.locator(f"a[href='{repo_url}/tree/{commit}']").inner_text()
-        assert len(shown) >= 7 and commit.startswith(shown), (path, shown)  # an abbreviated hash of it
-        page.context.close()
+        read = rendered(rendered_pages, path)
+        assert read["source_links"].count(repo_url) == 1, path  # header a.md-source
+        shown = [text for href, text in read["build_links"] if href == f"{repo_url}/tree/{commit}"]  # footer .fc-build
+        assert len(shown) == 1, (path, read["build_links"])
+        assert len(shown[0]) >= 7 and commit.startswith(shown[0]), (path, shown)  # an abbreviated hash of it
 
 
-def test_each_explainer_says_how_to_verify_it(site_root, open_page):
+def test_each_explainer_says_how_to_verify_it(site_root, rendered_pages):
     repo_url = _mkdocs_config(site_root)["repo_url"].rstrip("/")
     commit = _commit(site_root)
     explainers = sorted(p.stem for p in (site_root / "explainers").glob("*.md"))
     for slug in explainers:
-        page = open_page(f"explainers/{slug}/")
-        block = page.locator(".fc-source")
-        text = block.inner_text()
+        blocks = rendered(rendered_pages, f"explainers/{slug}/")["verify_blocks"]  # .fc-source
+        assert len(blocks) == 1, slug
+        text = blocks[0]["text"]
         # Installed from a clone at the commit, never from the index, where "faircode" is another library.
         assert f"git clone {repo_url}.git" in text and f"git checkout {commit}" in text, slug
         # ... with the locked versions the page was built with, as the README installs them.
         assert "pip install --require-hashes -r requirements/site.txt" in text, slug
         assert "pip install --no-deps --no-build-isolation -e ." in text and "pip install faircode\n" not in text, slug
         assert f"python explainers/code/{slug}.py" in text, slug
-        assert block.locator(f"a[href='{repo_url}/blob/{commit}/explainers/{slug}.numbers.json']").count() == 1
+        assert blocks[0]["hrefs"].count(f"{repo_url}/blob/{commit}/explainers/{slug}.numbers.json") == 1, slug
         assert 'should match "What it prints"' in text, slug
-        page.context.close()
 
 
 def test_sitemap_lists_every_page_at_the_site_address(site_root, pages):
@@ -166,18 +166,18 @@ def test_figures_open_full_size(open_page):
     page.locator(".glightbox-container").wait_for(state="detached", timeout=10_000)
 
 
-def test_every_figure_links_its_full_size_image(site_root, base_url, open_page):
+def test_every_figure_links_its_full_size_image(site_root, base_url, rendered_pages):
+    from urllib.request import urlopen
+
     explainers = sorted(p.stem for p in (site_root / "explainers").glob("*.md"))
     figures = 0
     for slug in explainers:
-        page = open_page(f"explainers/{slug}/")
-        for fig in page.locator("figure.fc-figure").all():
-            link = fig.locator("a.glightbox")
-            assert link.count() == 1 and link.locator("img").count() == 1, slug  # the image opens the lightbox
-            full = page.request.get(link.evaluate("a => a.href"))
-            assert full.ok and full.headers["content-type"].startswith("image/"), (slug, link.get_attribute("href"))
+        for links in rendered(rendered_pages, f"explainers/{slug}/")["figures"]:  # figure.fc-figure a.glightbox
+            assert len(links) == 1 and links[0]["images"] == 1, slug  # the image opens the lightbox
+            href = links[0]["href"]  # relative to the site's root when it is in the site
+            with urlopen(href if "://" in href else base_url + href) as full:  # an HTTP error raises
+                assert full.headers["content-type"].startswith("image/"), (slug, href)
             figures += 1
-        page.context.close()
     assert figures >= len(explainers)
 
 
@@ -317,14 +317,15 @@ def test_no_contrast_violation_on_any_page(site_root, pages, open_page, scheme):
         # Folded code and the table's many rows: contrast is the same in every one of them.
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         # The results table's rows are styled alike: its first rows stand for the rest (axe on
-        # every cell of every row takes minutes).
-        context = {"exclude": [["table[data-fc-results] tbody tr:nth-child(n+25)"]]}
+        # every cell of every row takes minutes). So do a code block's tokens: one of each chain of
+        # classes in each block stands for the others (contrast_context says which, and why).
+        context = contrast_context(page, exclude=("table[data-fc-results] tbody tr:nth-child(n+25)",))
         results = axe.run(page, context=context, options=_CONTRAST)
         for v in results.response["violations"]:
             problems += [f"{scheme} {path or 'home'}: {v['id']}: {n['target']} {n.get('failureSummary', '')[:160]}"
                          for n in v["nodes"][:5]]
         page.context.close()
-    assert problems == []
+    assert problems == [], "\n".join(problems)
 
 
 def test_navigation_thumbnails_tags_and_related(site_root, open_page):
@@ -346,16 +347,14 @@ def test_navigation_thumbnails_tags_and_related(site_root, open_page):
 
 # --- Issue 17: the reader's pages, and length ------------------------------------------------------
 
-def test_every_page_links_the_glossary_checklist_and_mistakes(pages, open_page):
+def test_every_page_links_the_glossary_checklist_and_mistakes(pages, rendered_pages):
     """In the page's own text (not only the navigation, which the home page hides), each of the
     three reader's pages is linked from every other page."""
     readers = ("glossary/", "checklist/", "mistakes/")
     missing = []
     for path in pages:
-        page = open_page(path)
-        hrefs = page.locator("article a[href]").evaluate_all("as => as.map(a => new URL(a.href).pathname)")
+        hrefs = rendered(rendered_pages, path)["article_paths"]  # article a[href], their URLs' paths
         missing += [f"{path or 'home'} -> {r}" for r in readers if r != path and not any(h.endswith("/" + r) for h in hrefs)]
-        page.context.close()
     assert missing == []
 
 
@@ -365,38 +364,17 @@ from site_src.checking.words import WORD_BUDGET  # noqa: E402 - the one home of 
 
 TARGET_WORDS = 1000
 MAX_VISIBLE_WORDS = WORD_BUDGET
-# The reference sections every explainer ends with (citations, where the code lives and how to
-# check it, links onward) are looked up, not read through: they do not count towards the length.
-REFERENCE_SECTIONS = ("further-reading", "source-and-verify", "related")
-
-# What a reader sees of the article without opening anything: hidden elements, closed <details>
-# (their summary line shows), code, SVG and heading permalinks do not count.
-_VISIBLE_WORDS_JS = """([article, reference]) => {
-    const clone = article.cloneNode(true);
-    for (const id of reference) {  // the heading and everything up to the next h2
-        const h = clone.querySelector('h2#' + id);
-        if (!h) continue;
-        let next = h.nextElementSibling;
-        while (next && next.tagName !== 'H2') { const n = next.nextElementSibling; next.remove(); next = n; }
-        h.remove();
-    }
-    clone.querySelectorAll('details:not([open])').forEach(d => {
-        const summary = d.querySelector(':scope > summary');
-        d.replaceWith(summary ? summary.textContent : '');
-    });
-    clone.querySelectorAll('[hidden], pre, code, svg, script, style, a.headerlink, .fc-reading-time').forEach(e => e.remove());
-    return clone.textContent.split(/\\s+/).filter(w => /[\\p{L}\\p{N}]/u.test(w)).length;
-}"""
+# The reference sections (REFERENCE_SECTIONS) do not count towards the length, nor what a reader
+# does not see without opening it: the count is VISIBLE_WORDS_JS (tests/e2e/conftest.py), run on
+# each page by `rendered_pages`.
 
 
-def test_explainers_are_near_the_issue_17_length(site_root, open_page):
+def test_explainers_are_near_the_issue_17_length(site_root, rendered_pages):
     counts = {}
     for slug in sorted(p.stem for p in (site_root / "explainers").glob("*.md")):
-        page = open_page(f"explainers/{slug}/")
-        article = page.locator("article").element_handle()
-        counts[slug] = page.evaluate(_VISIBLE_WORDS_JS, [article, list(REFERENCE_SECTIONS)])
-        assert all(page.locator(f"article h2#{r}").count() == 1 for r in REFERENCE_SECTIONS)  # what is left out exists
-        page.context.close()
+        read = rendered(rendered_pages, f"explainers/{slug}/")
+        counts[slug] = read["visible_words"]
+        assert all(read["reference_headings"][r] == 1 for r in REFERENCE_SECTIONS), slug  # what is left out exists
     assert min(counts.values()) > 200  # the counting sees the prose
     too_long = {slug: n for slug, n in counts.items() if n > MAX_VISIBLE_WORDS}
     assert too_long == {}, (f"visible words above {MAX_VISIBLE_WORDS} (issue 28's budget; issue 17 aimed at about "

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from site_src.publishing.linkcheck import broken_links, external_loads
+from tests.e2e.conftest import rendered
 
 ARTIFACTS = Path(__file__).parent / "artifacts"  # screenshots, for a person to look at
 
@@ -39,14 +40,13 @@ def test_no_broken_link_or_anchor_and_nothing_loads_from_outside(site_root):
     assert "mathjax" not in "".join(p.read_text() for p in site.rglob("*.html")).lower()
 
 
-def test_every_page_loads_without_errors_or_outside_requests(pages, open_page):
+def test_every_page_loads_without_errors_or_outside_requests(pages, rendered_pages):
     # The 404 page is built for the site's address (site_url's path): see test_readers's sub-path test.
     assert len(pages) >= 3, pages  # index, an explainer, results
     for path in pages:
-        page = open_page(path)
-        assert page.locator("h1").first.is_visible(), path
-        assert "The Fair Code Project" in page.locator("footer").inner_text(), path
-        page.context.close()
+        read = rendered(rendered_pages, path)  # loaded, no request left localhost, no error in the browser
+        assert read["h1_visible"], path
+        assert len(read["footers"]) == 1 and "The Fair Code Project" in read["footers"][0], path
 
 
 def test_search_finds_an_explainer_by_a_word_from_its_body(site_root, open_page):
