@@ -191,17 +191,38 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=_LOADER)
 
 
-def _text(path: Path, label: str) -> str:
-    """The manifest's text (UTF-8; a byte-order mark dropped); other bytes are a ManifestError
-    naming the line, not a UnicodeDecodeError that names no file."""
-    data = path.read_bytes()
+class NotUTF8Error(ValueError):
+    """Bytes that are not UTF-8: ``line`` and ``column`` (1-based) and the value of the first bad ``byte``."""
+
+    def __init__(self, line: int, column: int, byte: int):
+        super().__init__(f"line {line}, column {column}: not UTF-8 text (byte 0x{byte:02x})")
+        self.line, self.column, self.byte = line, column, byte
+
+
+def utf8_text(data: bytes) -> str:
+    """A hand-written file's bytes as text: UTF-8, a leading byte-order mark dropped (Windows
+    editors write one). The one decoding of the project's sources (manifests here, explainers and
+    the reading order in the site build).
+
+    Raises
+    ------
+    NotUTF8Error
+        Naming the line and column of the first byte that is not UTF-8, where a UnicodeDecodeError
+        names only an offset.
+    """
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise ManifestError([f"{label}: line {line}, column {column}: not UTF-8 text "
-                             f"(byte 0x{data[err.start]:02x}); save the file as UTF-8"]) from None
+        raise NotUTF8Error(line, err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1, data[err.start]) from None
+
+
+def _text(path: Path, label: str) -> str:
+    """The manifest's text (`utf8_text`); other bytes are a ManifestError naming the line."""
+    try:
+        return utf8_text(path.read_bytes())
+    except NotUTF8Error as err:
+        raise ManifestError([f"{label}: {err}; save the file as UTF-8"]) from None
 
 
 def _read_yaml(path: Path, label: str) -> dict:

@@ -358,21 +358,21 @@ def parse_explainer(path: Path) -> Explainer:
 
 
 def read_text(data: bytes, *, shown: str) -> str:
-    """A source file's bytes as text: UTF-8, a leading byte-order mark dropped (Windows editors
-    write one, and the file still starts with ``---`` to its author).
+    """A source file's bytes as text (`faircode.manifest.utf8_text`: UTF-8, a byte-order mark
+    dropped, since the file still starts with ``---`` to its author).
 
     Raises
     ------
     ConfigError
         ``"<shown>:<line>: not UTF-8 text (byte 0x.. at column C); save the file as UTF-8"``.
     """
+    from faircode.manifest import NotUTF8Error, utf8_text
+
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line_start = data.rfind(b"\n", 0, err.start) + 1
-        line = data.count(b"\n", 0, err.start) + 1
-        raise ConfigError(f"{shown}:{line}: not UTF-8 text (byte 0x{data[err.start]:02x} at column "
-                          f"{err.start - line_start + 1}); save the file as UTF-8") from None
+        return utf8_text(data)
+    except NotUTF8Error as err:
+        raise ConfigError(f"{shown}:{err.line}: not UTF-8 text (byte 0x{err.byte:02x} at column {err.column}); "
+                          "save the file as UTF-8") from None
 
 
 def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
