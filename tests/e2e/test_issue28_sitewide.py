@@ -107,7 +107,7 @@ def test_the_keyboard_reaches_the_content_before_the_table_of_contents_and_perma
     # The next Tab must wait until the browser has followed the skip link: its target is the page's
     # :target, the moment the browser also moves where the next Tab starts from. Under load Chromium
     # now and then moves the URL and the scroll but not :target nor that starting point, with no
-    # script having prevented the click (6 of 90 tries under four busy loops; CI once, after a
+    # script having prevented the click (7 of 120 tries under four busy loops; CI once, after a
     # wait on location.hash alone); a person presses Enter again, and so does this test, at most
     # three times. It fails when the link never gets there or the Tab after it lands elsewhere.
     skip_reached = ("() => { const s = document.querySelector('.md-skip'), t = document.querySelector(':target');"
