@@ -238,6 +238,20 @@ def _called_by_import_system() -> bool:
     return False
 
 
+def _imported_since(before: frozenset[str]) -> list[str]:
+    """The modules of the Python environment imported since ``before`` (``sys.modules``' names then):
+    what the run imported that its fork server had not, for the next server to import once
+    (``CacheEntry.imported``). A run forked from a server that preloads only what the code imports
+    at its top level imported a plotting backend and a dataframe layer itself, in every run:
+    0.16 s of CPU a run, 16% of the code's own time (issue 26)."""
+    found = []
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if name not in before and isinstance(f, str) and f and in_environment(Path(f)):
+            found.append(name)
+    return sorted(found)
+
+
 def _project_modules(root: Path) -> list[str]:
     """The project files (relative to ``root``) of the modules this process has imported.
 

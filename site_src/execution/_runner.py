@@ -40,7 +40,7 @@ import time
 import traceback
 from pathlib import Path
 
-from site_src.execution._inputs import _InputRecorder, _packages, _project_modules, RUNNER_FILES
+from site_src.execution._inputs import _InputRecorder, _imported_since, _packages, _project_modules, RUNNER_FILES
 from site_src.execution._limits import _bind_to_build, _kill_descendants, _limit_memory, _record_hard_exits
 from site_src.execution._cells import run_cells, _source_line
 from site_src.execution._capture import _FigureCapture, _pyplot
@@ -65,6 +65,7 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     variant and the rest of ``result.json`` (issue 26). That work stays in this process, under its
     limits; the build stores the run's cache entry only once this process has ended, and a
     failure here fails this run (`_finish_error`)."""
+    imported_before = frozenset(sys.modules)  # what the fork server had imported (`_imported_since`)
     spec = json.loads(Path(spec_path).read_text())
     root = Path(spec["root"]).resolve()
     code_path = Path(spec["code_path"]).resolve()
@@ -83,7 +84,8 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     _tell_code_done(code_done_fd)
     try:
         figures.finish()  # the figures still open at the end, then each figure's narrow variant
-        result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells")))
+        result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells"),
+                                    imported_before=imported_before))
     except Exception as exc:  # noqa: BLE001 - any failure here fails the run, named as the figures'
         result = _finish_error(exc, ran=result)
     (out_dir / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True))
@@ -197,7 +199,7 @@ def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recor
 
 
 def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figures: _FigureCapture,
-                  cells: list[dict] | None) -> dict:
+                  cells: list[dict] | None, imported_before: frozenset[str] = frozenset()) -> dict:
     """The rest of ``result.json``: figures (each cell's too), values, what the run read and imported,
     its peak memory and Python version."""
     for k, cell in enumerate(cells or ()):
@@ -207,6 +209,7 @@ def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figu
         "figures_s": figures.seconds,
         "values": _values(namespace),
         "modules": _project_modules(root),
+        "imported": _imported_since(imported_before),
         "packages": _packages(),
         "data_files": sorted(recorder.opened),
         "untracked": list(recorder.untracked),

@@ -121,6 +121,12 @@ class CacheEntry(BaseModel):
     python: str
     run_at: str
     warnings: list[str] = Field(default_factory=list)  # output that was not UTF-8, processes left running
+    # Modules of the Python environment the code imports lazily (a plotting backend at the first
+    # figure saved, a library's submodules at the first call), by name: what its runs imported
+    # beyond their fork server's, kept while the code is the same (a run of code unchanged cannot
+    # tell whether it still needs what the server had imported for it). Not an input of the run:
+    # the next fork server imports them once for every run (`execute._preload`).
+    imported: list[str] = Field(default_factory=list)
 
     def run_id(self) -> str:
         """A digest of every input of the run: same id, same numbers.
@@ -261,6 +267,20 @@ def last_run_seconds(entry_dir: Path) -> float:
         return float(json.loads((entry_dir / ENTRY).read_bytes())["wall_s"])
     except (OSError, ValueError, KeyError, TypeError):
         return float("inf")
+
+
+def recorded_imports(entry_dir: Path, *, static_key: str | None = None) -> list[str]:
+    """The modules the last recorded run imported beyond its fork server's (``CacheEntry.imported``);
+    none when no entry is recorded or it cannot be read, and, with ``static_key``, when the entry
+    was recorded under another (its code, declared inputs or limits changed)."""
+    try:
+        data = json.loads((entry_dir / ENTRY).read_bytes())
+        imported = data.get("imported", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    if static_key is not None and data.get("static_key") != static_key:
+        return []
+    return [m for m in imported if isinstance(m, str)] if isinstance(imported, list) else []
 
 
 def _parse(raw: bytes) -> tuple[CacheEntry | None, str]:

@@ -182,9 +182,9 @@ def execute(
     # Longest first (by the last recorded run; never run: first), so that the slowest run
     # does not start last and leave the other workers idle at the end.
     todo.sort(key=lambda item: -cache.last_run_seconds(cache_dir / item[0].slug))
-    _remember_preload(cache_dir, code_files)
-    outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork,
+    outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork, cache_dir=cache_dir,
                              keep=[c for c in code_files] if keep_server else None, early=early_server))
+    _remember_preload(cache_dir, code_files)  # with what these runs imported, for the next early server
     filestate.save_digests(cache_dir)
     in_order = [outcomes[c.slug] for c in code_files]
     return ([o for o in in_order if isinstance(o, RunResult)],
@@ -207,7 +207,7 @@ def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] 
 
 def _run_all(todo: list[tuple[CodeFile, str]],
              run: Callable[[CodeFile, str, _ForkServer | None, _Places], RunResult | ExecutionError], *,
-             root: Path, jobs: int, fork: bool,
+             root: Path, jobs: int, fork: bool, cache_dir: Path,
              keep: list[CodeFile] | None = None,
              early: _ForkServer | None = None) -> dict[str, RunResult | ExecutionError]:
     """Each ``run(code, reason, server, places)`` of ``todo``, at most ``jobs`` explainers' code at
@@ -224,12 +224,12 @@ def _run_all(todo: list[tuple[CodeFile, str]],
     if not (todo and fork and _ForkServer.available()):
         server = None
     elif keep is not None:
-        server = _kept_server(root, keep)
+        server = _kept_server(root, keep, cache_dir)
     elif early is not None and early.proc.poll() is None:
         server = early  # started while the build collected, hashed and extracted
     else:
         # Started here, in the thread that lives for the whole build: the server dies with it.
-        server = _ForkServer(root, _preload([c for c, _ in todo]))
+        server = _ForkServer(root, _preload([c for c, _ in todo], cache_dir))
     if early is not None and early is not server:
         early.close()
     jobs = max(1, jobs)
@@ -261,7 +261,7 @@ PRELOAD = "preload.json"  # in the run cache: what the explainers imported, for 
 
 def _remember_preload(cache_dir: Path, code_files: list[CodeFile]) -> None:
     """Record what every explainer imports (`_preload`) for `start_server_early`, if it changed."""
-    text = json.dumps(_preload(code_files))
+    text = json.dumps(_preload(code_files, cache_dir))
     path = cache_dir / PRELOAD
     try:
         if path.read_text() == text:
@@ -309,7 +309,7 @@ def kept_server_fingerprint(root: Path) -> str:
     return filestate.digest_parts(parts)
 
 
-def _kept_server(root: Path, code_files: list[CodeFile]) -> _ForkServer:
+def _kept_server(root: Path, code_files: list[CodeFile], cache_dir: Path) -> _ForkServer:
     """The kept server if it is alive and its fingerprint holds, else a new one (kept in its place).
 
     It preloads what every explainer imports, not only the ones this build runs: the next
@@ -322,7 +322,7 @@ def _kept_server(root: Path, code_files: list[CodeFile]) -> _ForkServer:
         close_kept_server()
         server = None
     if server is None:
-        server = _ForkServer(root, _preload(code_files))
+        server = _ForkServer(root, _preload(code_files, cache_dir))
         _KEPT.update(server=server, fingerprint=fingerprint, root=root)
     return server
 
@@ -365,9 +365,9 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         raise
     finally:
         slot.give_back()  # a run that failed before its code ended
-    entry = _entry(code, work, reported, root=root, declared=declared, limits=(timeout, memory),
-                   declared_before=declared_before, wall=wall)
     final = cache_dir / code.slug
+    entry = _entry(code, work, reported, root=root, declared=declared, limits=(timeout, memory),
+                   declared_before=declared_before, wall=wall, previous=final)
     cache.store(work, final, entry)
     return _result(code.slug, final, entry, cached=False, reason=reason, expected=expected,
                    source=source, changed_its_inputs=changed_its_inputs)
@@ -523,15 +523,19 @@ def _git_tracked(root: Path, paths: list[str]) -> list[str]:
 
 
 def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, declared: list[str] | None,
-           limits: tuple[int, int], declared_before: dict[str, dict[str, str | None]], wall: float) -> cache.CacheEntry:
+           limits: tuple[int, int], declared_before: dict[str, dict[str, str | None]], wall: float,
+           previous: Path) -> cache.CacheEntry:
     """The cache entry of a finished run: its key (the code, what it read, the packages it
-    imported), what it produced and the digests of its figures; the run's own files removed."""
+    imported), what it produced and the digests of its figures; the run's own files removed.
+    ``previous`` is the run's cache folder, whose last entry's lazy imports are kept if the code
+    is the same (``CacheEntry.imported``)."""
     for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin", "main.py"):
         (work / name).unlink(missing_ok=True)  # main.py: only when the file on disk was stale
     data = reported.result
+    static_key = cache.static_key(code.text, declared, limits)
     return cache.CacheEntry(
         format=cache.FORMAT,
-        static_key=cache.static_key(code.text, declared, limits),
+        static_key=static_key,
         deps={p: filestate.hash_file(root / p) for p in data["modules"] + data["data_files"]},
         inputs=declared_before,
         untracked=data["untracked"],
@@ -555,6 +559,7 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
         python=data["python"],
         run_at=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         warnings=reported.warnings,
+        imported=sorted({*data.get("imported", []), *cache.recorded_imports(previous, static_key=static_key)}),
     )
 
 
@@ -571,9 +576,11 @@ def _run_environment() -> dict[str, str]:
     return env
 
 
-def _preload(code_files: list[CodeFile]) -> list[list]:
-    """What the explainers import at their top level, ``[module, [names imported from it]]``:
-    what the fork server imports once (the names too: a package may import them lazily)."""
+def _preload(code_files: list[CodeFile], cache_dir: Path | None = None) -> list[list]:
+    """What the fork server imports once, ``[module, [names imported from it]]``: what the
+    explainers import at their top level (the names too: a package may import them lazily), then,
+    with ``cache_dir``, what their last runs imported beyond that (``CacheEntry.imported``: a
+    plotting backend at the first figure saved, a library's submodules at the first call)."""
     found: dict[str, dict[str, None]] = {}
     for code in code_files:
         try:
@@ -586,6 +593,9 @@ def _preload(code_files: list[CodeFile]) -> list[list]:
                     found.setdefault(alias.name, {})
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.setdefault(node.module, {}).update((a.name, None) for a in node.names if a.name != "*")
+    if cache_dir is not None:
+        for module in sorted({m for code in code_files for m in cache.recorded_imports(cache_dir / code.slug)}):
+            found.setdefault(module, {})
     return [[module, list(names)] for module, names in found.items()]
 
 
