@@ -34,13 +34,17 @@ _CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", 
 
 def scaffold_text(explainer: Explainer) -> list[CheckError]:
     """What ``fairsite new`` wrote as stand-ins and is still there: its placeholder sentences (each
-    with its line), subtitle and summary, and the ``draft`` tag. `fairsite check` refuses a page
+    with its line, found anywhere in the line: the takeaway box, the decision guide, the figure's
+    caption, the sections), subtitle and summary, and the ``draft`` tag. `fairsite check` refuses a page
     that has any: a fresh user's scaffolded page passed ``check`` unchanged (issue 26)."""
     from site_src.sources.scaffold import DRAFT_TAG, PLACEHOLDERS, SUBTITLE, SUMMARY
 
-    found = [CheckError(f"still has the text `fairsite new` put there as a stand-in: {line.strip()!r}; "
+    # Anywhere in a line, not only a whole line: the figure's caption stand-in is inside a call, the
+    # takeaway box's inside bold text.
+    found = [CheckError(f"still has the text `fairsite new` put there as a stand-in: {stand_in!r}; "
                         "write the page's own", explainer=explainer.display_path, line=i)
-             for i, line in enumerate(explainer.prose.split("\n"), 1) if line.strip() in PLACEHOLDERS]
+             for i, line in enumerate(explainer.prose.split("\n"), 1)
+             for stand_in in PLACEHOLDERS if stand_in in line]
     meta = explainer.meta
     for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY)):
         if getattr(meta, name, None) == stand_in:

@@ -20,6 +20,17 @@ _CHECKS = [{"name": "the hand-computed gap equals faircode.significance's",
 _TEMPLATE = '''---
 {front_matter}---
 
+!!! tip "What this means for your audit"
+
+    1. **Say the first thing an auditor should do, as an order.** Then one sentence on why.
+    2. **Say the second thing, as an order.** Then one sentence on why.
+
+    {{{{ check_gap(n_a=n_a, n_b=n_b, rate_a=rate_a, rate_b=rate_b, a=group_a, b=group_b, outcome="given the positive prediction", text="Check these numbers") }}}} in the calculator.
+
+## When should I use it?
+
+- Say when to use this method, and what to use instead when it does not fit.
+
 ## In one sentence
 
 Define the method in one sentence a curious reader can follow.
@@ -33,14 +44,17 @@ Say what goes wrong in an audit without it.
 1. First step.
 2. Second step.
 
-## A worked example
+## A worked example: German Credit
 
-On the {{{{ audit_name }}}} audit (logistic regression, core features S2, the test split),
-{{{{ rate_a | percent }}}} of the {{{{ group_a }}}} group and {{{{ rate_b | percent }}}} of the
-{{{{ group_b }}}} group received the positive decision: a gap of {{{{ gap_by_hand | gap }}}}
-({{{{ p_value | pvalue }}}}).
+{{{{ scenario("german-credit") }}}}
 
-{{{{ figure(1, alt="Bar chart of the selection rate in each group.") }}}}
+A logistic regression on the core features ([strategy S2](../../glossary/index.md#strategies))
+is judged on the held-out [test split](../../glossary/index.md#test-split). It gives the positive
+prediction to {{{{ rate_a | percent }}}} of {{{{ group_a }}}} ({{{{ n_a | number }}}} people) and
+{{{{ rate_b | percent }}}} of {{{{ group_b }}}} ({{{{ n_b | number }}}}): a [gap](../../glossary/index.md#gap) of
+{{{{ gap_by_hand | gap }}}} ({{{{ p_value | pvalue }}}}). Figure 1 shows the two rates.
+
+{{{{ figure(1, alt="Bar chart of the share of each group given the positive prediction: " ~ group_a ~ " " ~ (rate_a | percent) ~ ", " ~ group_b ~ " " ~ (rate_b | percent) ~ ".", caption="Say what the reader should notice in this figure.") }}}}
 
 ## The code
 
@@ -56,7 +70,7 @@ attribute = audit.attributes[0]
 group_a, group_b = audit.group_labels[attribute]
 in_a = audit.masks[attribute][pred.rows] == 1
 in_b = audit.reference_masks[attribute][pred.rows] == 1
-audit_name = audit.name
+n_a, n_b = int(in_a.sum()), int(in_b.sum())
 
 rate_a = float(pred.y_pred[in_a].mean())
 rate_b = float(pred.y_pred[in_b].mean())
@@ -67,7 +81,7 @@ print(report)
 
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.bar([group_a, group_b], [rate_a, rate_b], color=["#d84315", "#3949ab"])
-ax.set_ylabel("selection rate")
+ax.set_ylabel("share given the positive prediction")
 fig.tight_layout()
 ```
 
@@ -77,14 +91,21 @@ fig.tight_layout()
 
 ## Further reading
 
+{{# List the sources with {{{{ further_reading("key", ["key", "what to read it for"]) }}}}, each key an entry of
+explainers/references.json, and cite one in the prose with {{{{ cite("key") }}}}. #}}
 - Author, *Title*, Venue (year).
 '''
 
 
 # The scaffold's stand-in text: a page that still holds any of it is a draft, which `fairsite
-# check` (and so `publish`) refuses (`checking.lint.scaffold_text`); `build` and `serve` show it.
-PLACEHOLDERS = ("Define the method in one sentence a curious reader can follow.",
+# check` (and so `publish`) refuses (`checking.lint.scaffold_text`, which finds each one anywhere
+# in a line: the caption is inside a call); `build` and `serve` show it.
+PLACEHOLDERS = ("Say the first thing an auditor should do, as an order.",
+                "Say the second thing, as an order.",
+                "Say when to use this method, and what to use instead when it does not fit.",
+                "Define the method in one sentence a curious reader can follow.",
                 "Say what goes wrong in an audit without it.", "1. First step.", "2. Second step.",
+                "Say what the reader should notice in this figure.",
                 "- What this method cannot tell you.", "- Author, *Title*, Venue (year).")
 SUBTITLE = "What question does this method answer?"
 SUMMARY = "One line that tells a reader what they will learn."
