@@ -6,7 +6,7 @@
     fairsite publish (--to DIR | --to-git REPO [--branch gh-pages]) [--allow-dirty]
     fairsite accept [SLUG ...]         # record the cited numbers of these explainers (all if none)
     fairsite serve [--port P] [--host H]  # rebuild on change to explainers, templates, library, data
-    fairsite new "Title"               # scaffold an explainer that builds at once
+    fairsite new "Title" [--slug S]    # scaffold an explainer that builds at once
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             from site_src.sources.collect import READING_ORDER
             from site_src.sources.scaffold import new_explainer
 
-            path = new_explainer(root, args.title)
+            path = new_explainer(root, args.title, slug=args.slug)
             order = path.parent / READING_ORDER
             listed = (f"list `{path.stem}` in {order.relative_to(root)}, under the part it belongs to, then "
                       if order.exists() else "")
@@ -181,6 +181,8 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"report every explainer whose code takes longer (default {_BUDGET_S:g} s)")
     n = sub.add_parser("new", help="scaffold a new explainer in the house form")
     n.add_argument("title", help='the explainer\'s title, e.g. "Bootstrap Intervals for Fairness Gaps"')
+    n.add_argument("--slug", help="the file's name, explainers/SLUG.md, and the page's address (lowercase a-z, 0-9 "
+                              "and '-'); default: made from the title, which needs Latin letters to make one")
     return parser
 
 

@@ -25,7 +25,8 @@ from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
-_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# An explainer's file name (without `.md`): lowercase ASCII words joined by `-` (its page's URL).
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -323,7 +324,7 @@ def parse_explainer(path: Path) -> Explainer:
     shown = f"{path.parent.name}/{path.name}"
     slug = path.stem
     problems = []
-    if not _SLUG.match(slug):
+    if not SLUG.match(slug):
         problems.append(f"{shown}: file name must be a slug (lowercase words joined by '-'), got '{slug}'")
     data = path.read_bytes()
     lines = read_text(data, shown=shown).split("\n")

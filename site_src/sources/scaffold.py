@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from site_src.errors import ConfigError
-from site_src.sources.collect import split_front_matter, title_key
+from site_src.sources.collect import SLUG, split_front_matter, title_key
 
 # The front matter is written by the YAML library (any title: colons, quotes, leading numbers),
 # then the body below. The title is the author's name for the page, kept as given; the
@@ -115,14 +115,36 @@ DRAFT_TAG = "draft"
 def slugify(title: str) -> str:
     """The file name (without ``.md``) for ``title``: lowercase ASCII words joined by ``-``.
 
-    Raises ConfigError when no letter or digit is left to name the file after.
+    Letters with accents keep their base form ("Équité" -> "equite"); letters of other scripts
+    (Greek, Chinese...) have no such form and are left out.
+
+    Raises
+    ------
+    ConfigError
+        When no letter or digit is left to name the file after, or only digits are left of a
+        title whose letters could not be written in ASCII ("Ισότητα 2" would be "2.md"): the
+        message asks for ``--slug``.
     """
     # "Über Straße" -> "uber-strasse": letters keep their base form instead of vanishing.
     ascii_title = unicodedata.normalize("NFKD", title.replace("ß", "ss")).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
+    dropped = any(c.isalpha() for c in title) and not re.search(r"[a-z]", slug)
+    if dropped:
+        raise ConfigError(f"new: the title {title!r} has no letter of the Latin alphabet to name the file after "
+                          f"(a file name is lowercase a-z, 0-9 and '-', the page's address); give one with --slug, "
+                          f'e.g. fairsite new "{title}" --slug equal-treatment')
     if not slug:
-        raise ConfigError(f"new: cannot make a file name from the title {title!r}; use letters or digits")
+        raise ConfigError(f"new: cannot make a file name from the title {title!r}; use letters or digits, "
+                          "or give the file name with --slug")
     return slug
+
+
+def _sluggable(text: str) -> bool:
+    """Whether `slugify` makes a file name of ``text`` (for the example in a message)."""
+    try:
+        return bool(slugify(text))
+    except ConfigError:
+        return False
 
 
 def _titled(explainers: Path, title: str) -> Path | None:
@@ -139,18 +161,25 @@ def _titled(explainers: Path, title: str) -> Path | None:
     return None
 
 
-def new_explainer(root: Path, title: str) -> Path:
+def new_explainer(root: Path, title: str, *, slug: str | None = None) -> Path:
     """Write ``explainers/<slug>.md`` from the house template; refuse to overwrite.
 
+    ``slug`` names the file (and the page's address) when the title cannot (`slugify`: a title
+    in Greek or Chinese), or when another name is wanted; default: made from the title.
+
     Returns the path written. Raises ConfigError for an empty title, one with no letter or digit
-    to name the file after, a file that already exists, or an explainer that already has this
-    title (ignoring case and spacing), naming its file.
+    to name the file after (or no Latin letter: the message asks for ``slug``), a ``slug`` that is
+    not lowercase words of a-z and 0-9 joined by ``-``, a file that already exists, or an
+    explainer that already has this title (ignoring case and spacing), naming its file.
     """
     given, title = title, " ".join(title.split())
     if not title:
         raise ConfigError(f"new: the title must not be empty, got {given!r}")
+    if slug is not None and not SLUG.match(slug):
+        raise ConfigError(f"new: --slug must be lowercase words of a-z and 0-9 joined by '-' (the file's name "
+                          f"and the page's address), got {slug!r}; e.g. {slugify(slug) if _sluggable(slug) else 'equal-treatment'!r}")
     explainers = Path(root) / "explainers"
-    path = explainers / f"{slugify(title)}.md"
+    path = explainers / f"{slug or slugify(title)}.md"
     if path.exists():
         raise ConfigError(f"new: {path} already exists; choose another title or edit that file")
     same = _titled(explainers, title)
