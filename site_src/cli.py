@@ -379,7 +379,11 @@ class _Progress:
     def done(self, outcome) -> None:
         slug = Path(str(outcome.explainer)).stem if isinstance(outcome, SiteError) else outcome.slug
         with self._lock:
-            self._running.pop(slug, None)
+            started = self._running.pop(slug, None)
+        # Two times, each named (issue 26: "still running ... (13 s)" then "ran in 4.3 s" read as a
+        # contradiction): the code's own, as the summary's table and the cache keep it, and the
+        # whole run the running line counted, from its start (the fork) to its figures saved.
+        in_all = f"; {time.monotonic() - started:.1f} s in all, with start-up and figures" if started else ""
         if isinstance(outcome, SiteError) and self._interrupted.is_set():
             if outcome.explainer:  # runs not yet started when Ctrl-C came name none: nothing to list
                 console.print(f"  [yellow]stopped[/] {outcome.explainer}", highlight=False)
@@ -388,7 +392,7 @@ class _Progress:
         elif outcome.cached:
             console.print(f"  [green]ok[/] {outcome.slug} (cached; its run took {outcome.duration_s:.1f} s)")
         else:
-            console.print(f"  [green]ok[/] {outcome.slug} (ran in {outcome.duration_s:.1f} s)")
+            console.print(f"  [green]ok[/] {outcome.slug} (its code ran in {outcome.duration_s:.1f} s{in_all})")
 
     def stage(self, name: str) -> None:
         if name == "mkdocs":
@@ -400,7 +404,8 @@ class _Progress:
         now = time.monotonic()
         with self._lock:
             if self._running:
-                return "running: " + ", ".join(f"{slug} ({now - t:.0f} s)" for slug, t in sorted(self._running.items()))
+                return ("running (each since it started, start-up and figures included): "
+                        + ", ".join(f"{slug} ({now - t:.0f} s)" for slug, t in sorted(self._running.items())))
             if self._stage:
                 return f"{self._stage[0]} ({now - self._stage[1]:.0f} s)"
             return ""
