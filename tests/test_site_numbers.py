@@ -172,7 +172,7 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
     # Every stand-in builds (above) and `fairsite check` names each one with its line.
     source = (root / "explainers" / "bias-a-primer.md").read_text(encoding="utf-8").split("\n")
     stand_ins = ["Say the first thing an auditor should do, as an order.", "Say the second thing, as an order.",
-                 "Say when to use this method, and what to use instead when it does not fit.",
+                 "Then say why, in one sentence.", "Say when to use this method, and what to use instead when it does not fit.",
                  "Define the method in one sentence a curious reader can follow.",
                  "Say what goes wrong in an audit without it.", "1. First step.", "2. Second step.",
                  "Say what the reader should notice in this figure.", "- What this method cannot tell you.",
@@ -184,8 +184,9 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
         build(check_options(root))
     said = str(err.value)
     for stand_in in stand_ins:
-        line = next(i for i, text in enumerate(source, 1) if stand_in in text)
-        assert re.search(rf"bias-a-primer\.md:{line}\b.*stand-in: {re.escape(repr(stand_in))}", said), stand_in
+        for line in [i for i, text in enumerate(source, 1) if stand_in in text]:
+            assert re.search(rf"bias-a-primer\.md:{line}: still has the text `fairsite new` put there as a stand-in: "
+                             rf"[^\n]*{re.escape(repr(stand_in))}", said), (line, stand_in)
 
 
 @settings(max_examples=200, deadline=None)

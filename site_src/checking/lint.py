@@ -40,11 +40,13 @@ def scaffold_text(explainer: Explainer) -> list[CheckError]:
     from site_src.sources.scaffold import DRAFT_TAG, PLACEHOLDERS, SUBTITLE, SUMMARY
 
     # Anywhere in a line, not only a whole line: the figure's caption stand-in is inside a call, the
-    # takeaway box's inside bold text.
-    found = [CheckError(f"still has the text `fairsite new` put there as a stand-in: {stand_in!r}; "
-                        "write the page's own", explainer=explainer.display_path, line=i)
-             for i, line in enumerate(explainer.prose.split("\n"), 1)
-             for stand_in in PLACEHOLDERS if stand_in in line]
+    # takeaway box's points are two (the bold order, then why). One problem per line.
+    found = []
+    for i, line in enumerate(explainer.prose.split("\n"), 1):
+        left = [repr(stand_in) for stand_in in PLACEHOLDERS if stand_in in line]
+        if left:
+            found.append(CheckError(f"still has the text `fairsite new` put there as a stand-in: {', '.join(left)}; "
+                                    "write the page's own", explainer=explainer.display_path, line=i))
     meta = explainer.meta
     for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY)):
         if getattr(meta, name, None) == stand_in:

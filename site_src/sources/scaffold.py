@@ -22,8 +22,8 @@ _TEMPLATE = '''---
 
 !!! tip "What this means for your audit"
 
-    1. **Say the first thing an auditor should do, as an order.** Then one sentence on why.
-    2. **Say the second thing, as an order.** Then one sentence on why.
+    1. **Say the first thing an auditor should do, as an order.** Then say why, in one sentence.
+    2. **Say the second thing, as an order.** Then say why, in one sentence.
 
     {{{{ check_gap(n_a=n_a, n_b=n_b, rate_a=rate_a, rate_b=rate_b, a=group_a, b=group_b, outcome="given the positive prediction", text="Check these numbers") }}}} in the calculator.
 
@@ -81,7 +81,7 @@ print(report)
 
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.bar([group_a, group_b], [rate_a, rate_b], color=["#d84315", "#3949ab"])
-ax.set_ylabel("share given the positive prediction")
+ax.set_ylabel("share predicted positive")
 fig.tight_layout()
 ```
 
@@ -101,7 +101,7 @@ explainers/references.json, and cite one in the prose with {{{{ cite("key") }}}}
 # check` (and so `publish`) refuses (`checking.lint.scaffold_text`, which finds each one anywhere
 # in a line: the caption is inside a call); `build` and `serve` show it.
 PLACEHOLDERS = ("Say the first thing an auditor should do, as an order.",
-                "Say the second thing, as an order.",
+                "Say the second thing, as an order.", "Then say why, in one sentence.",
                 "Say when to use this method, and what to use instead when it does not fit.",
                 "Define the method in one sentence a curious reader can follow.",
                 "Say what goes wrong in an audit without it.", "1. First step.", "2. Second step.",
