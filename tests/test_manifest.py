@@ -174,13 +174,13 @@ def test_a_wrong_op_names_every_op_once_and_nothing_follows_from_it(tmp_path):
     assert info.value.problems == [
         f"{path}: line {line}: derived[0].op: Input should be {', '.join(map(repr, ops[:-1]))} or 'map', "
         f"got 'less' (did you mean 'le'?)"]
-    # A filter's `op` allows the comparisons alone, said once as before.
+    # A filter's `op` allows the comparisons alone; an op written as its symbol is named.
     raw = _valid()
-    raw["filters"] = [{"column": "age", "op": "less", "value": 25}]
+    raw["filters"] = [{"column": "age", "op": "<", "value": 25}]
     with pytest.raises(ManifestError) as info:
         load_manifest(_write(tmp_path, raw))
     assert [re.sub(r"^.*audit\.yaml: line \d+: ", "", p) for p in info.value.problems] == [
-        f"filters[0].op: Input should be {', '.join(map(repr, ops[:-2]))} or 'between'"]
+        f"filters[0].op: Input should be {', '.join(map(repr, ops[:-2]))} or 'between', got '<' (did you mean 'lt'?)"]
 
 
 @pytest.mark.parametrize("fixture, messages", [
