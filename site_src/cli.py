@@ -450,7 +450,7 @@ def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
     ran = sum(not r.cached for r in report.runs)
     # The build's own time is on the last line ("build ok: ... (N s)"); the title counts the runs.
     table = Table(title=f"explainer runs ({ran} ran, {len(report.runs) - ran} from the cache)")
-    for col in ("explainer", "run", "run time", "peak memory"):
+    for col in ("explainer", "run", "code time", "peak memory"):  # the code's own, as the line "its code ran in"
         table.add_column(col)
     for r in report.runs:
         how = _how(r, explain=explain)
