@@ -31,9 +31,10 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
     errors = []
 
     def problem(i: int, message: str) -> None:
-        # The line is looked up only for a failing check: finding it composes the YAML again.
-        errors.append(CheckError(message, explainer=explainer.display_path,
-                                 line=explainer.front_matter_line("checks", i, "assert")))
+        # The line is looked up only for a failing check: finding it composes the YAML again. The
+        # entry's own line when its expression is not under `assert:` (pydantic takes `expr:` too).
+        line = explainer.front_matter_line("checks", i, "assert") or explainer.front_matter_line("checks", i)
+        errors.append(CheckError(message, explainer=explainer.display_path, line=line))
 
     for i, check in enumerate(explainer.meta.checks):
         try:
