@@ -159,6 +159,30 @@ def test_bad_filters():
     assert re.search(r"filters\[3\]\.column: 'agee' is not a column of arrests\.csv \(did you mean 'age'\?\)", problems)
 
 
+def test_a_wrong_op_names_every_op_once_and_nothing_follows_from_it(tmp_path):
+    # A derived column's `op` is a comparison or 'map': the message lists them all (not "expected
+    # a number, text..."), and the protected attribute that names the column is not a second error.
+    raw = _valid()
+    raw["derived"] = [{"name": "young", "from": "age", "op": "less", "value": 25}]
+    raw["protected"].append({"name": "age", "column": "young", "disadvantaged": [True],
+                             "disadvantaged_label": "under 25"})
+    path = _write(tmp_path, raw)
+    line = path.read_text().split("\n").index("  op: less") + 1
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    ops = ["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "between", "map"]  # DerivedColumn's docstring
+    assert info.value.problems == [
+        f"{path}: line {line}: derived[0].op: Input should be {', '.join(map(repr, ops[:-1]))} or 'map', "
+        f"got 'less' (did you mean 'le'?)"]
+    # A filter's `op` allows the comparisons alone; an op written as its symbol is named.
+    raw = _valid()
+    raw["filters"] = [{"column": "age", "op": "<", "value": 25}]
+    with pytest.raises(ManifestError) as info:
+        load_manifest(_write(tmp_path, raw))
+    assert [re.sub(r"^.*audit\.yaml: line \d+: ", "", p) for p in info.value.problems] == [
+        f"filters[0].op: Input should be {', '.join(map(repr, ops[:-2]))} or 'between', got '<' (did you mean 'lt'?)"]
+
+
 @pytest.mark.parametrize("fixture, messages", [
     pytest.param("bad_derived.yaml", [
         "derived[0]: op 'map' needs a non-empty `mapping`",

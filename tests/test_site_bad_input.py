@@ -195,6 +195,43 @@ def test_link_warnings_name_the_source_or_the_page_the_build_made(tmp_path):
     ]
 
 
+def test_link_warnings_are_listed_by_source_file_and_line(tmp_path):
+    """Issue 26, a fresh user: MkDocs warns page by page in its navigation's order, and about
+    anchors only after every page is converted, so the list jumped between files and lines. It
+    goes by file and line, the pages the build made after, other warnings last."""
+    import posixpath
+
+    from site_src.publishing.linkcheck import in_sources
+
+    root, docs, site = tmp_path, tmp_path / "stage" / "docs", tmp_path / "stage" / "site"
+    (root / "explainers").mkdir()
+    (root / "explainers" / "alpha.md").write_text(
+        "---\ntitle: A\n---\n\n[one](../nowhere/index.md)\n\n[two](#gone)\n\n[three](../nothing/index.md)\n",
+        encoding="utf-8")
+    (root / "explainers" / "beta.md").write_text("---\ntitle: B\n---\n\n[four](../none/index.md)\n", encoding="utf-8")
+    for page in ("explainers/alpha/index.md", "explainers/beta/index.md", "glossary/index.md"):
+        (docs / page).parent.mkdir(parents=True, exist_ok=True)
+        (docs / page).write_text("# x\n", encoding="utf-8")
+
+    def missing(page, url):
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(page), url))
+        return (f"Doc file '{page}' contains a link '{url}', but the target '{target}' is not found among "
+                "documentation files.")
+
+    warnings = [  # beta before alpha in the navigation; the anchor's warning after every page's
+        missing("explainers/beta/index.md", "../none/index.md"),
+        "Something else entirely.",
+        missing("glossary/index.md", "../explainers/betta/index.md"),
+        missing("explainers/alpha/index.md", "../nothing/index.md"),
+        missing("explainers/alpha/index.md", "../nowhere/index.md"),
+        "Doc file 'explainers/alpha/index.md' contains a link '#gone', but there is no such anchor on this page.",
+    ]
+    found = in_sources(warnings, root=root, docs_dir=docs, site_dir=site)
+    assert [m.split(": the link")[0] for m in found] == [
+        "explainers/alpha.md, line 5", "explainers/alpha.md, line 7", "explainers/alpha.md, line 9",
+        "explainers/beta.md, line 5", "docs/glossary/index.md (made by the build)", "Something else entirely."]
+
+
 # ------------------------------------------------------------------ a fresh user's faults (issue 26, stop 35)
 
 def _typo_explainer(root) -> int:

@@ -107,3 +107,79 @@ def test_numbers_typed_inside_template_expressions_are_bare(tmp_path):
                              'Allowed: {{ (100 * x) | number(1) }}, {{ rows[0] }}, {{ x | percent(0) }}.')
     found = sorted(str(err).split("bare number ")[1].split(" ")[0] for err in bare_numbers(e))
     assert found == ["'0.05'", "'2000'", "'95%'"]
+
+
+def test_a_failing_check_names_the_source_and_the_line_of_its_assert(tmp_path):
+    # Each way a `checks:` entry can fail names the file and the line of that entry's `assert:`
+    # (issue 26: a fresh user could not tell which of twenty entries had failed, nor where).
+    from types import SimpleNamespace
+
+    from site_src.checking.check import run_checks
+    from site_src.sources.collect import parse_explainer
+
+    source = tmp_path / "explainers" / "lines.md"
+    source.parent.mkdir()
+    source.write_text("\n".join([
+        "---",                                   # 1
+        "title: Lines",                          # 2
+        "subtitle: Where?",                      # 3
+        "summary: Each check by its line.",      # 4
+        "checks:",                               # 5
+        "  - name: holds",                       # 6
+        "    assert: x == 1",                    # 7
+        "  - name: fails",                       # 8
+        "    assert: x == 2",                    # 9
+        "  - assert: y > 0",                     # 10: assert written first
+        "    name: undefined",                   # 11
+        "  - name: not python",                  # 12
+        "    assert: x ==",                      # 13
+        "  - name: not true or false",           # 14
+        "    assert: x + 1",                     # 15
+        "  - name: raises",                      # 16
+        "    assert: x / 0 > 1",                 # 17
+        "---",
+        "",
+        "```python explainer",
+        "x = 1",
+        "```",
+        ""]), encoding="utf-8")
+    errors = run_checks(parse_explainer(source), SimpleNamespace(values={"x": 1}))
+    assert [str(e).split(" check ")[0] for e in errors] == [
+        f"explainers/lines.md:{n}:" for n in (9, 10, 13, 15, 17)]
+    assert [e.message.split("'")[1] for e in errors] == ["fails", "undefined", "not python", "not true or false",
+                                                         "raises"]
+
+
+def test_a_bare_year_or_a_number_in_a_heading_gets_advice_of_its_own(tmp_path):
+    # Issue 26, a fresh user: "ProPublica's 2016 analysis" and a number in a heading were told to
+    # "cite the run's value, e.g. {{ name | percent }}", which is no help for a year, and in a
+    # heading says nothing of its anchor.
+    from site_src.checking.lint import bare_numbers
+    from site_src.sources.collect import parse_explainer
+
+    source = tmp_path / "explainers" / "advice.md"
+    source.parent.mkdir()
+    source.write_text("\n".join([
+        "---", "title: Advice", "subtitle: Which?", "summary: Advice.", "checks:", "  - name: x", "    assert: x == 1",
+        "---",
+        "",
+        "ProPublica's 2016 analysis of COMPAS.",       # 10: a year where it cannot stand
+        "",
+        "Flagged 12% of women.",                       # 12: a result
+        "",
+        "## Women were flagged 9.9 points less",       # 14: a result in a heading
+        "",
+        "```python explainer", "x = 1", "```", ""]), encoding="utf-8")
+    said = {e.line: e.message for e in bare_numbers(parse_explainer(source))}
+    assert sorted(said) == [10, 12, 14]
+    assert "looks like a year" in said[10] and "(2016)" in said[10] and 'cite("key")' in said[10]
+    assert "{{ name | percent }}" not in said[10]
+    assert "in a heading" in said[14] and "{ #" in said[14] and "anchor" in said[14]
+    assert "in the prose; cite the run's value instead, e.g. {{ name | percent }}" in said[12]
+    # The advice is right: the year in parentheses, and the heading citing the run with its own
+    # anchor, pass.
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace("ProPublica's 2016 analysis", "ProPublica's analysis (2016)")
+                      .replace("9.9 points less", "{{ x | number }} points less { #flagged-less }")
+                      .replace("Flagged 12% of women.", "Flagged {{ x | percent }} of women."), encoding="utf-8")
+    assert bare_numbers(parse_explainer(source)) == []

@@ -134,11 +134,28 @@ def test_slowest_explainers_start_first(tmp_path):
 
 
 def test_runs_over_the_time_budget_are_reported(site, capsys):
-    assert cli.main(["--root", str(site), "build", "--jobs", "1", "--budget", "0.000001"]) == 0
+    assert cli.main(["--root", str(site), "build", "--jobs", "1", "--budget", "0.000001", "--force"]) == 0
     err = capsys.readouterr().err
     assert "slow:" in err and "coin-flips took" in err and "over the 1e-06 s budget" in err
-    assert cli.main(["--root", str(site), "build", "--jobs", "1"]) == 0
+    assert cli.main(["--root", str(site), "build", "--jobs", "1", "--force"]) == 0
     assert "slow:" not in capsys.readouterr().err
+
+
+def test_a_slow_run_is_named_once_per_change_not_on_every_build(site, capsys):
+    # Issue 26, a fresh user: the `slow:` line came back on every build, a prose edit's too, for a
+    # run served from the cache. It is named when the run runs: after a change to its code.
+    source = site / "explainers" / "coin-flips.md"
+    tiny = ["--root", str(site), "build", "--jobs", "1", "--budget", "0.000001"]
+    source.write_text(source.read_text(encoding="utf-8").replace(
+        "A coin is fair when", "A coin is called fair when"), encoding="utf-8")  # prose: the run is cached
+    assert cli.main(tiny) == 0
+    err = capsys.readouterr().err
+    assert "cache hit" in err and "slow:" not in err
+    source.write_text(source.read_text(encoding="utf-8").replace(
+        "```python explainer\n", "```python explainer\nunused = 1\n"), encoding="utf-8")  # code: it runs again
+    assert cli.main(tiny) == 0
+    err = capsys.readouterr().err
+    assert "slow:" in err and "coin-flips took" in err
 
 
 def test_jobs_default_to_the_cores_this_process_may_use():

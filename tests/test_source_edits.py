@@ -235,15 +235,25 @@ def test_check_refuses_what_fairsite_new_wrote_as_stand_ins_until_it_is_written(
     path = new_explainer(tmp_path, "Equalized odds: a first look")
     lines = path.read_text(encoding="utf-8").split("\n")
     found = [(e.line, e.message) for e in scaffold_text(parse_explainer(path))]
-    stand_ins = ["Define the method in one sentence a curious reader can follow.",
+    # The takeaway box's points, the decision guide, the sections, the figure's caption (inside
+    # its call): each found where it stands in a line, not only as a whole line.
+    stand_ins = ["Say the first thing an auditor should do, as an order.", "Say the second thing, as an order.",
+                 "Then say why, in one sentence.",
+                 "Say when to use this method, and what to use instead when it does not fit.",
+                 "Define the method in one sentence a curious reader can follow.",
                  "Say what goes wrong in an audit without it.", "1. First step.", "2. Second step.",
+                 "Say what the reader should notice in this figure.",
                  "- What this method cannot tell you.", "- Author, *Title*, Venue (year)."]
-    assert [line for line, _ in found if line] == [lines.index(s) + 1 for s in stand_ins]
+    at = {s: [i for i, text in enumerate(lines, 1) if s in text] for s in stand_ins}
+    assert all(at.values()) and len(at["Then say why, in one sentence."]) == 2  # after each point
+    assert [line for line, _ in found if line] == sorted({i for lines_of in at.values() for i in lines_of})
+    said = {line: message for line, message in found}
+    assert all(repr(s) in said[i] for s, lines_of in at.items() for i in lines_of)  # each named on its line
     assert sum("front matter" in m for _, m in found) == 3  # subtitle, summary, the draft tag
     # Written: nothing left to refuse.
     text = path.read_text(encoding="utf-8")
     for i, s in enumerate(stand_ins):
-        text = text.replace(s, f"{s[:2] if s[0] in '-12' else ''}Own sentence number {'abcdef'[i]}.")
+        text = text.replace(s, f"{s[:2] if s[0] in '-12' else ''}Own sentence number {'abcdefghijk'[i]}.")
     text = (text.replace("What question does this method answer?", "Are error rates equal?")
             .replace("One line that tells a reader what they will learn.", "Equal error rates, tested.")
             .replace("- draft", "- equalized odds"))

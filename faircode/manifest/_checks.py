@@ -92,7 +92,16 @@ def _name_problems(raw: dict) -> list[str]:
 
 def _check_derived_and_filters(raw: dict, columns: _Columns) -> None:
     """Each derived column comes from a known column and is new; each filter names a column."""
-    for i, d in _try_items(DerivedColumn, raw.get("derived")).items():
+    valid = _try_items(DerivedColumn, raw.get("derived"))
+    for i, item in enumerate(raw.get("derived") if isinstance(raw.get("derived"), list) else []):
+        d = valid.get(i)
+        if d is None:
+            # Its own error is listed already (a wrong `op:`...); its name still declares the
+            # column, so a field that names it is not a second, follow-on error.
+            name = item.get("name") if isinstance(item, dict) else None
+            if isinstance(name, str) and name and name not in columns.available:
+                columns.available.append(name)
+            continue
         columns.need(d.from_, f"derived[{i}].from")
         if d.name in columns.available:
             columns.problems.append(f"derived[{i}].name: {d.name!r} already exists; pick a new column name")

@@ -11,6 +11,7 @@ finds where a key is written in one.
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -245,7 +246,9 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
     named by its line too (`_problem_line`): the key's, or for a missing field the line of the
     mapping that lacks it."""
     out = []
-    for err in exc.errors():
+    errors = exc.errors()
+    choices = _literal_choices(errors)
+    for err in errors:
         full = tuple(err["loc"])
         # pydantic reports a failed union member by member ("value.bool", "value.list[...]");
         # the member names are noise to a manifest author: report the field once.
@@ -253,6 +256,16 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
         field = _loc_path(loc)
         line = _problem_line(text, loc, missing=err["type"] == "missing") if text is not None else None
         where = f"line {line}: " if line is not None else ""
+        if loc in choices or (err["type"] == "literal_error" and loc and loc[-1] == "op"):
+            # A union of fixed words (a derived column's `op`: a comparison or 'map'): every word
+            # it allows, said once, not "expected a number, text..." (issue 26, a fresh user). An
+            # `op` (a filter's too) also says what was written and the op it may have meant.
+            allowed = choices.get(loc) or _quoted(err["ctx"]["expected"])
+            hint = (f" (did you mean {_OP_SYMBOLS[err['input']]!r}?)" if err["input"] in _OP_SYMBOLS
+                    else did_you_mean(err["input"], allowed))
+            out.append(f"{where}{field}: Input should be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, "
+                       f"got {err['input']!r}{hint}")
+            continue
         if loc != full and err["type"] != "extra_forbidden":
             out.append(f"{where}{field}: {err['input']!r} is not a valid value here (expected a number, "
                        "text, true/false, or a list of those)")
@@ -269,6 +282,29 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
             msg = err["msg"].removeprefix("Value error, ")
             out.append(f"{where}{field}: {msg}")
     return out
+
+
+def _literal_choices(errors: list[dict]) -> dict[tuple, list[str]]:
+    """For each field whose type is a union of fixed words (``Literal``s) and whose every member
+    failed: the words it allows, in the schema's order, by the field's location with the member
+    names left out (as `_format_pydantic` names it)."""
+    members: dict[tuple, list[dict]] = {}
+    for err in errors:
+        full = tuple(err["loc"])
+        if full and isinstance(full[-1], str) and full[-1].startswith("literal["):
+            members.setdefault(full[:-1], []).append(err)
+    return {loc: [w for e in errs for w in _quoted(e["ctx"]["expected"])]
+            for loc, errs in members.items()
+            if len(errs) > 1 and all(e["type"] == "literal_error" for e in errs)}
+
+
+def _quoted(expected: str) -> list[str]:
+    """The words of pydantic's ``"'eq', 'ne' or 'lt'"`` (a literal error's ``expected``)."""
+    return re.findall(r"'([^']*)'", expected)
+
+
+# An `op` written as the symbol it stands for: the hint names the op (a did-you-mean cannot).
+_OP_SYMBOLS = {"==": "eq", "=": "eq", "!=": "ne", "<>": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 
 def _problem_line(text: str, loc: tuple, *, missing: bool) -> int | None:

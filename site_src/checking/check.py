@@ -26,36 +26,40 @@ _CHECK_BUILTINS = {
 
 
 def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
-    """Evaluate each ``checks:`` expression over the run's values; one error per failure."""
+    """Evaluate each ``checks:`` expression over the run's values; one error per failure, named
+    by the source line of the entry's ``assert:`` (where the expression to read or mend is)."""
     errors = []
-    for check in explainer.meta.checks:
+
+    def problem(i: int, message: str) -> None:
+        # The line is looked up only for a failing check: finding it composes the YAML again. The
+        # entry's own line when its expression is not under `assert:` (pydantic takes `expr:` too).
+        line = explainer.front_matter_line("checks", i, "assert") or explainer.front_matter_line("checks", i)
+        errors.append(CheckError(message, explainer=explainer.display_path, line=line))
+
+    for i, check in enumerate(explainer.meta.checks):
         try:
             tree = ast.parse(check.expr, mode="eval")
         except SyntaxError as err:
-            errors.append(CheckError(f"check '{check.name}': `assert:` is not a Python expression ({err.msg}, "
-                                     f"column {err.offset}): {check.expr}", explainer=explainer.display_path))
+            problem(i, f"check '{check.name}': `assert:` is not a Python expression ({err.msg}, "
+                       f"column {err.offset}): {check.expr}")
             continue
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         missing = sorted(names - set(run.values) - set(_CHECK_BUILTINS))
         if missing:
             hints = "; ".join(f"'{m}'{did_you_mean(m, run.values)}" for m in missing)
-            errors.append(CheckError(f"check '{check.name}': not a value the run defined: {hints}",
-                                     explainer=explainer.display_path))
+            problem(i, f"check '{check.name}': not a value the run defined: {hints}")
             continue
         scope = {"__builtins__": {}, **_CHECK_BUILTINS, **run.values}
         try:
             ok = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)  # noqa: S307 - repo-authored
         except Exception as exc:  # noqa: BLE001 - reported with the check's name
-            errors.append(CheckError(f"check '{check.name}' could not be evaluated: {type(exc).__name__}: {exc}",
-                                     explainer=explainer.display_path))
+            problem(i, f"check '{check.name}' could not be evaluated: {type(exc).__name__}: {exc}")
             continue
         if not isinstance(ok, bool):
-            errors.append(CheckError(f"check '{check.name}': `assert:` must be a true/false test, "
-                                     f"got {type(ok).__name__} {ok!r}", explainer=explainer.display_path))
+            problem(i, f"check '{check.name}': `assert:` must be a true/false test, got {type(ok).__name__} {ok!r}")
         elif not ok:
             shown = ", ".join(f"{n} = {run.values[n]!r}" for n in sorted(names & set(run.values)))
-            errors.append(CheckError(f"check '{check.name}' failed: {check.expr}  [{shown}]",
-                                     explainer=explainer.display_path))
+            problem(i, f"check '{check.name}' failed: {check.expr}  [{shown}]")
     return errors
 
 

@@ -34,13 +34,19 @@ _CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", 
 
 def scaffold_text(explainer: Explainer) -> list[CheckError]:
     """What ``fairsite new`` wrote as stand-ins and is still there: its placeholder sentences (each
-    with its line), subtitle and summary, and the ``draft`` tag. `fairsite check` refuses a page
+    with its line, found anywhere in the line: the takeaway box, the decision guide, the figure's
+    caption, the sections), subtitle and summary, and the ``draft`` tag. `fairsite check` refuses a page
     that has any: a fresh user's scaffolded page passed ``check`` unchanged (issue 26)."""
     from site_src.sources.scaffold import DRAFT_TAG, PLACEHOLDERS, SUBTITLE, SUMMARY
 
-    found = [CheckError(f"still has the text `fairsite new` put there as a stand-in: {line.strip()!r}; "
-                        "write the page's own", explainer=explainer.display_path, line=i)
-             for i, line in enumerate(explainer.prose.split("\n"), 1) if line.strip() in PLACEHOLDERS]
+    # Anywhere in a line, not only a whole line: the figure's caption stand-in is inside a call, the
+    # takeaway box's points are two (the bold order, then why). One problem per line.
+    found = []
+    for i, line in enumerate(explainer.prose.split("\n"), 1):
+        left = [repr(stand_in) for stand_in in PLACEHOLDERS if stand_in in line]
+        if left:
+            found.append(CheckError(f"still has the text `fairsite new` put there as a stand-in: {', '.join(left)}; "
+                                    "write the page's own", explainer=explainer.display_path, line=i))
     meta = explainer.meta
     for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY)):
         if getattr(meta, name, None) == stand_in:
@@ -77,14 +83,33 @@ def bare_numbers(explainer: Explainer) -> list[CheckError]:
     for i, line in enumerate(masked.split("\n"), start=1):
         if lines[i - 1].strip() == CODE_PLACEHOLDER:
             continue
-        if line.lstrip().startswith("#"):
+        heading = line.lstrip().startswith("#")
+        if heading:
             in_citations = bool(_CITATION_SECTION.match(line.strip()))
         for token in _bare_tokens(line, years_ok=in_citations):
-            errors.append(CheckError(
-                f"bare number '{token}' in the prose; cite the run's value instead, e.g. "
-                f"{{{{ name | percent }}}} (numbers in prose must come from the run or the results file)",
-                explainer=explainer.display_path, line=i))
+            errors.append(CheckError(f"bare number '{token}' {_advice(token, heading=heading)}",
+                                     explainer=explainer.display_path, line=i))
     return errors
+
+
+def _advice(token: str, *, heading: bool) -> str:
+    """What to do about a bare number in the prose: for what looks like a year, the ways a year
+    may be written; in a heading, how to cite the run there and keep the heading's anchor; else
+    cite the run's value."""
+    if _YEAR.match(token):
+        # A year is a fact about a source or the data, not a result: it is allowed where it reads
+        # as one (issue 26: a fresh user was told to cite the run's value for "ProPublica's 2016").
+        return ("looks like a year; write it in parentheses (\"ProPublica's analysis (2016)\"), right after a "
+                "word such as \"in\" or \"from\" (\"in 2016\", not \"in early 2016\"), or cite the source with {{ cite(\"key\") }}, "
+                "which prints its author and year; a year a run computed comes from the run, {{ name }}")
+    if heading:
+        # A heading's words make its anchor, which other pages link to: a number the run gives
+        # there would move the anchor whenever the data move.
+        return ("in a heading; cite the run's value there, e.g. {{ name | number }}, and give the heading a fixed "
+                "anchor with { #some-id } at its end so links to it do not move with the number, or keep the number "
+                "for the text under the heading (numbers in prose must come from the run or the results file)")
+    return ("in the prose; cite the run's value instead, e.g. {{ name | percent }} (numbers in prose must come "
+            "from the run or the results file)")
 
 
 def _numbers_in_template_literals(explainer: Explainer) -> list[CheckError]:

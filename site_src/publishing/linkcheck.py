@@ -184,53 +184,60 @@ def in_sources(warnings: list[str], *, root: Path, docs_dir: Path, site_dir: Pat
     Returns
     -------
     list of str
-        One message per warning, in order, ``"<source>, line L: the link '<url>' ...; did you mean
-        '<link>'?"`` for a link.
+        One message per warning, ``"<source>, line L: the link '<url>' ...; did you mean
+        '<link>'?"`` for a link: the explainers' sources first, by file and line, then the pages
+        the build made, then the warnings not about a link, as MkDocs gave them.
     """
     pages: list[str] | None = None
-    out = []
-    for message in warnings:
+    out: list[tuple[tuple, str]] = []
+    for i, message in enumerate(warnings):
         if m := _NOT_FOUND.fullmatch(message):
             pages = pages if pages is not None else _doc_pages(docs_dir)
             what = f"leads to no page ({m['target'] or m['url']} does not exist)"
-            out.append(_worded(root, m["page"], m["url"], what, _page_hint(m["page"], m["url"], pages, m["theirs"])))
+            out.append(_worded(root, m["page"], m["url"], what, _page_hint(m["page"], m["url"], pages, m["theirs"]), i))
         elif m := _LEFT_AS_IS.fullmatch(message):
             pages = pages if pages is not None else _doc_pages(docs_dir)
             what = ("is absolute, which breaks when the site is served under a path" if m["kind"] == "absolute"
                     else "names no page's Markdown file")
-            out.append(_worded(root, m["page"], m["url"], what, _page_hint(m["page"], m["url"], pages, m["theirs"])))
+            out.append(_worded(root, m["page"], m["url"], what, _page_hint(m["page"], m["url"], pages, m["theirs"]), i))
         elif m := _NO_ANCHOR.fullmatch(message):
             target = m["target"] or m["page"]
             anchor = m["anchor"] if m["anchor"] is not None else unquote(urlsplit(m["url"]).fragment)
             what = f"leads to {_page_label(root, target)}, which does not contain an anchor '#{anchor}'"
-            out.append(_worded(root, m["page"], m["url"], what, _anchor_hint(site_dir, target, anchor)))
+            out.append(_worded(root, m["page"], m["url"], what, _anchor_hint(site_dir, target, anchor), i))
         else:
-            out.append(message)
-    return out
+            out.append(((3, "", 0, i), message))
+    # MkDocs warns page by page in its own order, and about anchors only after every page: a
+    # writer reads the list beside the source, so it goes by file and line (issue 26).
+    return [message for _, message in sorted(out)]
 
 
-def _worded(root: Path, page: str, url: str, what: str, hint: str) -> str:
-    """``"<where>: the link '<url>' <what>; <hint>"``, ``where`` the source and its lines."""
-    return f"{_where(root, page, url)}: the link '{url}' {what}{'; ' + hint if hint else ''}"
+def _worded(root: Path, page: str, url: str, what: str, hint: str, index: int) -> tuple[tuple, str]:
+    """``"<where>: the link '<url>' <what>; <hint>"``, ``where`` the source and its lines, with
+    the key it is listed by (`_where`) and, for ties, ``index``: its place in MkDocs' order."""
+    where, key = _where(root, page, url)
+    return (*key, index), f"{where}: the link '{url}' {what}{'; ' + hint if hint else ''}"
 
 
-def _where(root: Path, page: str, url: str) -> str:
-    """The file the writer edits for the page ``page`` of ``docs/``, with the lines holding ``url``."""
+def _where(root: Path, page: str, url: str) -> tuple[str, tuple]:
+    """The file the writer edits for the page ``page`` of ``docs/``, with the lines holding ``url``,
+    and the key a message about it is listed by: the explainers' sources first, by name and line
+    (a link a template made after the lines of its source), then the pages the build made."""
     m = _EXPLAINER_PAGE.fullmatch(page)
     source = root / "explainers" / f"{m['slug']}.md" if m else None
     if source is None or not source.is_file():
-        return f"docs/{page} (made by the build)"
+        return f"docs/{page} (made by the build)", (2, page, 0)
     shown = f"explainers/{source.name}"
     try:
         lines = source.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError):
-        return shown
+        return shown, (1, shown, 0)
     # The whole address, not a part of a longer one ('../x/' in '../x/index.md').
     written = re.compile(rf"(?<![\w./#%-]){re.escape(url)}(?![\w./#%-])")
     found = [n for n, line in enumerate(lines, start=1) if written.search(line)]
     if not found:
-        return f"{shown} (the link is not written in it: a template or a value made it)"
-    return f"{shown}, line{'s' if len(found) > 1 else ''} {', '.join(map(str, found))}"
+        return f"{shown} (the link is not written in it: a template or a value made it)", (1, shown, len(lines) + 1)
+    return f"{shown}, line{'s' if len(found) > 1 else ''} {', '.join(map(str, found))}", (1, shown, found[0])
 
 
 def _page_label(root: Path, target: str) -> str:

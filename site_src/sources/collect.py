@@ -25,7 +25,8 @@ from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
-_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# An explainer's file name (without `.md`): lowercase ASCII words joined by `-` (its page's URL).
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -153,6 +154,16 @@ class Explainer:
     digest: str = ""
     # The part of the reading order it is in (``reading-order.yaml``); None without that file.
     part: "Part | None" = None
+    # The front matter's YAML as this build read it, one blank line first (it starts on the
+    # file's line 2): where a later stage finds a field's line (`front_matter_line`).
+    front_matter: str = ""
+
+    def front_matter_line(self, *loc: str | int) -> int | None:
+        """The source line (1-based) where the front matter's key at ``loc`` is written, e.g.
+        ``("checks", 2, "assert")`` for the third check's expression; None if it is not there."""
+        from faircode.manifest import yaml_key_line  # the one finder of a key's line; only on a mistake
+
+        return yaml_key_line(self.front_matter, loc) if self.front_matter else None
 
     @property
     def display_path(self) -> str:
@@ -313,7 +324,7 @@ def parse_explainer(path: Path) -> Explainer:
     shown = f"{path.parent.name}/{path.name}"
     slug = path.stem
     problems = []
-    if not _SLUG.match(slug):
+    if not SLUG.match(slug):
         problems.append(f"{shown}: file name must be a slug (lowercase words joined by '-'), got '{slug}'")
     data = path.read_bytes()
     lines = read_text(data, shown=shown).split("\n")
@@ -354,7 +365,7 @@ def parse_explainer(path: Path) -> Explainer:
         prose_lines[i] = ""
     prose_lines[open_i] = CODE_PLACEHOLDER
     return Explainer(slug=slug, path=path, meta=meta, prose="\n".join(prose_lines), code=code, code_line=open_i + 2,
-                     digest=hashlib.sha256(data).hexdigest())
+                     digest=hashlib.sha256(data).hexdigest(), front_matter="\n" + "\n".join(lines[1:end]))
 
 
 def read_text(data: bytes, *, shown: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from site_src.errors import ConfigError
-from site_src.sources.collect import split_front_matter, title_key
+from site_src.sources.collect import SLUG, split_front_matter, title_key
 
 # The front matter is written by the YAML library (any title: colons, quotes, leading numbers),
 # then the body below. The title is the author's name for the page, kept as given; the
@@ -19,6 +19,17 @@ _CHECKS = [{"name": "the hand-computed gap equals faircode.significance's",
 
 _TEMPLATE = '''---
 {front_matter}---
+
+!!! tip "What this means for your audit"
+
+    1. **Say the first thing an auditor should do, as an order.** Then say why, in one sentence.
+    2. **Say the second thing, as an order.** Then say why, in one sentence.
+
+    {{{{ check_gap(n_a=n_a, n_b=n_b, rate_a=rate_a, rate_b=rate_b, a=group_a, b=group_b, outcome="given the positive prediction", text="Check these numbers") }}}} in the calculator.
+
+## When should I use it?
+
+- Say when to use this method, and what to use instead when it does not fit.
 
 ## In one sentence
 
@@ -33,14 +44,17 @@ Say what goes wrong in an audit without it.
 1. First step.
 2. Second step.
 
-## A worked example
+## A worked example: German Credit
 
-On the {{{{ audit_name }}}} audit (logistic regression, core features S2, the test split),
-{{{{ rate_a | percent }}}} of the {{{{ group_a }}}} group and {{{{ rate_b | percent }}}} of the
-{{{{ group_b }}}} group received the positive decision: a gap of {{{{ gap_by_hand | gap }}}}
-({{{{ p_value | pvalue }}}}).
+{{{{ scenario("german-credit") }}}}
 
-{{{{ figure(1, alt="Bar chart of the selection rate in each group.") }}}}
+A logistic regression on the core features ([strategy S2](../../glossary/index.md#strategies))
+is judged on the held-out [test split](../../glossary/index.md#test-split). It gives the positive
+prediction to {{{{ rate_a | percent }}}} of {{{{ group_a }}}} ({{{{ n_a | number }}}} people) and
+{{{{ rate_b | percent }}}} of {{{{ group_b }}}} ({{{{ n_b | number }}}}): a [gap](../../glossary/index.md#gap) of
+{{{{ gap_by_hand | gap }}}} ({{{{ p_value | pvalue }}}}). Figure 1 shows the two rates.
+
+{{{{ figure(1, alt="Bar chart of the share of each group given the positive prediction: " ~ group_a ~ " " ~ (rate_a | percent) ~ ", " ~ group_b ~ " " ~ (rate_b | percent) ~ ".", caption="Say what the reader should notice in this figure.") }}}}
 
 ## The code
 
@@ -56,7 +70,7 @@ attribute = audit.attributes[0]
 group_a, group_b = audit.group_labels[attribute]
 in_a = audit.masks[attribute][pred.rows] == 1
 in_b = audit.reference_masks[attribute][pred.rows] == 1
-audit_name = audit.name
+n_a, n_b = int(in_a.sum()), int(in_b.sum())
 
 rate_a = float(pred.y_pred[in_a].mean())
 rate_b = float(pred.y_pred[in_b].mean())
@@ -67,7 +81,7 @@ print(report)
 
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.bar([group_a, group_b], [rate_a, rate_b], color=["#d84315", "#3949ab"])
-ax.set_ylabel("selection rate")
+ax.set_ylabel("share predicted positive")
 fig.tight_layout()
 ```
 
@@ -77,14 +91,21 @@ fig.tight_layout()
 
 ## Further reading
 
+{{# List the sources with {{{{ further_reading("key", ["key", "what to read it for"]) }}}}, each key an entry of
+explainers/references.json, and cite one in the prose with {{{{ cite("key") }}}}. #}}
 - Author, *Title*, Venue (year).
 '''
 
 
 # The scaffold's stand-in text: a page that still holds any of it is a draft, which `fairsite
-# check` (and so `publish`) refuses (`checking.lint.scaffold_text`); `build` and `serve` show it.
-PLACEHOLDERS = ("Define the method in one sentence a curious reader can follow.",
+# check` (and so `publish`) refuses (`checking.lint.scaffold_text`, which finds each one anywhere
+# in a line: the caption is inside a call); `build` and `serve` show it.
+PLACEHOLDERS = ("Say the first thing an auditor should do, as an order.",
+                "Say the second thing, as an order.", "Then say why, in one sentence.",
+                "Say when to use this method, and what to use instead when it does not fit.",
+                "Define the method in one sentence a curious reader can follow.",
                 "Say what goes wrong in an audit without it.", "1. First step.", "2. Second step.",
+                "Say what the reader should notice in this figure.",
                 "- What this method cannot tell you.", "- Author, *Title*, Venue (year).")
 SUBTITLE = "What question does this method answer?"
 SUMMARY = "One line that tells a reader what they will learn."
@@ -94,14 +115,36 @@ DRAFT_TAG = "draft"
 def slugify(title: str) -> str:
     """The file name (without ``.md``) for ``title``: lowercase ASCII words joined by ``-``.
 
-    Raises ConfigError when no letter or digit is left to name the file after.
+    Letters with accents keep their base form ("Équité" -> "equite"); letters of other scripts
+    (Greek, Chinese...) have no such form and are left out.
+
+    Raises
+    ------
+    ConfigError
+        When no letter or digit is left to name the file after, or only digits are left of a
+        title whose letters could not be written in ASCII ("Ισότητα 2" would be "2.md"): the
+        message asks for ``--slug``.
     """
     # "Über Straße" -> "uber-strasse": letters keep their base form instead of vanishing.
     ascii_title = unicodedata.normalize("NFKD", title.replace("ß", "ss")).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
+    dropped = any(c.isalpha() for c in title) and not re.search(r"[a-z]", slug)
+    if dropped:
+        raise ConfigError(f"new: the title {title!r} has no letter of the Latin alphabet to name the file after "
+                          f"(a file name is lowercase a-z, 0-9 and '-', the page's address); give one with --slug, "
+                          f'e.g. fairsite new "{title}" --slug equal-treatment')
     if not slug:
-        raise ConfigError(f"new: cannot make a file name from the title {title!r}; use letters or digits")
+        raise ConfigError(f"new: cannot make a file name from the title {title!r}; use letters or digits, "
+                          "or give the file name with --slug")
     return slug
+
+
+def _sluggable(text: str) -> bool:
+    """Whether `slugify` makes a file name of ``text`` (for the example in a message)."""
+    try:
+        return bool(slugify(text))
+    except ConfigError:
+        return False
 
 
 def _titled(explainers: Path, title: str) -> Path | None:
@@ -118,18 +161,25 @@ def _titled(explainers: Path, title: str) -> Path | None:
     return None
 
 
-def new_explainer(root: Path, title: str) -> Path:
+def new_explainer(root: Path, title: str, *, slug: str | None = None) -> Path:
     """Write ``explainers/<slug>.md`` from the house template; refuse to overwrite.
 
+    ``slug`` names the file (and the page's address) when the title cannot (`slugify`: a title
+    in Greek or Chinese), or when another name is wanted; default: made from the title.
+
     Returns the path written. Raises ConfigError for an empty title, one with no letter or digit
-    to name the file after, a file that already exists, or an explainer that already has this
-    title (ignoring case and spacing), naming its file.
+    to name the file after (or no Latin letter: the message asks for ``slug``), a ``slug`` that is
+    not lowercase words of a-z and 0-9 joined by ``-``, a file that already exists, or an
+    explainer that already has this title (ignoring case and spacing), naming its file.
     """
     given, title = title, " ".join(title.split())
     if not title:
         raise ConfigError(f"new: the title must not be empty, got {given!r}")
+    if slug is not None and not SLUG.match(slug):
+        raise ConfigError(f"new: --slug must be lowercase words of a-z and 0-9 joined by '-' (the file's name "
+                          f"and the page's address), got {slug!r}; e.g. {slugify(slug) if _sluggable(slug) else 'equal-treatment'!r}")
     explainers = Path(root) / "explainers"
-    path = explainers / f"{slugify(title)}.md"
+    path = explainers / f"{slug or slugify(title)}.md"
     if path.exists():
         raise ConfigError(f"new: {path} already exists; choose another title or edit that file")
     same = _titled(explainers, title)
