@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 import re
-from html.parser import HTMLParser
 from collections.abc import Mapping
+
+from selectolax.lexbor import LexborHTMLParser
 
 __all__ = ["REFERENCE_SECTIONS", "WORDS_PER_MINUTE", "WORD_BUDGET", "over_word_budget", "reading_minutes",
            "visible_words"]
@@ -28,50 +29,40 @@ REFERENCE_SECTIONS = ("further-reading", "source-and-verify", "related")
 
 # Elements whose text a reader does not read as prose, wherever they are.
 _UNSEEN = {"pre", "code", "svg", "script", "style", "template", "noscript"}
-# Elements with no end tag (HTMLParser reports only their start).
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 # A word has a letter or a digit ("—" and "·" alone are not words), as tests/e2e counts in the browser.
 _WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
-class _VisibleText(HTMLParser):
-    """Collects the text a reader sees with every fold closed (see the module's docstring)."""
+def _count(node, *, closed_fold: bool, state: dict) -> int:
+    """The visible words under ``node`` (a parsed element that shows), in document order: see the
+    module's docstring.
 
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.words = 0
-        self._stack: list[tuple[str, bool]] = []  # (tag, hides its content)
-        self._hidden = 0  # how many open elements hide what they hold
-        self._in_reference = False  # inside a reference section (until the next h2)
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
+    ``closed_fold``: ``node`` is a ``<details>`` without ``open``, whose children other than its
+    ``<summary>`` do not show; ``state["reference"]`` is whether the last ``<h2>`` met opened a
+    reference section (it lasts until the next one)."""
+    words = 0
+    for child in node.iter(include_text=True):
+        tag = child.tag
+        if tag == "-text":
+            if not state["reference"]:
+                words += sum(1 for w in child.text_content.split() if _WORD.search(w))
+            continue
+        if tag.startswith("_") or tag.startswith("!"):  # a comment, the doctype
+            continue
+        attrs = child.attributes
         if tag == "h2":
-            self._in_reference = a.get("id") in REFERENCE_SECTIONS
-        parent = self._stack[-1][0] if self._stack else None
-        hides = (tag in _UNSEEN or "hidden" in a or "headerlink" in (a.get("class") or "").split()
-                 # a closed fold: only its summary shows (the summary is a direct child of <details>)
-                 or (parent == "details-closed" and tag != "summary"))
-        if tag == "details" and "open" not in a:
-            tag = "details-closed"
-        if tag in _VOID:
-            return
-        self._stack.append((tag, hides))
-        self._hidden += hides
-
-    def handle_endtag(self, tag):
-        # Pop to the matching element (browsers close what was left open; so do we).
-        for i in range(len(self._stack) - 1, -1, -1):
-            name = self._stack[i][0]
-            if name == tag or (tag == "details" and name == "details-closed"):
-                for _, hides in self._stack[i:]:
-                    self._hidden -= hides
-                del self._stack[i:]
-                return
-
-    def handle_data(self, data):
-        if not self._hidden and not self._in_reference:
-            self.words += sum(1 for w in data.split() if _WORD.search(w))
+            state["reference"] = attrs.get("id") in REFERENCE_SECTIONS
+        hides = (tag in _UNSEEN or "hidden" in attrs or "headerlink" in (attrs.get("class") or "").split()
+                 or (closed_fold and tag != "summary"))
+        if hides:
+            # Nothing in it shows (most of a page's elements: the code's highlighting), but an <h2>
+            # in it still opens or closes a reference section, as in the document's order.
+            headings = child.css("h2")
+            if headings:
+                state["reference"] = headings[-1].attributes.get("id") in REFERENCE_SECTIONS
+            continue
+        words += _count(child, closed_fold=tag == "details" and "open" not in attrs, state=state)
+    return words
 
 
 def visible_words(html: str) -> int:
@@ -89,10 +80,12 @@ def visible_words(html: str) -> int:
         Whitespace-separated words holding a letter or digit, outside code, hidden elements,
         closed folds (their summary counts), permalinks and the `REFERENCE_SECTIONS`.
     """
-    parser = _VisibleText()
-    parser.feed(html)
-    parser.close()
-    return parser.words
+    # Parsed by lexbor (selectolax): Python's HTMLParser took a fifth of MkDocs' time in every
+    # build that converts the explainers (issue 26).
+    # In a body, as MkDocs places the article: a fragment parsed as a document would begin in its
+    # <head>, where a leading <noscript>'s text leaves the element.
+    body = LexborHTMLParser("<!DOCTYPE html><body>" + html).body
+    return _count(body, closed_fold=False, state={"reference": False}) if body is not None else 0
 
 
 def reading_minutes(words: int) -> int:
