@@ -34,8 +34,9 @@ from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError
 from site_src.execution import cache
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute, start_server_early
 from site_src.publishing import linkcheck, provenance
-from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs, staging,
-                                             swap_in, write_manifest)
+from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs,
+                                             site_config, staging, swap_in, write_manifest)
+from site_src.publishing.preconvert import Preconverter
 from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
@@ -223,7 +224,7 @@ def build(options: BuildOptions) -> BuildReport:
         errors += problems
         if errors:
             raise BuildFailed(_cause_first(errors))
-        site, manifest = _site(root, stage, runs, facts, options)
+        site, manifest = _site(root, stage, runs, facts, options, converted=stream.converted if stream else None)
         swap_in(stage, root)
         record_outputs(root, fingerprint, site)
         later.close()  # the staging folder (the previous docs/ and site/) goes before the state is recorded
@@ -264,7 +265,9 @@ class _PageStream:
 
     A context manager around the runs: entered, a thread of its own sets the pages up
     (`PageWriter`: assets, data page) and imports what MkDocs will need (`_warm_mkdocs`); `on_done`
-    (the runs' callback) queues the explainer's check (`_Checker.one`) and page as each run ends.
+    (the runs' callback) queues the explainer's check (`_Checker.one`) and page as each run ends,
+    and MkDocs' conversion of that page (`preconvert.Preconverter`: stage 6 begun, used by MkDocs
+    only where converting the page again would give the same).
     `wait` returns the `PageWriter` once all is done, raising what the thread raised; the pages
     and what the checks found are those of the stages run one after the other, in any order of
     runs. Leaving it stops the thread (after its current page) before the staging folder goes.
@@ -279,6 +282,9 @@ class _PageStream:
                                          reuse_pages=options.use_cache)
         self._pool.submit(_warm_mkdocs)
         self._done: list = []
+        # MkDocs' conversion of each explainer page, done here too, with the config MkDocs will use.
+        self._preconverter = Preconverter(lambda: site_config(root, docs_dir, docs_dir.parent / "site",
+                                                              strict=options.strict, facts=facts))
 
     def __enter__(self) -> _PageStream:
         return self
@@ -296,6 +302,15 @@ class _PageStream:
     def _page(self, e: Explainer, run: RunResult) -> None:
         part = self._checker.one(e, run)
         self._writer.result().explainer(e, run, banner=part.banners.get(e.slug))
+        try:
+            self._preconverter.page(f"explainers/{e.slug}/index.md")
+        except Exception:  # noqa: BLE001 - MkDocs converts the page itself, and reports what it meets
+            pass
+
+    @property
+    def converted(self) -> dict:
+        """The explainer pages converted as their runs ended (`preconvert.Preconverter`), once `wait` has returned."""
+        return self._preconverter.done
 
     def wait(self) -> PageWriter:
         writer = self._writer.result()
@@ -441,15 +456,17 @@ class _Checker:
 
 
 def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.BuildFacts,
-          options: BuildOptions) -> tuple[SiteBuild, dict]:
+          options: BuildOptions, *, converted: dict | None = None) -> tuple[SiteBuild, dict]:
     """Stage 6: MkDocs turns the staged ``docs/`` into ``site/`` (after an edit, only the pages
-    that changed: ``publishing.incremental``); what MkDocs did and the site's manifest. In
+    that changed: ``publishing.incremental``; the explainer pages ``converted`` as their runs
+    ended are not converted again, `_PageStream`); what MkDocs did and the site's manifest. In
     ``check``, every page is built, and a broken link or anchor, or anything fetched from outside
     the site, fails: the site must work opened from a local server with no network."""
     if options.on_stage:
         options.on_stage("mkdocs")
     site = build_site(root, stage / "docs", stage / "site", strict=options.strict, facts=facts,
-                      incremental_ok=options.use_cache and not options.force_all and not options.link_check)
+                      incremental_ok=options.use_cache and not options.force_all and not options.link_check,
+                      converted=converted)
     manifest = write_manifest(stage / "site", facts, runs={r.slug: r.run_id for r in runs})
     if options.link_check:
         site_problems = linkcheck.broken_links(stage / "site", site_url=facts.site_url) + [

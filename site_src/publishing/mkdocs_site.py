@@ -25,7 +25,7 @@ from mkdocs.exceptions import MkDocsException
 
 from site_src.errors import SiteError
 from site_src.filestate import digest_parts, hash_file
-from site_src.publishing import incremental, linkcheck
+from site_src.publishing import incremental, linkcheck, preconvert
 from site_src.publishing.mkdocs_hooks import BYTECODE_DIR, PAGES, PREVIOUS_PAGES
 from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
@@ -70,12 +70,14 @@ def staging(root: Path):
 class SiteBuild:
     """What `build_site` did: MkDocs' warnings, each page's record (``{src_uri: {"url",
     "anchors", "words"}}``, for the next build and the word budget), the `incremental.site_key`
-    it was built under, and the pages converted again when the build was incremental (else None)."""
+    it was built under, the pages converted again when the build was incremental (else None), and
+    those whose conversion during the runs it used."""
 
     warnings: list[str]
     pages: dict
     key: str
     rebuilt: frozenset[str] | None = None
+    preconverted: frozenset[str] = frozenset()  # pages converted while the runs went on, not again (`preconvert`)
 
     def words(self) -> dict[str, int]:
         """Each explainer's visible words, by slug (``explainers/<slug>/index.md``)."""
@@ -84,13 +86,15 @@ class SiteBuild:
 
 
 def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None = None,
-               incremental_ok: bool = False) -> SiteBuild:
+               incremental_ok: bool = False, converted: dict | None = None) -> SiteBuild:
     """Run MkDocs on ``docs_dir`` into ``site_dir``; return its warnings (an error if strict).
 
     ``facts`` are the build's commit and date, which the footer of every page shows (the theme
     reads them from ``extra.build``); without them the hook reads the tree's. With
     ``incremental_ok``, MkDocs converts only the pages that changed since the last build when
-    that gives the same site (``site_src.publishing.incremental``).
+    that gives the same site (``site_src.publishing.incremental``). ``converted``: pages already
+    converted while the runs went on (``preconvert.Preconverter.done``), used where converting
+    them again would give the same (``preconvert.reused``).
     """
     records: list[str] = []
 
@@ -105,7 +109,7 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
     quiet = incremental.QuietDirtyWarning()
     logging.getLogger("mkdocs.commands.build").addFilter(quiet)
     try:
-        cfg = _config(root, docs_dir, site_dir, strict=strict, facts=facts)
+        cfg = site_config(root, docs_dir, site_dir, strict=strict, facts=facts)
         key = incremental.site_key(root, cfg, facts)
         # The build's hooks give the pages MkDocs does not convert what the others read of them:
         # a site without them (a fork's own mkdocs.yml) is built whole.
@@ -114,7 +118,8 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         plan = incremental.plan(root, docs_dir, site_dir, key=key, record=_last_record(root)) if incremental_ok else None
         if plan is not None:
             setattr(cfg, PREVIOUS_PAGES, plan.previous_pages)
-        mkdocs_build(cfg, dirty=plan is not None)
+        with preconvert.reused(converted or {}) as reused:
+            mkdocs_build(cfg, dirty=plan is not None)
         pages = getattr(cfg, PAGES, {})
         if plan is not None and incremental.anchors_removed(plan, pages):
             # A page converted again lost an anchor (a heading renamed): the links into it from the
@@ -122,7 +127,7 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
             shutil.rmtree(site_dir)
             records.clear()
             plan = None
-            cfg = _config(root, docs_dir, site_dir, strict=strict, facts=facts)
+            cfg = site_config(root, docs_dir, site_dir, strict=strict, facts=facts)
             mkdocs_build(cfg)
             pages = getattr(cfg, PAGES, {})
         if plan is not None:
@@ -136,12 +141,14 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         logging.getLogger("mkdocs.commands.build").removeFilter(quiet)
     # A link's warning names the explainer's source and line, not the generated page (a new user's finding).
     records = linkcheck.in_sources(records, root=root, docs_dir=docs_dir, site_dir=site_dir)
-    return SiteBuild(warnings=records, pages=pages, key=key, rebuilt=None if plan is None else plan.changed)
+    return SiteBuild(warnings=records, pages=pages, key=key, rebuilt=None if plan is None else plan.changed,
+                     preconverted=frozenset(reused))
 
 
-def _config(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None):
+def site_config(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None):
     """MkDocs' config of ``root/mkdocs.yml`` for this build: its folders, strictness and facts, and
-    where the theme's compiled templates are kept (``mkdocs_hooks.BYTECODE_DIR``)."""
+    where the theme's compiled templates are kept (``mkdocs_hooks.BYTECODE_DIR``). Loaded before
+    MkDocs' build (its plugins' ``on_config`` not run yet)."""
     cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs_dir), site_dir=str(site_dir), strict=strict)
     if facts is not None:
         cfg.extra["build"] = facts

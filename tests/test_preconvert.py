@@ -1,0 +1,125 @@
+"""Explainer pages converted by MkDocs' own conversion as their runs end, used by MkDocs' build only
+where converting them again gives the same (issue 26; ``site_src.publishing.preconvert``)."""
+
+from __future__ import annotations
+
+import filecmp
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+from mkdocs.commands.build import build as mkdocs_build
+from mkdocs.config import load_config
+
+from site_src.publishing import preconvert
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _same_build_date(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # MkDocs' theme writes the build's date into the home page
+
+
+def _project(tmp_path: Path, pages: dict[str, str]) -> Path:
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    (root / "mkdocs.yml").write_text("site_name: t\nuse_directory_urls: true\nvalidation:\n  anchors: warn\n"
+                                     "markdown_extensions:\n  - toc:\n      permalink: true\n")
+    for rel, text in pages.items():
+        (root / "docs" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / rel).write_text(text)
+    return root
+
+
+def _config(root: Path, site: str):
+    return load_config(str(root / "mkdocs.yml"), docs_dir=str(root / "docs"), site_dir=str(root / site))
+
+
+def _build(root: Path, site: str, converted: dict | None, caplog) -> tuple[set[str], list[str]]:
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="mkdocs"), preconvert.reused(converted or {}) as taken:
+        mkdocs_build(_config(root, site))
+    return set(taken), [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+PAGE = "# Page A\n\n## Method\n\nSee [B](b.md), [its part](b.md#part) and [the method](#method).\n\n```python\nx = 1\n```\n"
+
+
+def test_a_page_converted_before_the_pages_it_links_to_exist_is_used_and_the_site_is_the_same(tmp_path, caplog):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": PAGE})
+    converter = preconvert.Preconverter(lambda: _config(root, "site"))
+    converter.page("a.md")  # b.md is not written yet, as a later explainer's page
+    assert set(converter.done) == {"a.md"}
+    (root / "docs" / "b.md").write_text("# B\n\n## Part\n")
+    taken, warnings = _build(root, "site", converter.done, caplog)
+    assert taken == {"a.md"} and warnings == []
+    reference, warnings = _build(root, "reference", None, caplog)
+    assert reference == set() and warnings == []
+    compared = filecmp.dircmp(root / "site", root / "reference")
+    assert not compared.diff_files and not compared.left_only and not compared.right_only
+    assert filecmp.cmp(root / "site" / "a" / "index.html", root / "reference" / "a" / "index.html", shallow=False)
+
+
+def test_a_page_whose_link_leads_nowhere_in_the_end_is_converted_again_and_warned_about(tmp_path, caplog):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": PAGE})
+    converter = preconvert.Preconverter(lambda: _config(root, "site"))
+    converter.page("a.md")
+    assert set(converter.done) == {"a.md"}
+    # b.md is never written: the link is broken, and only converting the page again says so.
+    taken, warnings = _build(root, "site", converter.done, caplog)
+    assert taken == set()
+    assert any("contains a link 'b.md'" in w for w in warnings), warnings
+
+
+def test_a_page_changed_after_its_conversion_is_converted_again(tmp_path, caplog):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": PAGE, "b.md": "# B\n\n## Part\n"})
+    converter = preconvert.Preconverter(lambda: _config(root, "site"))
+    converter.page("a.md")
+    (root / "docs" / "a.md").write_text(PAGE.replace("x = 1", "x = 2"))
+    taken, _ = _build(root, "site", converter.done, caplog)
+    assert taken == set()
+    assert "x</span> <span class=\"o\">=</span> <span class=\"mi\">2" in (root / "site" / "a" / "index.html").read_text() \
+        or "x = 2" in (root / "site" / "a" / "index.html").read_text()
+
+
+def test_a_conversion_that_logged_is_not_kept(tmp_path):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": "# A\n\n[nowhere](missing.png)\n"})
+    converter = preconvert.Preconverter(lambda: _config(root, "site"))
+    converter.page("a.md")  # MkDocs warns of the missing image: that page is left for MkDocs to convert and say so
+    assert converter.done == {}
+
+
+def test_another_config_is_not_the_same_conversion(tmp_path, caplog):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": PAGE, "b.md": "# B\n\n## Part\n"})
+    converter = preconvert.Preconverter(lambda: _config(root, "site"))
+    converter.page("a.md")
+    (root / "mkdocs.yml").write_text((root / "mkdocs.yml").read_text().replace("permalink: true", "permalink: false"))
+    taken, _ = _build(root, "site", converter.done, caplog)
+    assert taken == set()
+    assert "headerlink" not in (root / "site" / "a" / "index.html").read_text()
+
+
+def test_a_forced_build_uses_every_explainer_page_converted_during_the_runs_and_writes_the_same_site(tmp_path,
+                                                                                                      monkeypatch):
+    from site_src import build as build_module
+    from site_src.build import BuildOptions, build
+    from site_src.publishing.mkdocs_site import build_site
+
+    root = tmp_path / "site-root"
+    shutil.copytree(REPO / "tests" / "fixtures" / "tinysite", root)
+    made = []
+    monkeypatch.setattr(build_module, "build_site", lambda *a, **k: made.append(build_site(*a, **k)) or made[-1])
+    report = build(BuildOptions(root=root, force_all=True))
+    explainers = {f"explainers/{r.slug}/index.md" for r in report.runs}
+    assert explainers and made[0].preconverted == explainers
+    # The same docs/ converted by MkDocs alone, page by page.
+    reference = build_site(root, root / "docs", tmp_path / "reference", strict=True, facts=report.facts)
+    assert reference.preconverted == frozenset()
+    compared = [p.relative_to(root / "site") for p in (root / "site").rglob("*") if p.is_file()]
+    assert {p for p in compared if p.name != "fairsite-manifest.json"} == {
+        p.relative_to(tmp_path / "reference") for p in (tmp_path / "reference").rglob("*") if p.is_file()}
+    different = [str(p) for p in compared if p.name != "fairsite-manifest.json"
+                 and not filecmp.cmp(root / "site" / p, tmp_path / "reference" / p, shallow=False)]
+    assert different == []
