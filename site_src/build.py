@@ -308,9 +308,9 @@ class _PageStream:
             pass
 
     @property
-    def converted(self) -> dict:
+    def converted(self) -> Preconverter:
         """The explainer pages converted as their runs ended (`preconvert.Preconverter`), once `wait` has returned."""
-        return self._preconverter.done
+        return self._preconverter
 
     def wait(self) -> PageWriter:
         writer = self._writer.result()
@@ -456,7 +456,7 @@ class _Checker:
 
 
 def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.BuildFacts,
-          options: BuildOptions, *, converted: dict | None = None) -> tuple[SiteBuild, dict]:
+          options: BuildOptions, *, converted: Preconverter | None = None) -> tuple[SiteBuild, dict]:
     """Stage 6: MkDocs turns the staged ``docs/`` into ``site/`` (after an edit, only the pages
     that changed: ``publishing.incremental``; the explainer pages ``converted`` as their runs
     ended are not converted again, `_PageStream`); what MkDocs did and the site's manifest. In

@@ -109,11 +109,20 @@ def test_a_forced_build_uses_every_explainer_page_converted_during_the_runs_and_
 
     root = tmp_path / "site-root"
     shutil.copytree(REPO / "tests" / "fixtures" / "tinysite", root)
-    made = []
+    made, read_before = [], []
     monkeypatch.setattr(build_module, "build_site", lambda *a, **k: made.append(build_site(*a, **k)) or made[-1])
+    real_feed = preconvert._ReadBefore.feed
+
+    def feed(self, data):
+        read_before.append(data in self._read)
+        return real_feed(self, data)
+
+    monkeypatch.setattr(preconvert._ReadBefore, "feed", feed)
     report = build(BuildOptions(root=root, force_all=True))
     explainers = {f"explainers/{r.slug}/index.md" for r in report.runs}
     assert explainers and made[0].preconverted == explainers
+    # Search read each explainer page's final HTML from what was read as its run ended; the others itself.
+    assert read_before.count(True) == len(explainers) and False in read_before
     # The same docs/ converted by MkDocs alone, page by page.
     reference = build_site(root, root / "docs", tmp_path / "reference", strict=True, facts=report.facts)
     assert reference.preconverted == frozenset()

@@ -86,15 +86,15 @@ class SiteBuild:
 
 
 def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, facts: BuildFacts | None = None,
-               incremental_ok: bool = False, converted: dict | None = None) -> SiteBuild:
+               incremental_ok: bool = False, converted: preconvert.Preconverter | None = None) -> SiteBuild:
     """Run MkDocs on ``docs_dir`` into ``site_dir``; return its warnings (an error if strict).
 
     ``facts`` are the build's commit and date, which the footer of every page shows (the theme
     reads them from ``extra.build``); without them the hook reads the tree's. With
     ``incremental_ok``, MkDocs converts only the pages that changed since the last build when
     that gives the same site (``site_src.publishing.incremental``). ``converted``: pages already
-    converted while the runs went on (``preconvert.Preconverter.done``), used where converting
-    them again would give the same (``preconvert.reused``).
+    converted while the runs went on (``preconvert.Preconverter``), used where converting them
+    again would give the same (``preconvert.reused``).
     """
     records: list[str] = []
 
@@ -118,7 +118,7 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         plan = incremental.plan(root, docs_dir, site_dir, key=key, record=_last_record(root)) if incremental_ok else None
         if plan is not None:
             setattr(cfg, PREVIOUS_PAGES, plan.previous_pages)
-        with preconvert.reused(converted or {}) as reused:
+        with preconvert.reused(converted.done if converted else {}, converted.searched if converted else {}) as reused:
             mkdocs_build(cfg, dirty=plan is not None)
         pages = getattr(cfg, PAGES, {})
         if plan is not None and incremental.anchors_removed(plan, pages):

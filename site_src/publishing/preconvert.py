@@ -19,12 +19,19 @@ page again, only where converting it again would give the same result:
 What the conversion sets on the page (``content``, ``toc``, the title it found, its anchors and the
 links to other pages' anchors, which MkDocs checks once every page is converted) is restored from
 the record; the plugins' later events run on it as on a page MkDocs converted.
+
+The search index is the other half of MkDocs' time on these pages: Material's search plugin reads
+each page's final HTML (after the plugins' and hooks' ``on_page_content``) with its HTML parser.
+`Preconverter.page` runs those events on its conversion too and keeps what the parser reads of the
+result; during the build, a page whose final HTML is that same text is not read again
+(`_ReadBefore`). What the parser reads depends on the text alone.
 ``tests/test_preconvert.py`` builds a site both ways and compares every file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import threading
@@ -100,14 +107,16 @@ class Preconverter:
     """Converts explainer pages of the staged ``docs_dir`` as they are written (`page`), with the
     config ``load`` gives (the one MkDocs will build with); `reused` then lends them to the build."""
 
-    load: object  # () -> MkDocs' config for this build (``mkdocs_site._config``)
+    load: object  # () -> MkDocs' config for this build (``mkdocs_site.site_config``)
     done: dict[str, _Converted] = field(default_factory=dict)
+    searched: dict[str, list] = field(default_factory=dict)  # a page's final HTML -> what Material's search read of it
     _cfg: object = None
 
     def page(self, src_uri: str) -> None:
         """Convert ``src_uri`` (a page under ``docs_dir``, written whole) and keep the result."""
         if self._cfg is None:
-            self._cfg = self.load()
+            cfg = self.load()
+            self._cfg = cfg.plugins.on_config(cfg)  # as MkDocs' build starts: the plugins set up
         cfg = self._cfg
         files = _Lookups(get_files(cfg), cfg)
         file = files.get_file_from_path(src_uri)
@@ -120,11 +129,16 @@ class Preconverter:
         log.addHandler(logged)
         try:
             page.read_source(cfg)
+            page.markdown = cfg.plugins.on_page_markdown(page.markdown, page=page, config=cfg, files=files)
             page.render(cfg, files)
+            final = cfg.plugins.on_page_content(page.content, page=page, config=cfg, files=files)
         finally:
             log.removeHandler(logged)
         if logged.count:
             return  # MkDocs converts it again, and says it
+        sections = _search_sections(final)
+        if sections is not None:
+            self.searched[final] = sections
         links = None if page.links_to_anchors is None else {
             target.src_uri: dict(anchors) for target, anchors in page.links_to_anchors.items()}
         self.done[src_uri] = _Converted(
@@ -134,10 +148,11 @@ class Preconverter:
 
 
 @contextlib.contextmanager
-def reused(converted: dict[str, _Converted]):
+def reused(converted: dict[str, _Converted], searched: dict[str, list] | None = None):
     """During the block, MkDocs' ``Page.render`` takes a page's conversion from ``converted`` when
-    converting it again would give the same (see the module's notes), and converts it otherwise.
-    Yields the set of pages (``src_uri``) it took, filled as MkDocs goes."""
+    converting it again would give the same (see the module's notes), and converts it otherwise;
+    Material's search reads a page's final HTML from ``searched`` when it holds that same text.
+    Yields the set of pages (``src_uri``) whose conversion it took, filled as MkDocs goes."""
     real = Page.render
     taken: set[str] = set()
 
@@ -152,10 +167,54 @@ def reused(converted: dict[str, _Converted]):
             page.links_to_anchors = {files.get_file_from_path(src): dict(a) for src, a in done.links_to_anchors.items()}
 
     Page.render = render
+    search = _search_module()
+    real_parser = search.Parser if search is not None else None
+    if search is not None and searched:
+        search.Parser = type("_ReadBefore", (_ReadBefore, real_parser), {"_read": searched})
     try:
         yield taken
     finally:
         Page.render = real
+        if search is not None:
+            search.Parser = real_parser
+
+
+def _search_module():
+    """Material's search plugin module, if installed (its ``Parser`` reads each page for the index)."""
+    try:
+        from material.plugins.search import plugin
+    except ImportError:
+        return None
+    return plugin if isinstance(getattr(plugin, "Parser", None), type) else None
+
+
+def _search_sections(html: str) -> list | None:
+    """What Material's search parser reads of ``html`` (its sections), or None without it."""
+    search = _search_module()
+    if search is None:
+        return None
+    parser = search.Parser()
+    parser.feed(html)
+    parser.close()
+    return parser.data
+
+
+class _ReadBefore:
+    """Material's search ``Parser`` (mixed in before it), for a text it read before: the sections
+    are a copy of those (the index fills in an untitled section's title on them), not read again."""
+
+    _read: dict[str, list] = {}
+
+    def feed(self, data):
+        known = self._read.get(data)
+        if known is None:
+            return super().feed(data)
+        self.data = copy.deepcopy(known)
+        self._known = True
+
+    def close(self):
+        if not getattr(self, "_known", False):
+            super().close()
 
 
 def _same(done: _Converted, page: Page, config, files: Files) -> bool:
