@@ -20,6 +20,19 @@ import pytest
 # calculator loaded, and the largest errors printed when the module ends): one unit, as other files.
 _BROWSER_FILES_KEPT_WHOLE = ("tests/e2e/test_faircalc.py",)
 
+# The test files that take longest, longest first (each a minute or more of one worker in a whole
+# run on two cores, --durations, issue 26). They start right after the browser tests, so that what
+# is left running at the end of a run is short files, not one of these started last. A file not
+# listed keeps its place in xdist's order (files with more tests first); a name here that no longer
+# exists changes nothing.
+_SLOW_FILES = ("tests/test_cache.py", "tests/test_site_build.py", "tests/test_site_numbers.py",
+               "tests/test_publish.py", "tests/test_site_execution.py", "tests/test_site_speed.py",
+               "tests/test_site_cli.py", "tests/test_source_edits.py", "tests/test_significance_calibration.py",
+               "tests/test_benchmark.py", "tests/test_execution_speed.py", "tests/test_execution_overlap.py",
+               "tests/test_incremental.py", "tests/test_site_bad_input.py", "tests/test_groups.py",
+               "tests/test_e2e_ci_rule.py", "tests/test_models.py", "tests/test_significance.py",
+               "tests/test_benchmark_dask_cluster.py")
+
 
 def _group(nodeid: str) -> str:
     """The unit a worker is sent: a test's file; a browser test on its own (see the module's docstring)."""
@@ -27,6 +40,18 @@ def _group(nodeid: str) -> str:
     if file.startswith("tests/e2e/") and file not in _BROWSER_FILES_KEPT_WHOLE:
         return nodeid
     return file
+
+
+def _start_order(unit: str) -> tuple[int, int]:
+    """Where a unit starts (smaller first; ties keep xdist's order): the browser files kept whole,
+    the other browser tests, the slow files longest first, the rest."""
+    if unit in _BROWSER_FILES_KEPT_WHOLE:
+        return (0, 0)
+    if unit.startswith("tests/e2e/"):
+        return (1, 0)
+    if unit in _SLOW_FILES:
+        return (2, _SLOW_FILES.index(unit))
+    return (3, 0)
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -45,7 +70,7 @@ def pytest_xdist_auto_num_workers(config):
 
 def pytest_xdist_make_scheduler(config, log):
     """xdist's scope scheduler, with the scope of a test being its file (a browser test: itself,
-    `_group`), browser tests first.
+    `_group`), started in `_start_order`: browser tests first, then the slow files.
 
     (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with the locked
     pytest and pytest-xdist it spread a file's tests over both workers.)
@@ -57,13 +82,12 @@ def pytest_xdist_make_scheduler(config, log):
             return _group(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # The browser tests are the longest units by far (every page in Chromium): start them
-            # first, whatever the file sizes that xdist sorts by. The calculator's file leads: it
-            # needs no built site, so a worker runs it while another builds the site.
-            browser = [s for s in self.workqueue if s.startswith("tests/e2e/")]
-            browser.sort(key=lambda s: s not in _BROWSER_FILES_KEPT_WHOLE)  # stable: collection order otherwise
-            for scope in browser[::-1]:
-                self.workqueue.move_to_end(scope, last=False)
+            # The browser tests need the real site, which the first to run builds on two jobs while
+            # the calculator's file (it needs no built site) runs on another worker; once the
+            # browser tests are handed out, the longest files start before the short ones.
+            # (A stable sort: collection order, or xdist's, among equals.)
+            for scope in sorted(self.workqueue, key=_start_order):
+                self.workqueue.move_to_end(scope)
             super()._assign_work_unit(node)
 
     return _FileOrBrowserScheduling(config, log)

@@ -145,6 +145,20 @@ def pages(site_root) -> list[str]:
     return ["" if p == "./" else p for p in paths]
 
 
+def share(items: list, part: int, parts: int) -> list:
+    """Part ``part`` (0 to ``parts`` - 1) of ``items`` split into ``parts`` that together hold every
+    item once: every ``parts``-th item from the ``part``-th on (items of similar cost, sorted by
+    name, are spread evenly). A test over every page that takes minutes is ``parts`` tests, one per
+    part, which pytest-xdist runs on several workers at once (tests/conftest.py); the part a test
+    checks is never empty, so none passes having checked nothing.
+    """
+    if not 0 <= part < parts:
+        raise ValueError(f"part must be in [0, {parts}), got {part}")
+    mine = items[part::parts]
+    assert mine, f"{len(items)} items cannot be split into {parts} parts that each hold one"
+    return mine
+
+
 PREFIX = "/fair-code/"  # the path of the default site_url: where project pages serve the site
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.conftest import REFERENCE_SECTIONS, contrast_context, rendered
+from tests.e2e.conftest import REFERENCE_SECTIONS, contrast_context, rendered, share
 
 SLUG = "permutation-test-fairness-gaps"
 PREFIX = "/fair-code/"  # as prefixed_url serves the site (conftest)
@@ -306,13 +306,19 @@ def test_filters_show_the_names_the_table_shows(site_root, open_page):
     assert shown == names
 
 
+# Every page in both schemes is a few minutes of axe: each scheme's pages are checked by
+# CONTRAST_PARTS tests, a part each (conftest's `share`), which run on several workers at once.
+CONTRAST_PARTS = 6
+
+
+@pytest.mark.parametrize("part", range(CONTRAST_PARTS), ids=lambda part: f"part{part + 1}of{CONTRAST_PARTS}")
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_contrast_violation_on_any_page(site_root, pages, open_page, scheme):
+def test_no_contrast_violation_on_any_page(site_root, pages, open_page, scheme, part):
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
     problems = []
-    for path in pages:
+    for path in share(pages, part, CONTRAST_PARTS):
         page = open_page(path, color_scheme=scheme)
         # Folded code and the table's many rows: contrast is the same in every one of them.
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
