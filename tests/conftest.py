@@ -3,10 +3,13 @@
 The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per core, and one more
 (``pytest_xdist_auto_num_workers`` below). The scheduler below sends each test file to one worker,
 so a fixture built once per module (a built fixture site, a benchmark run) is built once, and no
-two workers write a module's folders. The browser tests (tests/e2e) are handed out first, being the
-longest, and one test at a time: they share nothing but the real site, which the first worker to
-need it builds and the others wait for (tests/e2e/conftest.py, ``site_root``), and the browser each
-worker starts. Without ``-n`` (one process, as when running a few tests) nothing here changes anything.
+two workers write a module's folders. The browser tests (tests/e2e) are handed out first, one test
+at a time: they share nothing but the real site, which the first worker to need it builds and the
+others wait for (tests/e2e/conftest.py, ``site_root``), and the browser each worker starts; a check
+of every page is split into tests of a part of the pages each (tests/e2e/conftest.py, ``share``),
+so that it runs on all workers at once. The slowest files follow, longest first (``_SLOW_FILES``),
+so that a run ends with short files on every worker. Without ``-n`` (one process, as when running
+a few tests) nothing here changes anything.
 """
 
 from __future__ import annotations
