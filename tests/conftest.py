@@ -4,11 +4,12 @@ The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per 
 (``pytest_xdist_auto_num_workers`` below). The scheduler below sends each test file to one worker,
 so a fixture built once per module (a built fixture site, a benchmark run) is built once, and no
 two workers write a module's folders. The browser tests (tests/e2e) are handed out first, one test
-at a time: they share nothing but the real site, which the first worker to need it builds and the
-others wait for (tests/e2e/conftest.py, ``site_root``), and the browser each worker starts; a check
-of every page is split into tests of a part of the pages each (tests/e2e/conftest.py, ``share``),
-so that it runs on all workers at once. The slowest files follow, longest first (``_SLOW_FILES``),
-so that a run ends with short files on every worker. Without ``-n`` (one process, as when running
+at a time (the other workers start a slow file each while the first builds the real site): they
+share nothing but the real site, which the first worker to need it builds and the others wait for
+(tests/e2e/conftest.py, ``site_root``), and the browser each worker starts; a check of every page
+is split into tests of a part of the pages each (tests/e2e/conftest.py, ``share``), so that it
+runs on all workers at once. The slowest files follow, longest first (``_SLOW_FILES``), so that a
+run ends with short files on every worker. Without ``-n`` (one process, as when running
 a few tests) nothing here changes anything.
 """
 
@@ -45,16 +46,24 @@ def _group(nodeid: str) -> str:
     return file
 
 
-def _start_order(unit: str) -> tuple[int, int]:
-    """Where a unit starts (smaller first; ties keep xdist's order): the browser files kept whole,
-    the other browser tests, the slow files longest first, the rest."""
+def _start_order(unit: str, beside_the_site: frozenset) -> tuple[int, int]:
+    """Where a unit starts (smaller first; ties keep xdist's order).
+
+    The browser tests wait for the real site, which the first of them to run builds (about half a
+    minute on two jobs: tests/e2e/conftest.py, ``site_root``). So the calculator's file starts
+    first (its numeric tests need no site; its page tests build it), with the slow files of
+    ``beside_the_site`` (one for each other worker) beside it; then the other browser tests, the
+    other slow files longest first, the rest.
+    """
     if unit in _BROWSER_FILES_KEPT_WHOLE:
         return (0, 0)
+    if unit in beside_the_site:
+        return (1, _SLOW_FILES.index(unit))
     if unit.startswith("tests/e2e/"):
-        return (1, 0)
+        return (2, 0)
     if unit in _SLOW_FILES:
-        return (2, _SLOW_FILES.index(unit))
-    return (3, 0)
+        return (3, _SLOW_FILES.index(unit))
+    return (4, 0)
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -73,7 +82,8 @@ def pytest_xdist_auto_num_workers(config):
 
 def pytest_xdist_make_scheduler(config, log):
     """xdist's scope scheduler, with the scope of a test being its file (a browser test: itself,
-    `_group`), started in `_start_order`: browser tests first, then the slow files.
+    `_group`), started in `_start_order`: the browser tests first, but the other workers start a
+    slow file each while the first builds the real site; then the slow files, longest first.
 
     (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with the locked
     pytest and pytest-xdist it spread a file's tests over both workers.)
@@ -81,15 +91,17 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class _FileOrBrowserScheduling(LoadScopeScheduling):
+        _beside_the_site: frozenset | None = None
+
         def _split_scope(self, nodeid: str) -> str:
             return _group(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # The browser tests need the real site, which the first to run builds on two jobs while
-            # the calculator's file (it needs no built site) runs on another worker; once the
-            # browser tests are handed out, the longest files start before the short ones.
+            if self._beside_the_site is None:  # the first call: every unit is still queued
+                present = [f for f in _SLOW_FILES if f in self.workqueue]
+                self._beside_the_site = frozenset(present[:len(self.nodes) - 1])
             # (A stable sort: collection order, or xdist's, among equals.)
-            for scope in sorted(self.workqueue, key=_start_order):
+            for scope in sorted(self.workqueue, key=lambda unit: _start_order(unit, self._beside_the_site)):
                 self.workqueue.move_to_end(scope)
             super()._assign_work_unit(node)
 

@@ -103,3 +103,27 @@ def test_slow_files_start_right_after_the_browser_tests(tmp_path):
     assert firsts[:4] == ["tests/e2e/test_faircalc.py", "tests/e2e/test_c.py", "tests/test_cache.py",
                           "tests/test_site_cli.py"], firsts
     assert set(firsts[4:]) == {"tests/test_a.py", "tests/test_z.py"}, firsts
+
+
+def test_while_the_first_worker_builds_the_site_the_others_start_the_slowest_files(tmp_path):
+    # tests/conftest.py (issue 26): the browser tests wait for the real site, which the first of
+    # them builds, so the calculator's browser file starts on one worker and the slowest files, one
+    # each, on the others (test_slow_files_start_right_after_the_browser_tests: the order after).
+    tests = tmp_path / "tests"
+    (tests / "e2e").mkdir(parents=True)
+    shutil.copyfile(CONFTEST.parent.parent / "conftest.py", tests / "conftest.py")
+    body = "import pytest\n\n@pytest.mark.parametrize('i', range(2))\ndef test_x(i):\n    pass\n"
+    files = ("test_a.py", "test_cache.py", "test_site_build.py", "test_site_numbers.py", "e2e/test_c.py",
+             "e2e/test_faircalc.py")
+    for name in files:
+        (tests / name).write_text(body)
+    proc = subprocess.run([*_PYTEST, "-v", "-n", "3", str(tests)],
+                          cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=120)
+    assert "12 passed" in proc.stdout, proc.stdout
+    order: dict[str, list[str]] = {}  # each worker's files, in the order it ran them
+    for line in proc.stdout.splitlines():
+        if " PASSED " in line:
+            worker, node = line.split()[0], line.split(" PASSED ")[1].split("::")[0]
+            order.setdefault(worker, []).append(node)
+    assert {run[0] for run in order.values()} == {"tests/e2e/test_faircalc.py", "tests/test_cache.py",
+                                                  "tests/test_site_build.py"}, order
