@@ -3,10 +3,14 @@
 The README's test command (and .ci/run) runs ``pytest -n auto``: one worker per core, and one more
 (``pytest_xdist_auto_num_workers`` below). The scheduler below sends each test file to one worker,
 so a fixture built once per module (a built fixture site, a benchmark run) is built once, and no
-two workers write a module's folders. The browser tests (tests/e2e) are handed out first, being the
-longest, and one test at a time: they share nothing but the real site, which the first worker to
-need it builds and the others wait for (tests/e2e/conftest.py, ``site_root``), and the browser each
-worker starts. Without ``-n`` (one process, as when running a few tests) nothing here changes anything.
+two workers write a module's folders. The browser tests (tests/e2e) are handed out first, one test
+at a time (the other workers start a slow file each while the first builds the real site): they
+share nothing but the real site, which the first worker to need it builds and the others wait for
+(tests/e2e/conftest.py, ``site_root``), and the browser each worker starts; a check of every page
+is split into tests of a part of the pages each (tests/e2e/conftest.py, ``share``), so that it
+runs on all workers at once. The slowest files follow, longest first (``_SLOW_FILES``), so that a
+run ends with short files on every worker. Without ``-n`` (one process, as when running
+a few tests) nothing here changes anything.
 """
 
 from __future__ import annotations
@@ -20,6 +24,19 @@ import pytest
 # calculator loaded, and the largest errors printed when the module ends): one unit, as other files.
 _BROWSER_FILES_KEPT_WHOLE = ("tests/e2e/test_faircalc.py",)
 
+# The test files that take longest, longest first (each a minute or more of one worker in a whole
+# run on two cores, --durations, issue 26). They start right after the browser tests, so that what
+# is left running at the end of a run is short files, not one of these started last. A file not
+# listed keeps its place in xdist's order (files with more tests first); a name here that no longer
+# exists changes nothing.
+_SLOW_FILES = ("tests/test_cache.py", "tests/test_site_build.py", "tests/test_site_numbers.py",
+               "tests/test_publish.py", "tests/test_site_execution.py", "tests/test_site_speed.py",
+               "tests/test_site_cli.py", "tests/test_source_edits.py", "tests/test_significance_calibration.py",
+               "tests/test_benchmark.py", "tests/test_execution_speed.py", "tests/test_execution_overlap.py",
+               "tests/test_incremental.py", "tests/test_site_bad_input.py", "tests/test_groups.py",
+               "tests/test_e2e_ci_rule.py", "tests/test_models.py", "tests/test_significance.py",
+               "tests/test_benchmark_dask_cluster.py")
+
 
 def _group(nodeid: str) -> str:
     """The unit a worker is sent: a test's file; a browser test on its own (see the module's docstring)."""
@@ -27,6 +44,26 @@ def _group(nodeid: str) -> str:
     if file.startswith("tests/e2e/") and file not in _BROWSER_FILES_KEPT_WHOLE:
         return nodeid
     return file
+
+
+def _start_order(unit: str, beside_the_site: frozenset) -> tuple[int, int]:
+    """Where a unit starts (smaller first; ties keep xdist's order).
+
+    The browser tests wait for the real site, which the first of them to run builds (about half a
+    minute on two jobs: tests/e2e/conftest.py, ``site_root``). So the calculator's file starts
+    first (its numeric tests need no site; its page tests build it), with the slow files of
+    ``beside_the_site`` (one for each other worker) beside it; then the other browser tests, the
+    other slow files longest first, the rest.
+    """
+    if unit in _BROWSER_FILES_KEPT_WHOLE:
+        return (0, 0)
+    if unit in beside_the_site:
+        return (1, _SLOW_FILES.index(unit))
+    if unit.startswith("tests/e2e/"):
+        return (2, 0)
+    if unit in _SLOW_FILES:
+        return (3, _SLOW_FILES.index(unit))
+    return (4, 0)
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -45,7 +82,8 @@ def pytest_xdist_auto_num_workers(config):
 
 def pytest_xdist_make_scheduler(config, log):
     """xdist's scope scheduler, with the scope of a test being its file (a browser test: itself,
-    `_group`), browser tests first.
+    `_group`), started in `_start_order`: the browser tests first, but the other workers start a
+    slow file each while the first builds the real site; then the slow files, longest first.
 
     (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with the locked
     pytest and pytest-xdist it spread a file's tests over both workers.)
@@ -53,17 +91,18 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class _FileOrBrowserScheduling(LoadScopeScheduling):
+        _beside_the_site: frozenset | None = None
+
         def _split_scope(self, nodeid: str) -> str:
             return _group(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # The browser tests are the longest units by far (every page in Chromium): start them
-            # first, whatever the file sizes that xdist sorts by. The calculator's file leads: it
-            # needs no built site, so a worker runs it while another builds the site.
-            browser = [s for s in self.workqueue if s.startswith("tests/e2e/")]
-            browser.sort(key=lambda s: s not in _BROWSER_FILES_KEPT_WHOLE)  # stable: collection order otherwise
-            for scope in browser[::-1]:
-                self.workqueue.move_to_end(scope, last=False)
+            if self._beside_the_site is None:  # the first call: every unit is still queued
+                present = [f for f in _SLOW_FILES if f in self.workqueue]
+                self._beside_the_site = frozenset(present[:len(self.nodes) - 1])
+            # (A stable sort: collection order, or xdist's, among equals.)
+            for scope in sorted(self.workqueue, key=lambda unit: _start_order(unit, self._beside_the_site)):
+                self.workqueue.move_to_end(scope)
             super()._assign_work_unit(node)
 
     return _FileOrBrowserScheduling(config, log)

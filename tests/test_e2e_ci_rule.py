@@ -82,3 +82,48 @@ def test_xdist_keeps_each_file_on_one_worker(tmp_path):
         assert len(workers[f"tests/{name}"]) == 1, workers  # each file on one worker
     assert len(workers["tests/e2e/test_c.py"] | workers["tests/e2e/test_d.py"]) > 1, workers  # spread
     assert all(run[0].startswith("tests/e2e/") for run in order.values()), order  # browser tests first
+
+
+def test_slow_files_start_right_after_the_browser_tests(tmp_path):
+    # tests/conftest.py's start order (issue 26): the browser tests, then the slow files in the
+    # order its list gives (a slow file started last would run alone at the end), then the rest.
+    # One worker runs the units in the order they are handed out.
+    tests = tmp_path / "tests"
+    (tests / "e2e").mkdir(parents=True)
+    shutil.copyfile(CONFTEST.parent.parent / "conftest.py", tests / "conftest.py")
+    body = "import pytest\n\n@pytest.mark.parametrize('i', range(2))\ndef test_x(i):\n    pass\n"
+    files = ("test_a.py", "test_cache.py", "test_site_cli.py", "test_z.py", "e2e/test_c.py", "e2e/test_faircalc.py")
+    for name in files:
+        (tests / name).write_text(body)
+    proc = subprocess.run([*_PYTEST, "-v", "-n", "1", str(tests)],
+                          cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=120)
+    assert "12 passed" in proc.stdout, proc.stdout
+    ran = [line.split(" PASSED ")[1].split("::")[0] for line in proc.stdout.splitlines() if " PASSED " in line]
+    firsts = list(dict.fromkeys(ran))  # each file where its first test ran
+    assert firsts[:4] == ["tests/e2e/test_faircalc.py", "tests/e2e/test_c.py", "tests/test_cache.py",
+                          "tests/test_site_cli.py"], firsts
+    assert set(firsts[4:]) == {"tests/test_a.py", "tests/test_z.py"}, firsts
+
+
+def test_while_the_first_worker_builds_the_site_the_others_start_the_slowest_files(tmp_path):
+    # tests/conftest.py (issue 26): the browser tests wait for the real site, which the first of
+    # them builds, so the calculator's browser file starts on one worker and the slowest files, one
+    # each, on the others (test_slow_files_start_right_after_the_browser_tests: the order after).
+    tests = tmp_path / "tests"
+    (tests / "e2e").mkdir(parents=True)
+    shutil.copyfile(CONFTEST.parent.parent / "conftest.py", tests / "conftest.py")
+    body = "import pytest\n\n@pytest.mark.parametrize('i', range(2))\ndef test_x(i):\n    pass\n"
+    files = ("test_a.py", "test_cache.py", "test_site_build.py", "test_site_numbers.py", "e2e/test_c.py",
+             "e2e/test_faircalc.py")
+    for name in files:
+        (tests / name).write_text(body)
+    proc = subprocess.run([*_PYTEST, "-v", "-n", "3", str(tests)],
+                          cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=120)
+    assert "12 passed" in proc.stdout, proc.stdout
+    order: dict[str, list[str]] = {}  # each worker's files, in the order it ran them
+    for line in proc.stdout.splitlines():
+        if " PASSED " in line:
+            worker, node = line.split()[0], line.split(" PASSED ")[1].split("::")[0]
+            order.setdefault(worker, []).append(node)
+    assert {run[0] for run in order.values()} == {"tests/e2e/test_faircalc.py", "tests/test_cache.py",
+                                                  "tests/test_site_build.py"}, order

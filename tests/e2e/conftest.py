@@ -8,7 +8,10 @@ lists are empty when the test ends.
 Tests that only read what every page shows take it from ``rendered_pages``: each page visited
 once per test run (guarded the same way; `rendered` asserts the same), where each test loaded every
 page itself. The contrast tests check one code token of each style per code block
-(`contrast_context`), where axe checked thousands of tokens styled alike.
+(`contrast_context`), where axe checked thousands of tokens styled alike. A test that reads many
+pages opens them in turn in one tab (`visit_in_turn`; its requests watched, not routed), and one
+that reads every page is split into tests of a part of the pages each (`share`), which
+pytest-xdist runs on several workers at once (issue 26).
 """
 
 from __future__ import annotations
@@ -145,6 +148,20 @@ def pages(site_root) -> list[str]:
     return ["" if p == "./" else p for p in paths]
 
 
+def share(items: list, part: int, parts: int) -> list:
+    """Part ``part`` (0 to ``parts`` - 1) of ``items`` split into ``parts`` that together hold every
+    item once: every ``parts``-th item from the ``part``-th on (items of similar cost, sorted by
+    name, are spread evenly). A test over every page that takes minutes is ``parts`` tests, one per
+    part, which pytest-xdist runs on several workers at once (tests/conftest.py); the part a test
+    checks is never empty, so none passes having checked nothing.
+    """
+    if not 0 <= part < parts:
+        raise ValueError(f"part must be in [0, {parts}), got {part}")
+    mine = items[part::parts]
+    assert mine, f"{len(items)} items cannot be split into {parts} parts that each hold one"
+    return mine
+
+
 PREFIX = "/fair-code/"  # the path of the default site_url: where project pages serve the site
 
 
@@ -194,23 +211,38 @@ def browser():
 
 
 class Guard:
-    """What went wrong on the pages of one test: requests that left localhost, console errors."""
+    """What went wrong on the pages of one test: requests that left localhost, console errors.
+    ``at``, when set, is the page being read (its path), and each entry then names it."""
 
     def __init__(self):
         self.outside: list[str] = []
         self.errors: list[str] = []
+        self.at: str | None = None
+
+    def _named(self, what: str) -> str:
+        return what if self.at is None else f"{self.at or 'home'}: {what}"
 
     def route(self, route):
         host = urlsplit(route.request.url).hostname
         if host in ("127.0.0.1", "localhost"):
             route.continue_()
         else:
-            self.outside.append(route.request.url)
+            self.outside.append(self._named(route.request.url))
             route.abort()
+
+    def request(self, request):
+        """Record a request that leaves localhost, as `route` does, without stopping it: for a tab
+        that is not routed (`visit_in_turn`), since routing turns the browser's cache off."""
+        parts = urlsplit(request.url)
+        if parts.scheme in ("http", "https", "ws", "wss") and parts.hostname not in ("127.0.0.1", "localhost"):
+            self.outside.append(self._named(request.url))
 
     def console(self, msg):
         if msg.type == "error":
-            self.errors.append(f"console: {msg.text} ({msg.location.get('url', '')})")
+            self.errors.append(self._named(f"console: {msg.text} ({msg.location.get('url', '')})"))
+
+    def uncaught(self, exc):
+        self.errors.append(self._named(f"uncaught: {exc}"))
 
 
 @pytest.fixture
@@ -226,13 +258,45 @@ def open_page(browser, base_url):
         context.route("**/*", guard.route)
         page = context.new_page()
         page.on("console", guard.console)
-        page.on("pageerror", lambda exc: guard.errors.append(f"uncaught: {exc}"))
+        page.on("pageerror", guard.uncaught)
         response = page.goto(base_url + path, wait_until="load")
         assert response is not None and response.ok, f"{path}: HTTP {response.status if response else 'no response'}"
         return page
 
     yield _open
     for context in contexts:
+        context.close()
+    assert not guard.outside, f"requests left localhost: {guard.outside}"
+    assert not guard.errors, f"errors in the browser: {guard.errors}"
+
+
+def visit_in_turn(browser, base_url: str, paths, *, color_scheme: str = "light"):
+    """Open ``base_url + path`` for each of ``paths`` in turn in one tab, as a reader following links
+    would, and yield ``(path, page)`` once each has loaded (HTTP 2xx); then assert that no request
+    left localhost and nothing went wrong in the browser (console errors, uncaught exceptions) on
+    any of them, each named with the page it happened on.
+
+    What `open_page` checks, for tests that read many pages: a new browser context for each page,
+    with its requests routed through `Guard.route`, fetches and compiles every style sheet and
+    script again (routing turns the cache off) and starts a new renderer, about half a second of
+    CPU a page on a 2-core machine (12 loads of 4 pages: 10 to 12 s in a context each, 5 to 8 s in
+    one tab, issue 26). Here requests are watched (`Guard.request`), not routed: one leaving
+    localhost fails the test after it has gone out instead of being stopped.
+    """
+    guard = Guard()
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme,
+                                  service_workers="block")
+    try:
+        page = context.new_page()
+        page.on("request", guard.request)
+        page.on("console", guard.console)
+        page.on("pageerror", guard.uncaught)
+        for path in paths:
+            guard.at = path
+            response = page.goto(base_url + path, wait_until="load")
+            assert response is not None and response.ok, f"{path}: HTTP {response.status if response else 'no response'}"
+            yield path, page
+    finally:
         context.close()
     assert not guard.outside, f"requests left localhost: {guard.outside}"
     assert not guard.errors, f"errors in the browser: {guard.errors}"
@@ -288,26 +352,34 @@ _READ_PAGE_JS = """([base, reference]) => {
 }"""
 
 
-def _read_page(browser, base_url: str, path: str) -> dict:
-    """One guarded visit of ``base_url + path`` (as `open_page` makes it): what the page shows, and
-    what went wrong on it."""
-    guard = Guard()
+def _read_pages(browser, base_url: str, paths) -> dict[str, dict]:
+    """Each of ``paths`` visited once, in one tab (`visit_in_turn` says why), with a guard of its
+    own (as `open_page` guards a page, but watching requests instead of routing them): what the page
+    shows, and what went wrong on it."""
+    guard = [Guard()]  # the one of the page being read
     context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light",
                                   service_workers="block")
-    context.route("**/*", guard.route)
-    page = context.new_page()
-    page.on("console", guard.console)
-    page.on("pageerror", lambda exc: guard.errors.append(f"uncaught: {exc}"))
-    response = page.goto(base_url + path, wait_until="load")
-    read = {"status": response.status if response is not None else None,
-            "h1_visible": page.locator("h1").first.is_visible()}
-    read.update(page.evaluate(_READ_PAGE_JS, [base_url, list(REFERENCE_SECTIONS)]))
-    article = page.locator("article")
-    read["visible_words"] = (page.evaluate(VISIBLE_WORDS_JS, [article.first.element_handle(), list(REFERENCE_SECTIONS)])
-                             if article.count() else None)
-    context.close()
-    read["outside"], read["errors"] = guard.outside, guard.errors
-    return read
+    reads = {}
+    try:
+        page = context.new_page()
+        page.on("request", lambda request: guard[0].request(request))
+        page.on("console", lambda msg: guard[0].console(msg))
+        page.on("pageerror", lambda exc: guard[0].uncaught(exc))
+        for path in paths:
+            guard[0] = Guard()
+            response = page.goto(base_url + path, wait_until="load")
+            read = {"status": response.status if response is not None else None,
+                    "h1_visible": page.locator("h1").first.is_visible()}
+            read.update(page.evaluate(_READ_PAGE_JS, [base_url, list(REFERENCE_SECTIONS)]))
+            article = page.locator("article")
+            read["visible_words"] = (page.evaluate(VISIBLE_WORDS_JS, [article.first.element_handle(),
+                                                                      list(REFERENCE_SECTIONS)])
+                                     if article.count() else None)
+            read["outside"], read["errors"] = guard[0].outside, guard[0].errors
+            reads[path] = read
+    finally:
+        context.close()
+    return reads
 
 
 @pytest.fixture(scope="session")
@@ -320,7 +392,7 @@ def rendered_pages(request, tmp_path_factory, browser, base_url, pages) -> dict[
     pytest-xdist the first worker to ask reads the pages and the others wait for its reading.
     """
     return _made_once(request, tmp_path_factory, "e2e-rendered-pages",
-                      lambda folder: {path: _read_page(browser, base_url, path) for path in pages})
+                      lambda folder: _read_pages(browser, base_url, pages))
 
 
 def rendered(rendered_pages: dict[str, dict], path: str) -> dict:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.conftest import REFERENCE_SECTIONS, contrast_context, rendered
+from tests.e2e.conftest import REFERENCE_SECTIONS, contrast_context, rendered, share, visit_in_turn
 
 SLUG = "permutation-test-fairness-gaps"
 PREFIX = "/fair-code/"  # as prefixed_url serves the site (conftest)
@@ -306,14 +306,19 @@ def test_filters_show_the_names_the_table_shows(site_root, open_page):
     assert shown == names
 
 
+# Every page in both schemes is a few minutes of axe: each scheme's pages are checked by
+# CONTRAST_PARTS tests, a part each (conftest's `share`), which run on several workers at once.
+CONTRAST_PARTS = 4
+
+
+@pytest.mark.parametrize("part", range(CONTRAST_PARTS), ids=lambda part: f"part{part + 1}of{CONTRAST_PARTS}")
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_contrast_violation_on_any_page(site_root, pages, open_page, scheme):
+def test_no_contrast_violation_on_any_page(browser, base_url, pages, scheme, part):
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
     problems = []
-    for path in pages:
-        page = open_page(path, color_scheme=scheme)
+    for path, page in visit_in_turn(browser, base_url, share(pages, part, CONTRAST_PARTS), color_scheme=scheme):
         # Folded code and the table's many rows: contrast is the same in every one of them.
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         # The results table's rows are styled alike: its first rows stand for the rest (axe on
@@ -324,7 +329,6 @@ def test_no_contrast_violation_on_any_page(site_root, pages, open_page, scheme):
         for v in results.response["violations"]:
             problems += [f"{scheme} {path or 'home'}: {v['id']}: {n['target']} {n.get('failureSummary', '')[:160]}"
                          for n in v["nodes"][:5]]
-        page.context.close()
     assert problems == [], "\n".join(problems)
 
 

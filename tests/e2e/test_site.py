@@ -226,9 +226,11 @@ def test_screenshots_of_index_explainer_and_results(browser, base_url, scheme, s
     out = Path(os.environ.get("FAIRSITE_SCREENSHOTS") or ARTIFACTS)
     out.mkdir(parents=True, exist_ok=True)
     viewport = SCREENS[screen]
+    # One tab opens the three pages in turn (a context each would fetch and compile the site's
+    # styles and scripts again for each: conftest's `visit_in_turn`).
+    context = browser.new_context(viewport=viewport, color_scheme=scheme, service_workers="block")
+    page = context.new_page()
     for name, path in [("index", ""), ("explainer", f"explainers/{SLUG}/"), ("results", "results/")]:
-        context = browser.new_context(viewport=viewport, color_scheme=scheme, service_workers="block")
-        page = context.new_page()
         assert page.goto(base_url + path).ok
         expected = "slate" if scheme == "dark" else "default"
         assert page.locator("body").get_attribute("data-md-color-scheme") == expected
@@ -247,4 +249,4 @@ def test_screenshots_of_index_explainer_and_results(browser, base_url, scheme, s
         assert key.evaluate("el => el.tagName !== 'IMG' || el.naturalWidth > 0"), (name, "the image did not load")
         _, key_spread = _image_stats(key.screenshot())
         assert key_spread > 10, (name, screen, scheme, "the key region is drawn as an empty box", key_spread)
-        context.close()
+    context.close()
