@@ -19,6 +19,7 @@ SITE_EXTRA: dict[str, str] = {
     "mkdocs": "mkdocs",
     "mkdocs-material": "material",
     "mkdocs-glightbox": "mkdocs_glightbox",
+    "selectolax": "selectolax",
     "statsmodels": "statsmodels",
 }
 
