@@ -150,6 +150,26 @@ def test_a_failing_check_names_the_source_and_the_line_of_its_assert(tmp_path):
                                                          "raises"]
 
 
+def test_a_check_calling_a_function_it_may_not_use_is_told_which_it_may(tmp_path):
+    # A fresh user wrote `float('nan')` in an `assert:` and read only "not a value the run defined".
+    from types import SimpleNamespace
+
+    from site_src.checking.check import _CHECK_BUILTINS, run_checks
+    from site_src.sources.collect import parse_explainer
+
+    source = tmp_path / "explainers" / "calls.md"
+    source.parent.mkdir()
+    source.write_text("\n".join([
+        "---", "title: Calls", "subtitle: Which?", "summary: Calls.", "checks:",
+        "  - name: uses float", "    assert: float(x) == 1.0", "  - name: uses abs", "    assert: abs(x) == 1",
+        "---", "", "```python explainer", "x = 1", "```", ""]), encoding="utf-8")
+    errors = run_checks(parse_explainer(source), SimpleNamespace(values={"x": 1}))
+    assert len(errors) == 1 and "'float'" in errors[0].message
+    listed = errors[0].message.split("a check may use ", 1)[1]
+    assert all(name in listed for name in ("abs", "min", "max", "round", "math")) and "float" not in listed
+    assert set(_CHECK_BUILTINS) >= {"abs", "min", "max", "round", "math"}  # the ones the message names exist
+
+
 def test_a_bare_year_or_a_number_in_a_heading_gets_advice_of_its_own(tmp_path):
     # Issue 26, a fresh user: "ProPublica's 2016 analysis" and a number in a heading were told to
     # "cite the run's value, e.g. {{ name | percent }}", which is no help for a year, and in a

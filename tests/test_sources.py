@@ -224,3 +224,27 @@ def test_stale_code_files_name_what_differs_is_missing_or_has_no_source(tmp_path
         "explainers/code/other.py: missing; run `fairsite build` to generate it",
         "explainers/code/gone.py: no explainer source generates it; delete it",
     ]
+
+
+# ------------------------------------------------------------- a fresh user's front-matter values
+
+def test_an_unquoted_title_holding_a_colon_is_named_with_the_quoted_form_that_parses():
+    lines = ["---", "title: Equalized odds: checking both error rates", "order: 3", "---"]
+    with pytest.raises(ConfigError) as err:
+        split_front_matter(lines, shown="x.md")
+    message = str(err.value)
+    assert message.startswith("x.md:2: front matter is not valid YAML")
+    fixed = message.split("must be in quotes: ", 1)[1]
+    assert fixed == 'title: "Equalized odds: checking both error rates"'
+    assert split_front_matter(["---", fixed, "---"], shown="x.md")[0] == {"title": "Equalized odds: checking both error rates"}
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("true", "valid integer"),  # YAML's true is not 1 second
+    ("10000000000", "less than or equal to 86400"),  # overflowed the socket's timeout: a traceback
+    ("'600'", "valid integer"),
+])
+def test_a_timeout_that_is_not_a_whole_number_of_seconds_up_to_a_day_is_refused(tmp_path, value, said):
+    with pytest.raises(ConfigError, match=f"two-lines.md:2: front matter: timeout: .*{said}"):
+        _explainer(tmp_path, text=_SOURCE.replace("---\n", f"---\ntimeout: {value}\n", 1))
+    assert _explainer(tmp_path, text=_SOURCE.replace("---\n", "---\ntimeout: 86400\n", 1)).meta.timeout == 86400

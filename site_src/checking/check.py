@@ -47,7 +47,9 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
         missing = sorted(names - set(run.values) - set(_CHECK_BUILTINS))
         if missing:
             hints = "; ".join(f"'{m}'{did_you_mean(m, run.values)}" for m in missing)
-            problem(i, f"check '{check.name}': not a value the run defined: {hints}")
+            # A fresh user tried float(): the functions a check may call are few, and named here.
+            problem(i, f"check '{check.name}': not a value the run defined: {hints} (besides the run's values, a "
+                       f"check may use {', '.join(sorted(_CHECK_BUILTINS))}; compute anything else in the code)")
             continue
         scope = {"__builtins__": {}, **_CHECK_BUILTINS, **run.values}
         try:

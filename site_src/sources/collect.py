@@ -17,7 +17,8 @@ from typing import Annotated
 import jinja2
 import jinja2.nodes
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints, ValidationError,
+                      field_validator)
 
 
 from faircode.formatting import did_you_mean  # NumPy-free
@@ -113,12 +114,14 @@ class FrontMatter(BaseModel):
     related: list[NonEmpty] = Field(default_factory=list)
     checks: list[Check] = Field(min_length=1)
     # Seconds before the build kills the run; an explainer that simulates a lot may raise it.
-    timeout: int = Field(default=600, gt=0)
+    # A whole number (not `true`, which YAML reads as 1), at most a day (a larger one overflowed
+    # the socket's timeout: a traceback naming no explainer).
+    timeout: StrictInt = Field(default=600, gt=0, le=86_400)
     # Address space the run may use (bytes once parsed): `6GiB`, `512MiB`, or a whole number of MiB.
     memory: int = DEFAULT_MEMORY
     # Values whose accepted number may move by Monte Carlo error: value name -> name of its resample count.
     monte_carlo: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
-    order: int = 100
+    order: StrictInt = 100
     # Files the code reads in ways the run cannot track (a SQLite database, a file a child process
     # reads, a folder it lists): paths or globs relative to the repository root. Their digests,
     # and a glob's list of matches, join the cache key; without them such a run re-runs every build.
@@ -420,7 +423,22 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
         # no file: the file and line come first, the column after.
         said = " ".join(str(part) for part in (getattr(err, "context", None), getattr(err, "problem", None)) if part)
         column = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {said or err}{column}") from None
+        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {said or err}{column}"
+                          f"{_yaml_hint(text, mark)}") from None
+
+
+def _yaml_hint(text: str, mark) -> str:
+    """What to do about the YAML mistakes writers make by hand (a fresh user's finding): a value
+    holding ': ' (a title such as "Equalized odds: both error rates") read as a second key."""
+    if mark is None:
+        return ""
+    rows = text.split("\n")
+    line = rows[mark.line] if mark.line < len(rows) else ""
+    key, sep, value = line.partition(": ")
+    if sep and ": " in value and not value.lstrip().startswith(("'", '"')):
+        return (f"; a value holding ': ' must be in quotes: {key.strip()}: "
+                f"\"{value.strip().replace(chr(34), chr(92) + chr(34))}\"")
+    return ""
 
 
 def _front_matter_line(lines: list[str], end: int, loc: tuple) -> int | None:
