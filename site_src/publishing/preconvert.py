@@ -57,7 +57,7 @@ class _Converted:
     links_to_anchors: dict[str, dict[str, str]] | None  # target src_uri -> {anchor: link}
 
 
-def config_key(cfg) -> str:
+def _config_key(cfg) -> str:
     """What a page's conversion reads of MkDocs' config (``Page.render`` and its link processor)."""
     links = cfg.validation.links
     return json.dumps([cfg["markdown_extensions"], cfg["mdx_configs"], cfg.use_directory_urls,
@@ -142,7 +142,7 @@ class Preconverter:
         links = None if page.links_to_anchors is None else {
             target.src_uri: dict(anchors) for target, anchors in page.links_to_anchors.items()}
         self.done[src_uri] = _Converted(
-            markdown=page.markdown, config_key=config_key(cfg), url=file.url, lookups=dict(files.seen),
+            markdown=page.markdown, config_key=_config_key(cfg), url=file.url, lookups=dict(files.seen),
             content=page.content, toc=page.toc, title=page._title_from_render, anchors=set(page.present_anchor_ids),
             links_to_anchors=links)
 
@@ -218,5 +218,5 @@ class _ReadBefore:
 
 
 def _same(done: _Converted, page: Page, config, files: Files) -> bool:
-    return (page.markdown == done.markdown and page.file.url == done.url and config_key(config) == done.config_key
+    return (page.markdown == done.markdown and page.file.url == done.url and _config_key(config) == done.config_key
             and all(_described(files.get_file_from_path(path)) == found for path, found in done.lookups.items()))
