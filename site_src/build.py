@@ -264,7 +264,8 @@ class _PageStream:
     explainer's code runs, and checking and rendering afterwards held up the site (issue 26).
 
     A context manager around the runs: entered, a thread of its own sets the pages up
-    (`PageWriter`: assets, data page) and imports what MkDocs will need (`_warm_mkdocs`); `on_done`
+    (`PageWriter`: assets, data page), imports what MkDocs will need (`_warm_mkdocs`) and writes
+    and converts the pages that need no run (`_pages_without_runs`); `on_done`
     (the runs' callback) queues the explainer's check (`_Checker.one`) and page as each run ends,
     and MkDocs' conversion of that page (`preconvert.Preconverter`: stage 6 begun, used by MkDocs
     only where converting the page again would give the same).
@@ -285,6 +286,7 @@ class _PageStream:
         # MkDocs' conversion of each explainer page, done here too, with the config MkDocs will use.
         self._preconverter = Preconverter(lambda: site_config(root, docs_dir, docs_dir.parent / "site",
                                                               strict=options.strict, facts=facts))
+        self._done.append(self._pool.submit(self._pages_without_runs))
 
     def __enter__(self) -> _PageStream:
         return self
@@ -302,8 +304,18 @@ class _PageStream:
     def _page(self, e: Explainer, run: RunResult) -> None:
         part = self._checker.one(e, run)
         self._writer.result().explainer(e, run, banner=part.banners.get(e.slug))
+        self._preconvert(f"explainers/{e.slug}/index.md")
+
+    def _pages_without_runs(self) -> None:
+        """The pages that need no run (the data page, written when the writer was made; the
+        reader's pages and the results page), written and converted while the runs go on: MkDocs
+        then converts only the home page and the tag index after the last run (issue 26)."""
+        for src_uri in self._writer.result().pages_without_runs():
+            self._preconvert(src_uri)
+
+    def _preconvert(self, src_uri: str) -> None:
         try:
-            self._preconverter.page(f"explainers/{e.slug}/index.md")
+            self._preconverter.page(src_uri)
         except Exception:  # noqa: BLE001 - MkDocs converts the page itself, and reports what it meets
             pass
 
@@ -364,7 +376,8 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
     facts are counted (stage 4 reads them: ``published_facts``). Leaving the block waits for both.
     With a ``stream``, each run's outcome also goes to ``stream.on_done`` (its check and page)."""
     with ThreadPoolExecutor(max_workers=1) as beside:
-        beside.submit(warm_results_page, explainers, results, root)
+        if stream is None:  # a stream writes the results page itself while the runs go on
+            beside.submit(warm_results_page, explainers, results, root)
         published_facts = beside.submit(published.verify, root, use_cache=options.use_cache)
         runs = execute(
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",

@@ -21,7 +21,7 @@ from site_src.publishing.provenance import BuildFacts, source_config
 from site_src.rendering.calculator import (CALCULATOR_PAGE, check_gap, check_groups, check_p_values, power_explorer,
                                            threshold_explorer)
 from site_src.rendering.environment import TEMPLATES, make_environment
-from site_src.rendering.data_page import render_data_page
+from site_src.rendering.data_page import PAGE as DATA_PAGE, render_data_page
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
 from site_src.rendering.references import BIBLIOGRAPHY, bibliography_digest, load_bibliography, reference_link
@@ -107,8 +107,9 @@ class PageWriter:
     Made (in the thread that will call the rest), it sets up the pages' environment and writes
     what needs no run: the assets and the data page (which gives the worked examples their
     ``scenario(slug)`` sentence, so it comes first). `explainer` writes one explainer's page;
-    `finish` writes the home page, the tag index, the reader's pages and the results page, and
-    returns what `render` returns. The pages are the same bytes in any order of `explainer`
+    `pages_without_runs` the reader's pages and the results page, which need no run either (a
+    build that runs every explainer writes them while the runs go on); `finish` writes the home
+    page and the tag index (and those two, if not written yet), and returns what `render` returns. The pages are the same bytes in any order of `explainer`
     calls: a page depends only on its explainer, its run and what is set up here, and `finish`
     lists the problems in the explainers' order.
 
@@ -126,6 +127,7 @@ class PageWriter:
         self._failed: Rendered | None = None  # set up failed: nothing else is written
         self._problems: list[SiteError] = []
         self._pages: dict[str, tuple[list[SiteError], bool | None]] = {}  # slug -> problems, rendered (None: no page)
+        self._without_runs: list[SiteError] | None = None  # problems of `pages_without_runs`, once written
         env = make_environment(explainers, bytecode_dir=self.root / ".cache" / "fairsite-jinja")
         try:
             # Every page says where its code lives and which commit it was built from; explainer
@@ -184,14 +186,27 @@ class PageWriter:
                 written.append(e.slug)
                 if was_rendered:
                     rendered.append(e.slug)
+        _home_and_tags(self.env, self.explainers, {slug: runs[slug] for slug in written}, self.results, self.docs_dir)
+        if self._without_runs is None:
+            self.pages_without_runs()
+        return Rendered(problems + self._without_runs, tuple(rendered))
+
+    def pages_without_runs(self) -> list[str]:
+        """Write the reader's pages and the results page (their problems are kept for `finish`);
+        return every page that needs no run, as paths under ``docs_dir``: those and the data page,
+        written when the writer was made."""
+        if self.env is None:
+            return []
         env, docs_dir = self.env, self.docs_dir
-        _home_and_tags(env, self.explainers, {slug: runs[slug] for slug in written}, self.results, docs_dir)
-        problems += _reader_pages(env, docs_dir, self.root)
+        problems = _reader_pages(env, docs_dir, self.root)
+        written = [f"{DATA_PAGE}/index.md", *(f"{name}/index.md" for name in READER_PAGES)]
         try:
             render_results_page(env, self.results, docs_dir, self.root, slugs={e.slug for e in self.explainers})
+            written.append("results/index.md")
         except ValueError as err:  # a results file without the columns the page shows
             problems.append(ConfigError(f"{self.results.path.parent.name}/{self.results.path.name}: {err}"))
-        return Rendered(problems, tuple(rendered))
+        self._without_runs = problems
+        return written
 
 
 def _home_and_tags(env: jinja2.Environment, explainers, paged_runs: dict, results, docs_dir: Path) -> None:
