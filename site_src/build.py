@@ -32,7 +32,8 @@ from site_src.checking import check as check_stage
 from site_src.checking import lint, published, snapshot
 from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
-from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute, start_server_early
+from site_src.execution._forkserver import start_server_early
+from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs,
                                              site_config, staging, swap_in, write_manifest)
@@ -82,6 +83,9 @@ class BuildOptions:
     on_run_start: OnRunStart | None = None  # given the slug of each run as it starts
     on_stage: OnStage | None = None  # given the name of each later stage as it starts
     keep_fork_server: bool = False  # `serve`: the fork server outlives the build, for the next one
+    # A fork server the caller started for this build (`start_server_early`: the command line starts
+    # it before importing the build); used if every explainer runs, and closed by the build either way.
+    fork_server: object | None = None
 
     def __post_init__(self):
         if not isinstance(self.numbers, NumbersMode):
@@ -180,7 +184,12 @@ def build(options: BuildOptions) -> BuildReport:
         # Every explainer will run: the fork server imports while the stages before the runs work,
         # and each page is checked and rendered as its run ends (`_PageStream`).
         every_run = (options.force_all or not options.use_cache) and not options.keep_fork_server
-        early = start_server_early(root, cache_dir) if every_run else None
+        early = options.fork_server
+        if early is not None and not every_run:
+            early.close()
+            early = None
+        elif early is None and every_run:
+            early = start_server_early(root, cache_dir)
         stage = stream = None
         try:
             filestate.load_digests(cache_dir)

@@ -18,11 +18,11 @@ import pytest
 
 from site_src.build import BuildOptions, build
 from site_src.errors import BuildFailed
-from site_src.execution import execute
+from site_src.execution import _forkserver
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
 
-pytestmark = pytest.mark.skipif(not execute._ForkServer.available(), reason="the fork server is Linux's")
+pytestmark = pytest.mark.skipif(not _forkserver._ForkServer.available(), reason="the fork server is Linux's")
 
 
 def _site(tmp_path: Path, explainers: dict[str, str]) -> Path:
@@ -149,7 +149,7 @@ def test_the_build_reads_each_message_of_a_run_however_they_arrive():
     ours, theirs = socket.socketpair()
     try:
         theirs.sendall(b'{"code_done": true}\n{"pid": 4242}\n')
-        forked = execute._Forked(ours)
+        forked = _forkserver._Forked(ours)
         assert forked.pid == 4242
         forked.wait_code_done(timeout=5)
         assert forked.code_done and forked.returncode is None

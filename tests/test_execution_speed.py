@@ -112,24 +112,59 @@ def test_a_build_without_keep_ends_its_fork_server(tmp_path):
 def test_a_build_that_runs_everything_starts_its_fork_server_before_reading_the_explainers(tmp_path, monkeypatch):
     from site_src import build as build_module
     from site_src.build import BuildOptions, build
-    from site_src.execution import execute
+    from site_src.execution import _forkserver
 
     root = _tiny_site(tmp_path)
     events = []
-    real_init, real_collect = execute._ForkServer.__init__, build_module.collect
+    real_init, real_collect = _forkserver._ForkServer.__init__, build_module.collect
 
     def init(self, *args, **kwargs):
         events.append("server")
         real_init(self, *args, **kwargs)
 
-    monkeypatch.setattr(execute._ForkServer, "__init__", init)
+    monkeypatch.setattr(_forkserver._ForkServer, "__init__", init)
     monkeypatch.setattr(build_module, "collect", lambda *a, **k: events.append("collect") or real_collect(*a, **k))
     build(BuildOptions(root=root))  # a first build: no record of what the explainers import yet
     assert events == ["collect", "server"]
-    assert "numpy" in (root / ".cache" / "fairsite" / execute.PRELOAD).read_text()
+    assert "numpy" in (root / ".cache" / "fairsite" / _forkserver.PRELOAD).read_text()
     events.clear()
     forced = build(BuildOptions(root=root, force_all=True))
     assert events == ["server", "collect"] and not forced.runs[0].cached  # one server, started first, used
     events.clear()
     build(BuildOptions(root=root))  # an incremental build with nothing to run starts none
     assert events == ["collect"]
+
+
+def test_the_command_line_starts_the_fork_server_before_importing_the_build_and_the_build_uses_it(tmp_path):
+    """`fairsite build --force` and `fairsite check` start their server before ``site_src.build``
+    is imported (its imports are what the first run waits for); the build runs in it and starts no other."""
+    root = _tiny_site(tmp_path)
+    script = textwrap.dedent("""
+        import sys
+        from site_src import cli
+        from site_src.execution import _forkserver
+
+        started = []
+        real_init = _forkserver._ForkServer.__init__
+
+        def init(self, *args, **kwargs):
+            started.append("site_src.build" in sys.modules)
+            real_init(self, *args, **kwargs)
+
+        _forkserver._ForkServer.__init__ = init
+        status = cli.main(sys.argv[1:])
+        print("status", status, "servers started with the build imported:", started)
+    """)
+
+    def fairsite(*command: str) -> str:
+        done = subprocess.run([sys.executable, "-c", script, "--root", str(root), *command, "--jobs", "1"],
+                              capture_output=True, text=True, cwd=REPO, timeout=600)
+        return next((line for line in done.stdout.splitlines() if line.startswith("status")),
+                    done.stdout[-2000:] + done.stderr[-2000:])
+
+    # The first build has no record of what the runs import: it starts its server when it runs.
+    assert fairsite("build") == "status 0 servers started with the build imported: [True]"
+    assert fairsite("accept").startswith("status 0")
+    # The two that run everything start theirs first, and only that one.
+    assert fairsite("build", "--force") == "status 0 servers started with the build imported: [False]"
+    assert fairsite("check") == "status 0 servers started with the build imported: [False]"

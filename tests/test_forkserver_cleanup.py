@@ -3,7 +3,7 @@ fresh user's fault 5): a build or test killed outright left its folder behind, s
 dies with the build and nothing ran to remove it. A new server removes the folders whose build
 is gone, and never a folder a build still uses: two builds at once keep theirs.
 
-The servers here are real (`execute._ForkServer`), their folders made under ``tmp_path``
+The servers here are real (`_forkserver._ForkServer`), their folders made under ``tmp_path``
 (``tempfile.tempdir``), so the machine's own ``/tmp`` is not touched."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from site_src.execution.execute import _ForkServer
+from site_src.execution._forkserver import _ForkServer
 
 pytestmark = pytest.mark.skipif(not _ForkServer.available(), reason="the fork server is Linux-only")
 
@@ -127,7 +127,7 @@ def test_the_folder_of_a_build_killed_outright_is_removed_by_the_next_server(tmp
     build = subprocess.Popen([sys.executable, "-c", (
         "import tempfile, time, sys\n"
         f"tempfile.tempdir = {str(tmp_path)!r}\n"
-        "from site_src.execution.execute import _ForkServer\n"
+        "from site_src.execution._forkserver import _ForkServer\n"
         f"server = _ForkServer({str(tmp_path)!r}, [])\n"
         "print(server.address, flush=True)\n"
         "time.sleep(600)\n")], stdout=subprocess.PIPE, text=True)

@@ -11,6 +11,11 @@ its environment) that has run no explainer code: it then does exactly what
 signal, audit hook, seeds, figure capture), which :func:`serve` is handed as ``run`` (so that
 this module need not import the runner, which runs as ``__main__``). The server is
 single-threaded, so forking is safe.
+
+Both ends live here: the server's (`serve`) and the build's (`_ForkServer` starts a server and
+asks it for runs, `_Forked` is a run it forked, `start_server_early` starts one from the record
+of what the runs imported). The module imports only the standard library and the runner's light
+helpers, so ``fairsite`` can start the server before it imports the build (issue 26).
 """
 
 from __future__ import annotations
@@ -18,13 +23,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
+import socket
+import subprocess
 import sys
+import tempfile
+import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
+from site_src.errors import ExecutionError
 from site_src.execution._inputs import _package_index, _remember_module_folders
-from site_src.execution._limits import _libc, _PR_SET_PDEATHSIG
+from site_src.execution._limits import _libc, _PR_SET_PDEATHSIG, _run_environment
 
 
 _REAL_EXIT = os._exit  # before _record_hard_exits wraps it in a run
@@ -301,3 +313,135 @@ def _forked_run(request: dict, server_pid: int, inherited: list, run, *, report)
             sys.stderr.flush()
         finally:
             _REAL_EXIT(status)
+
+
+# --- the build's side: starting the server, asking it for runs -------------------------------------
+
+PRELOAD = "preload.json"  # in the run cache: what the explainers imported, for the next build's early server
+
+
+def start_server_early(root: Path, cache_dir: Path) -> _ForkServer | None:
+    """A fork server started before the build reads its explainers, importing what they imported last time.
+
+    For builds that run every explainer (``check``, ``build --force``): its imports (about 3 s)
+    then overlap collecting, hashing and extracting instead of holding up the first run (issue
+    26). A run of an explainer that now imports more imports it itself. None where there is no
+    fork server (not Linux) or no record yet (a first build starts its server when it runs).
+    Start it in the thread that will run `execute` (its parent-death signal follows that thread).
+    """
+    if not _ForkServer.available():
+        return None
+    try:
+        preload = json.loads((cache_dir / PRELOAD).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(preload, list):
+        return None
+    return _ForkServer(root, preload)
+
+
+class _ForkServer:
+    """The build's fork server (``site_src.execution._forkserver.serve``): one process that has imported what
+    the explainers import and forks a clean child per run. Requests go over a Unix socket the
+    build creates and hands over (no start-up race); closing its stdin stops it, and it dies
+    with the build (parent-death signal)."""
+
+    @staticmethod
+    def available() -> bool:
+        return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+    def __init__(self, root: Path, preload: list[str]):
+        self._dir = tempfile.mkdtemp(prefix="fairsite-")
+        self.address = os.path.join(self._dir, "fork.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(self.address)
+        listener.listen(64)
+        self._log = open(os.path.join(self._dir, "server.log"), "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "site_src.execution._runner", "--serve", str(listener.fileno()), str(os.getpid()),
+             json.dumps(preload)],
+            cwd=root, env=_run_environment(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._log,
+            pass_fds=(listener.fileno(),), start_new_session=True,
+        )
+        listener.close()
+
+    def start(self, spec: Path, *, stdout: Path, stderr: Path, cwd: Path, env: dict) -> _Forked:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(self.address)
+            conn.sendall(json.dumps({"spec": str(spec), "stdout": str(stdout), "stderr": str(stderr),
+                                     "cwd": str(cwd), "env": env}).encode() + b"\n")
+            forked = _Forked(conn)
+        except (OSError, ValueError, KeyError, ConnectionError) as err:
+            conn.close()
+            raise ExecutionError(f"the fork server stopped ({err}); its log: {self.log_tail()}") from None
+        return forked
+
+    def log_tail(self) -> str:
+        try:
+            return Path(self._log.name).read_text(errors="replace")[-2000:] or "(empty)"
+        except OSError:
+            return "(unreadable)"
+
+    def close(self) -> None:
+        if self._log.closed:  # closed already (a build closes a server it started early in any case)
+            return
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+class _Forked:
+    """A run forked by the server: ``pid`` (its process group too), ``wait``, ``returncode``
+    (negative: killed by that signal), like ``subprocess.Popen``; and ``wait_code_done``.
+
+    Read from the request's connection, a JSON line at a time, in whatever order they come
+    (`_forkserver.serve`): the server's ``pid`` and ``returncode``, the run's ``code_done``."""
+
+    def __init__(self, conn: socket.socket):
+        self._conn, self._buffer, self.returncode, self.code_done = conn, b"", None, False
+        self.pid = None
+        while self.pid is None:
+            self._read(None)
+
+    def _read(self, timeout: float | None) -> None:
+        """Take in the next message; TimeoutExpired past ``timeout`` seconds."""
+        while b"\n" not in self._buffer:
+            self._conn.settimeout(timeout)
+            try:
+                chunk = self._conn.recv(4096)
+            except TimeoutError:
+                raise subprocess.TimeoutExpired("explainer run", timeout) from None
+            if not chunk:
+                raise ConnectionError("the fork server closed the connection")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        message = json.loads(line)
+        if "pid" in message:
+            self.pid = message["pid"]
+        self.code_done = self.code_done or bool(message.get("code_done"))
+        if "returncode" in message:
+            self.returncode = message["returncode"]
+
+    def _read_until(self, done: Callable[[], bool], timeout: float | None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while not done():
+                self._read(None if deadline is None else max(0.001, deadline - time.monotonic()))
+        except (OSError, ConnectionError):  # the server died: so did the run (parent-death signal)
+            self.returncode = -signal.SIGKILL
+        if self.returncode is not None:
+            self._conn.close()
+
+    def wait_code_done(self, timeout: float | None = None) -> None:
+        """Wait until the run's code has ended (it then saves its figures) or the run has."""
+        self._read_until(lambda: self.code_done or self.returncode is not None, timeout)
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._read_until(lambda: self.returncode is not None, timeout)
+        return self.returncode

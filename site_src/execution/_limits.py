@@ -57,6 +57,19 @@ def _default_sigterm() -> None:
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36  # from <linux/prctl.h>
 
 
+_TOKEN = "FAIRSITE_RUN"  # environment variable naming the run, inherited by all it starts
+
+
+def _run_environment() -> dict[str, str]:
+    """The environment of every run. Same numbers whatever the job count: one BLAS thread per
+    run, fixed hashing, no GUI."""
+    env = dict(os.environ)
+    env.update(PYTHONHASHSEED="0", MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    env.pop(_TOKEN, None)
+    return env
+
+
 def _libc():
     if not sys.platform.startswith("linux"):
         return None
