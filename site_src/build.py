@@ -32,7 +32,7 @@ from site_src.checking import check as check_stage
 from site_src.checking import lint, published, snapshot
 from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
-from site_src.execution._forkserver import start_server_early
+from site_src.execution._forkserver import _ForkServer, start_server_early
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs,
@@ -85,7 +85,7 @@ class BuildOptions:
     keep_fork_server: bool = False  # `serve`: the fork server outlives the build, for the next one
     # A fork server the caller started for this build (`start_server_early`: the command line starts
     # it before importing the build); used if every explainer runs, and closed by the build either way.
-    fork_server: object | None = None
+    fork_server: _ForkServer | None = None
 
     def __post_init__(self):
         if not isinstance(self.numbers, NumbersMode):
