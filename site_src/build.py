@@ -33,6 +33,7 @@ from site_src.checking import lint, published, snapshot
 from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
 from site_src.execution._forkserver import _ForkServer, start_server_early
+from site_src.execution._limits import _behind_the_code
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs,
@@ -287,7 +288,8 @@ class _PageStream:
                  root: Path, facts: provenance.BuildFacts, options: BuildOptions):
         self._by_slug = {e.slug: e for e in explainers}
         self._checker, self._user_done = checker, options.on_run_done
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairsite-pages")
+        # The pages only have to be done by the build's end: the runs' code goes first (issue 26).
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairsite-pages", initializer=_behind_the_code)
         self._writer = self._pool.submit(PageWriter, explainers, results, docs_dir, root=root, facts=facts,
                                          reuse_pages=options.use_cache)
         self._pool.submit(_warm_mkdocs)
@@ -694,5 +696,15 @@ def _check_slugs(explainers: list[Explainer], options: BuildOptions) -> None:
     slugs = {e.slug for e in explainers}
     unknown = sorted((options.force | options.accept) - slugs)
     if unknown:
-        hints = "; ".join(f"'{s}'{did_you_mean(s, sorted(slugs))}" for s in unknown)
+        hints = "; ".join(f"'{s}'{_slug_hint(s, sorted(slugs))}" for s in unknown)
         raise ConfigError(f"no explainer named {hints}; the explainers are {sorted(slugs)}")
+
+
+def _slug_hint(name: str, slugs: list[str]) -> str:
+    """The hint after an unknown explainer name: the slugs it begins (a slug's first words, as
+    `--force permutation` for permutation-test-fairness-gaps), else the closest by spelling."""
+    starting = [s for s in slugs if s.startswith(name)]
+    if starting:
+        shown = " or ".join(repr(s) for s in starting[:3]) + (" or ..." if len(starting) > 3 else "")
+        return f" (did you mean {shown}?)"
+    return did_you_mean(name, slugs)

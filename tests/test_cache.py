@@ -512,7 +512,7 @@ def test_a_comment_or_spacing_edit_keeps_the_cached_run(commented_site, tmp_path
     again = _runs(root)["commented"]
     assert again.cached is not reruns, again.reason
     if reruns:
-        assert again.reason == "code, declared inputs, limits (timeout, memory) or Python changed"
+        assert again.reason == "its code changed"
     generated = (root / "explainers" / "code" / "commented.py").read_text()
     assert edited.splitlines()[-1] in generated and edited.splitlines()[3] in generated  # the code as edited
 
@@ -535,3 +535,19 @@ def test_code_key_keeps_tokens_and_their_lines_only():
         assert compiled(code) != compiled(base)
     assert cache.code_key("s = '''\n# inside a string\n'''\n") != cache.code_key("s = '''\n# inside a string!\n'''\n")
     assert cache.code_key("x = (\n") == "x = (\n"  # does not tokenize: keyed by its text
+
+
+@pytest.mark.parametrize(("before", "now", "said"), [
+    ({"code": "a", "python": "3.11.9 (main)", "limits": "[600, 100]"},
+     {"code": "b", "python": "3.11.9 (main)", "limits": "[600, 100]"}, "its code changed"),
+    ({"code": "a", "python": "3.11.9 (main)"}, {"code": "a", "python": "3.11.10 (main)"}, "Python 3.11.9 -> 3.11.10"),
+    ({"inputs": "null"}, {"inputs": '["data/x.csv"]'}, "its declared `inputs:` changed (none -> data/x.csv)"),
+    ({"limits": f"[600, {2**30}]"}, {"limits": f"[30, {2**30}]"},
+     "its limits changed (timeout 600 s, memory 1024 MiB -> timeout 30 s, memory 1024 MiB)"),
+    ({"code": "a", "runner": "r"}, {"code": "b", "runner": "s"}, "its code changed; the runner's code (site_src/execution) changed"),
+])
+def test_a_miss_on_the_static_key_names_the_part_that_changed(before, now, said):
+    # `fairsite build --explain` (a fresh user, stop 36): the reason named every part the key
+    # could hold ("code, declared inputs, limits or Python changed"), not the one that changed.
+    assert cache.describe_static_change(before, now) == said
+

@@ -81,6 +81,50 @@ def test_with_one_job_the_next_code_runs_while_a_run_saves_its_figures(tmp_path)
     assert '"figure-1-narrow.svg"' in entry
 
 
+# A figure that notes, when it is drawn, the priority its process runs at; the code notes its own.
+_NOTES_ITS_PRIORITY = """
+    import os
+    import matplotlib.pyplot as plt
+    from matplotlib.artist import Artist
+
+    def note(what):
+        try:  # the session's nice value, where Linux schedules sessions as groups ("autogroup")
+            with open("/proc/self/autogroup") as f:
+                group = f.read().split()[-1]
+        except OSError:
+            group = "-"
+        with open({log!r}, "a") as f:
+            f.write(f"{{what}} {{os.getpriority(os.PRIO_PROCESS, 0)}} {{group}}\\n")
+
+    class NotesItsPriority(Artist):
+        def draw(self, renderer):
+            note("figure")
+
+    note("code")
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([0, 1], [0, 1])
+    fig.add_artist(NotesItsPriority())
+    """
+
+
+@pytest.mark.skipif(not _forkserver._ForkServer.available(), reason="runs are forked on Linux only")
+def test_a_run_saves_its_figures_behind_the_next_runs_code(tmp_path):
+    # Once its code has ended, a forked run's figures are saved at a lower CPU priority than any
+    # code: they only have to be done before the build's end, the next run's code is waited on.
+    from site_src.execution._limits import _BEHIND_THE_CODE
+
+    log = tmp_path / "priority.txt"
+    root = _site(tmp_path, {"a-notes": _NOTES_ITS_PRIORITY.format(log=str(log))})
+    build(BuildOptions(root=root, jobs=1))
+    noted = [line.split() for line in log.read_text().splitlines()]
+    code = [(int(n), group) for what, n, group in noted if what == "code"]
+    figures = {(int(n), group) for what, n, group in noted if what == "figure"}
+    assert len(code) == 1 and figures, noted
+    [(nice, group)] = code
+    behind = str(int(group) + _BEHIND_THE_CODE) if group != "-" else "-"
+    assert figures == {(nice + _BEHIND_THE_CODE, behind)}, noted
+
+
 _LOGS_ITS_CODE = """
     import os, time
     import matplotlib.pyplot as plt
@@ -160,14 +204,12 @@ def test_the_build_reads_each_message_of_a_run_however_they_arrive():
         ours.close()
 
 
-# A run forked before the server has read the package index (the server reads it, about 1 s, only
-# once no request waits): whether it was read at fork time depends on the timing, so the run
-# forgets whatever the server had read, as a run forked first would find it.
-_FORGETS_THE_SERVERS_INDEX = """
+# A run forked before the server has resolved the folders of what it preloaded (it does so only
+# once no request waits): whether they were resolved at fork time depends on the timing, so the
+# run forgets whatever the server had, as a run forked first would find it.
+_FORGETS_THE_SERVERS_FOLDERS = """
     import sys
     inputs = sys.modules["site_src.execution._inputs"]  # the runner's, as the fork server left it
-    inputs._PROVIDERS = None
-    inputs._VERSIONS.clear()
     inputs._FOLDERS.clear()
     import numpy as np
     import matplotlib.pyplot as plt
@@ -176,12 +218,23 @@ _FORGETS_THE_SERVERS_INDEX = """
     """
 
 
-def test_a_run_forked_before_the_server_reads_the_package_index_records_the_same(tmp_path):
-    # The index is read by the run itself then, with the same answers (oracle: importlib.metadata).
+def test_a_run_forked_before_the_server_resolves_its_folders_records_the_same(tmp_path):
+    # The run resolves them itself then, with the same answers; the packages it imported are
+    # looked up by the build (oracle: importlib.metadata).
     from importlib import metadata
 
-    root = _site(tmp_path, {"a-first": _FORGETS_THE_SERVERS_INDEX})
+    root = _site(tmp_path, {"a-first": _FORGETS_THE_SERVERS_FOLDERS})
     report = build(BuildOptions(root=root, jobs=1))
     run = next(r for r in report.runs if r.slug == "a-first")
     assert run.packages["numpy"] == metadata.version("numpy")
     assert run.packages["matplotlib"] == metadata.version("matplotlib")
+
+
+def test_the_packages_a_run_imported_are_the_installed_distributions_of_its_top_level_modules():
+    from importlib import metadata
+
+    from site_src.execution import cache
+
+    found = cache.imported_packages(["json", "numpy", "yaml", "no_such_module_here"])
+    # The standard library's json and an unknown name have no distribution; yaml is PyYAML's.
+    assert found == {"PyYAML": metadata.version("PyYAML"), "numpy": metadata.version("numpy")}

@@ -1,5 +1,6 @@
-"""A forked run reuses the memory it frees instead of faulting in fresh pages (issue 26,
-`site_src.execution._forkserver._keep_freed_memory`)."""
+"""A forked run reuses the memory it frees instead of faulting in fresh pages, and its garbage
+collector leaves what the fork server imported alone (issue 26, `site_src.execution._forkserver`:
+`_keep_freed_memory`, `gc.freeze` in `serve`)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,25 @@ def test_a_forked_run_refills_memory_it_freed_without_fresh_page_faults(tmp_path
     first, second = map(int, re.search(r"fill faults: (\d+) then (\d+)", run.stdout).groups())
     assert first >= 15  # the first fill took fresh pages (15 if all were 2 MiB ones): the count sees faults
     assert second <= first // 10, f"refilling 30 MiB the run had freed took {second} page faults; the first fill {first}"
+
+
+# What the fork server imported is frozen (gc.freeze): a run's full collection walks only the
+# objects the run made, not the tens of thousands it inherited.
+GC_PROBE = '''
+import gc as _gc
+print("frozen %d, tracked %d" % (_gc.get_freeze_count(), len(_gc.get_objects())))
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux's")
+def test_a_forked_runs_garbage_collector_does_not_walk_what_the_server_imported(tmp_path):
+    from site_src.build import BuildOptions, build
+
+    root = tmp_path / "site-root"
+    shutil.copytree(REPO / "tests" / "fixtures" / "tinysite", root)
+    source = root / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text().replace("n_flips = 2000\n", "n_flips = 2000\n" + GC_PROBE))
+    run = build(BuildOptions(root=root)).runs[0]
+    frozen, tracked = map(int, re.search(r"frozen (\d+), tracked (\d+)", run.stdout).groups())
+    # NumPy and matplotlib alone make some 100,000 objects; the run itself, a few thousand.
+    assert frozen > 10 * tracked, f"{frozen} objects frozen, {tracked} left for the run's collector"

@@ -131,11 +131,16 @@ def test_a_run_cached_under_other_limits_runs_again(built_copy):
     assert _runs(root)[SLUG].cached
     _with_front_matter_line(source, "timeout: 1")  # lowered: the cached run proves nothing about it
     again = _runs(root)[SLUG]
-    assert not again.cached and "limits (timeout, memory)" in again.reason
+    assert not again.cached
+    assert again.reason.startswith("its limits changed (timeout 600 s, memory "), again.reason  # the part that changed
+    from site_src.sources.collect import DEFAULT_MEMORY
+
+    assert again.reason.endswith(f"-> timeout 1 s, memory {DEFAULT_MEMORY // 2**20} MiB)"), again.reason
     assert _runs(root)[SLUG].cached  # then cached under the new limits
     text = source.read_text(encoding="utf-8").replace("timeout: 1\n", "timeout: 1\nmemory: 2GiB\n")
     source.write_text(text, encoding="utf-8")
-    assert not _runs(root)[SLUG].cached
+    again = _runs(root)[SLUG]
+    assert not again.cached and again.reason.endswith("-> timeout 1 s, memory 2048 MiB)"), again.reason
 
 
 def test_a_file_read_outside_the_repository_is_advised_into_it(built_copy, tmp_path):

@@ -3,8 +3,7 @@
 A fresh interpreter per explainer pays for importing NumPy, pandas, SciPy, scikit-learn,
 fairlearn, matplotlib and faircode every time (about 1.3 s each here). The build starts this
 server once (``python -m site_src.execution._runner --serve``); it imports what the explainers
-import, reads the installed packages' versions, and then forks a child per run, as
-multiprocessing's "forkserver" and pytest-xdist do. The child is a process of its own (own
+import, then forks a child per run, as multiprocessing's "forkserver" and pytest-xdist do. The child is a process of its own (own
 session and process group, its own stdout/stderr files, stdin from /dev/null, the run's token in
 its environment) that has run no explainer code: it then does exactly what
 :func:`site_src.execution._runner.main` does in a fresh interpreter (memory limit, parent-death
@@ -21,6 +20,7 @@ helpers, so ``fairsite`` can start the server before it imports the build (issue
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import shutil
@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from site_src.errors import ExecutionError
-from site_src.execution._inputs import _package_index, _remember_module_folders
+from site_src.execution._inputs import _remember_module_folders
 from site_src.execution._limits import _libc, _PR_SET_PDEATHSIG, _run_environment
 
 
@@ -65,10 +65,13 @@ def serve(listen_fd: int, build_pid: int, preload: list, *, run) -> int:
     _claim_and_sweep(listener.getsockname(), build_pid)
     _keep_freed_memory(libc)
     _import_modules(preload)
-    # Reading the installed packages and resolving the preloaded modules' folders (about 1 s)
-    # only saves each run work when it records what it imported: done while no request waits,
-    # so the first run starts as soon as the imports are done (issue 26). A run forked before
-    # they are done does its share itself, with the same answers.
+    # What the server imported lives as long as every run: the runs' garbage collector need not
+    # walk it (a full collection would, and would write each object's header, copying the
+    # page it sits on into the run; gc.freeze, whose documentation gives this use).
+    gc.freeze()
+    # Resolving the preloaded modules' folders only saves each run work when it records what it
+    # imported: done while no request waits, so the first run starts as soon as the imports are
+    # done (issue 26). A run forked before does its share itself, with the same answers.
     later = _indexing_steps()
     server_pid = os.getpid()
     selector = selectors.DefaultSelector()
@@ -217,8 +220,8 @@ def _keep_freed_memory(libc) -> None:
 
 
 def _import_ahead(preload: list) -> None:
-    """Import what the explainers import (``[module, [names imported from it]]``) and read the
-    installed packages' versions, once, for every forked child to inherit."""
+    """Import what the explainers import (``[module, [names imported from it]]``) and resolve the
+    folders of what was imported, once, for every forked child to inherit."""
     _import_modules(preload)
     for step in _indexing_steps():
         step()
@@ -240,11 +243,12 @@ def _import_modules(preload: list) -> None:
 
 
 def _indexing_steps() -> list:
-    """What saves each forked run work as it records what it imported, in steps: which
-    distribution provides each module, every installed version, and (issue 26) the folders of
-    the preloaded project modules, resolved once here and not in every run."""
+    """What saves each forked run work as it records what it imported: the folders of the
+    preloaded project modules, resolved once here and not in every run (issue 26). (Which
+    package each module comes from, and its version, the build reads once for all runs:
+    `cache.imported_packages`.)"""
     root = Path.cwd().resolve()
-    return [_package_index, lambda: _package_index(every_version=True), lambda: _remember_module_folders(root)]
+    return [lambda: _remember_module_folders(root)]
 
 
 def _reap(children: dict) -> None:

@@ -3,9 +3,10 @@
 :class:`_InputRecorder` is the run's audit hook (PEP 578): the project files it opens (their
 digests join the run cache's key), what cannot be keyed by a file's digest (a directory listing,
 a child process, SQLite, the network, a file outside the repository) and what it writes.
-:func:`_project_modules` and :func:`_packages` list, once the code has run, the project modules
-and the installed distributions it imported. :func:`in_environment` says which files belong to
-the Python environment (covered by package versions, not digests). Part of the runner
+:func:`_project_modules` and :func:`_top_level_modules` list, once the code has run, the project
+modules and the top-level modules it imported (the build maps those to package versions).
+:func:`in_environment` says which files belong to the Python environment (covered by package
+versions, not digests). Part of the runner
 (:mod:`site_src.execution._runner`); its files, ``RUNNER_FILES``, are never the run's inputs.
 """
 
@@ -302,43 +303,8 @@ def _remember_module_folders(root: Path) -> None:
     _project_modules(Path(root))
 
 
-def _packages() -> dict:
-    """Versions of the installed distributions whose top-level modules the run imported."""
-    _package_index()
-    out = {}
-    for name in {name.split(".")[0] for name in sys.modules}:
-        for dist in _PROVIDERS.get(name, []):
-            if _version(dist) is not None:
-                out[dist] = _version(dist)
-    return dict(sorted(out.items()))
-
-
-_PROVIDERS: dict | None = None  # top-level module -> the distributions that provide it
-
-
-_VERSIONS: dict[str, str | None] = {}  # distribution -> version (None: not found)
-
-
-def _package_index(*, every_version: bool = False) -> None:
-    """Read which distributions provide each top-level module once per process; with
-    ``every_version`` (the fork server, once per build) read every version too."""
-    global _PROVIDERS
-    from importlib import metadata
-
-    if _PROVIDERS is None:
-        _PROVIDERS = metadata.packages_distributions()
-    if every_version:
-        for names in _PROVIDERS.values():
-            for dist in names:
-                _version(dist)
-
-
-def _version(dist: str) -> str | None:
-    if dist not in _VERSIONS:
-        from importlib import metadata
-
-        try:
-            _VERSIONS[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            _VERSIONS[dist] = None
-    return _VERSIONS[dist]
+def _top_level_modules() -> list[str]:
+    """The top-level names of every module this process has imported: the build maps them to
+    the installed distributions that provide them and their versions (`cache.imported_packages`),
+    once for all runs, where each run read the whole package index itself (issue 26)."""
+    return sorted({name.split(".")[0] for name in list(sys.modules)})

@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import tokenize
 from importlib import metadata
 from pathlib import Path
@@ -44,7 +45,8 @@ from site_src import filestate
 from site_src.filestate import hash_file
 from site_src.execution import _cells, _inputs, _runner
 
-FORMAT = 4  # 3: per-cell output and narrow figure variants; 4: per-cell stderr and warnings, in order
+FORMAT = 5  # 3: per-cell output and narrow figure variants; 4: per-cell stderr and warnings, in order;
+#  5: the static key's parts, so a miss names the part that changed
 ENTRY = "entry.json"
 
 
@@ -97,8 +99,9 @@ class CacheEntry(BaseModel):
     """One cached run: its key, what it produced, and the digests to check both against."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    format: Literal[4]
+    format: Literal[5]
     static_key: str
+    static_parts: dict[str, str]  # what the static key is made of, by part (`static_parts`)
     deps: dict[str, str | None]  # project file (relative path) -> sha256 when the run read it
     inputs: dict[str, dict[str, str | None]]  # declared pattern -> {matched path: sha256}
     untracked: list[str]  # reads the cache cannot track, as sentences ("connected to x.db (sqlite3)")
@@ -144,13 +147,60 @@ def _runner_source() -> str:
     return "".join(path.read_text() for path in sorted(_inputs.RUNNER_FILES))
 
 
-def static_key(code_text: str, declared: list[str] | None, limits: tuple[int, int]) -> str:
-    """The part of the key known before the run: the code as `code_key` reads it, the declared
-    inputs and the run's limits ``(timeout in s, memory in bytes)``. A run cached under other
-    limits runs again: lowered, it might no longer pass, and `fairsite check` (which runs every
-    explainer) would be the first to say so."""
-    return filestate.digest_parts([code_key(code_text), sys.version, _runner_source(), str(_runner.SEED),
-                                   str(FORMAT), json.dumps(declared), json.dumps(list(limits))])
+def static_parts(code_text: str, declared: list[str] | None, limits: tuple[int, int]) -> dict[str, str]:
+    """What the key known before the run is made of, by part: the code as `code_key` reads it (a
+    digest), the Python version, the runner's code (a digest), the seed, this cache's format, the
+    declared inputs and the run's limits ``(timeout in s, memory in bytes)``. Kept in the entry
+    by part so that a miss names the part that changed (`describe_static_change`). A run cached
+    under other limits runs again: lowered, it might no longer pass, and `fairsite check` (which
+    runs every explainer) would be the first to say so."""
+    return {"code": filestate.digest_parts([code_key(code_text)]), "python": sys.version,
+            "runner": filestate.digest_parts([_runner_source()]), "seed": str(_runner.SEED), "format": str(FORMAT),
+            "inputs": json.dumps(declared), "limits": json.dumps(list(limits))}
+
+
+def key_of_parts(parts: dict[str, str]) -> str:
+    """The part of a run's key known before it runs: one digest of its `static_parts`."""
+    return filestate.digest_parts(f"{name} {value}" for name, value in parts.items())
+
+
+def describe_static_change(before: dict[str, str], now: dict[str, str]) -> str:
+    """What changed between two `static_parts`, in words (``--explain``'s reason to re-run): each
+    part that differs, in the order of `static_parts`."""
+    said = []
+    for name, value in now.items():
+        old = before.get(name)
+        if old == value:
+            continue
+        if name == "code":
+            said.append("its code changed")
+        elif name == "python":
+            said.append(f"Python {(old or '?').split()[0]} -> {value.split()[0]}")
+        elif name == "runner":
+            said.append("the runner's code (site_src/execution) changed")
+        elif name == "inputs":
+            said.append(f"its declared `inputs:` changed ({_shown_json(old)} -> {_shown_json(value)})")
+        elif name == "limits":
+            said.append(f"its limits changed ({_shown_limits(old)} -> {_shown_limits(value)})")
+        else:
+            said.append(f"the {name} changed ({old} -> {value})")
+    return "; ".join(said) or "its key changed"
+
+
+def _shown_json(text: str | None) -> str:
+    try:
+        value = json.loads(text) if text is not None else None
+    except ValueError:
+        return "?"
+    return "none" if value is None else ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _shown_limits(text: str | None) -> str:
+    try:
+        timeout, memory = json.loads(text)
+        return f"timeout {timeout} s, memory {memory / 2**20:g} MiB"
+    except (TypeError, ValueError):
+        return "?"
 
 
 def code_key(code_text: str) -> str:
@@ -226,8 +276,9 @@ def lookup(entry_dir: Path, *, code_text: str, declared: list[str] | None, limit
     entry, problem = _parse(raw)
     if entry is None:
         return None, problem
-    if entry.static_key != static_key(code_text, declared, limits):
-        return None, "code, declared inputs, limits (timeout, memory) or Python changed"
+    now = static_parts(code_text, declared, limits)
+    if entry.static_key != key_of_parts(now):
+        return None, describe_static_change(entry.static_parts, now)
     if entry.untracked and declared is None:
         more = f" (and {len(entry.untracked) - 1} more)" if len(entry.untracked) > 1 else ""
         # A file outside the repository cannot be declared (inputs are repository paths).
@@ -339,6 +390,43 @@ def _installed_version(dist: str) -> str | None:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return None
+
+
+def imported_packages(top_level_modules: list[str]) -> dict[str, str]:
+    """The installed distributions that provide the top-level modules a run imported, with their
+    versions (``{distribution: version}``, sorted): part of its cache key.
+
+    The run reports only the names (`_inputs._top_level_modules`); the build reads which
+    distribution provides each module once for all runs (`read_package_index`), where the runs
+    forked before their server had read it each read it themselves (about a quarter of a second of
+    CPU each, while every core was busy; issue 26).
+    Modules no installed distribution provides (the standard library's, the project's own when
+    not installed) have no entry.
+    """
+    providers = read_package_index()
+    out = {}
+    for name in top_level_modules:
+        for dist in providers.get(name, ()):
+            version = _installed_version(dist)
+            if version is not None:
+                out[dist] = version
+    return dict(sorted(out.items()))
+
+
+_INDEX_LOCK = threading.Lock()
+
+
+def read_package_index() -> dict[str, list[str]]:
+    """``importlib.metadata.packages_distributions()`` (top-level module -> the distributions that
+    provide it), read once per process; the build starts it in a thread when it has runs to do, so
+    the first run's result finds it read."""
+    with _INDEX_LOCK:
+        if not _PACKAGE_INDEX:
+            _PACKAGE_INDEX.update(metadata.packages_distributions())
+        return _PACKAGE_INDEX
+
+
+_PACKAGE_INDEX: dict[str, list[str]] = {}
 
 
 @functools.cache

@@ -233,6 +233,8 @@ def _run_all(todo: list[tuple[CodeFile, str]],
         server = _ForkServer(root, _preload([c for c, _ in todo], cache_dir))
     if early is not None and early is not server:
         early.close()
+    if todo:  # each run's packages are looked up in it when the run ends (`_entry`)
+        threading.Thread(target=cache.read_package_index, name="fairsite-package-index", daemon=True).start()
     jobs = max(1, jobs)
     places = _Places(jobs, [c.slug for c, _ in todo])
     pool = ThreadPoolExecutor(max_workers=max(1, min(2 * jobs if server is not None else jobs, len(todo) or 1)))
@@ -510,14 +512,16 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
     for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin", "main.py"):
         (work / name).unlink(missing_ok=True)  # main.py: only when the file on disk was stale
     data = reported.result
-    static_key = cache.static_key(code.text, declared, limits)
+    parts = cache.static_parts(code.text, declared, limits)
+    static_key = cache.key_of_parts(parts)
     return cache.CacheEntry(
         format=cache.FORMAT,
         static_key=static_key,
+        static_parts=parts,
         deps={p: filestate.hash_file(root / p) for p in data["modules"] + data["data_files"]},
         inputs=declared_before,
         untracked=data["untracked"],
-        packages=data["packages"],
+        packages=cache.imported_packages(data["top_level_modules"]),
         artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "narrow")
                                                 if kind in f]),
         stdout=reported.stdout,
