@@ -17,7 +17,7 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest"]
+__all__ = ["INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest", "yaml_list_hint"]
 
 #: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
 #: :mod:`faircode.groups`, because the manifest checks that no two cells would be written alike,
@@ -51,6 +51,33 @@ def did_you_mean(word, choices: Iterable) -> str:
     """
     close = closest(word, choices)
     return f" (did you mean {close!r}?)" if close is not None else ""
+
+
+def yaml_list_hint(key: str, value: str) -> str:
+    """The hint for a YAML field that must be a list but was written as one line of text.
+
+    ``tags: a, b`` is the text ``"a, b"`` to YAML, not a list: the hint shows the line as the
+    flow-style list it was meant to be, one item per comma.
+
+    Parameters
+    ----------
+    key : str
+        The field's key, as written (``"tags"``).
+    value : str
+        The text YAML read for it.
+
+    Returns
+    -------
+    str
+        ``"expected a list, got the text 'a, b'; write it as a YAML list: `tags: [a, b]`"``.
+
+    Examples
+    --------
+    >>> yaml_list_hint("models", "logistic_regression, gbm")
+    "expected a list, got the text 'logistic_regression, gbm'; write it as a YAML list: `models: [logistic_regression, gbm]`"
+    """
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    return f"expected a list, got the text {value!r}; write it as a YAML list: `{key}: [{', '.join(items)}]`"
 
 
 def closest(word, choices: Iterable) -> str | None:

@@ -321,7 +321,7 @@ def _serve(root: Path, args) -> int:
         console.print(f"[bold red]serve failed:[/] cannot listen on {args.host}:{args.port}: {err.strerror}")
         return 1
     except KeyboardInterrupt:
-        pass
+        console.print("stopped serving; site/ holds the last build that succeeded", highlight=False)
     finally:
         server.shutdown()
         from site_src.execution.execute import close_kept_server

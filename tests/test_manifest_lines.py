@@ -44,8 +44,9 @@ def _with_data(text: str) -> str:
      "random_state: Input should be a valid integer, unable to parse string as an integer"),
     ("test_size: 0.2", "test_size: ten", "test_size:",
      "test_size: Input should be a valid number, unable to parse string as a number"),
-    ("models: [logistic_regression]", "models: logistic_regression", "models:",
-     "models: Input should be a valid list"),
+    ("models: [logistic_regression]", "models: logistic_regression, dummy", "models:",
+     "models: expected a list, got the text 'logistic_regression, dummy'; write it as a YAML list: "
+     "`models: [logistic_regression, dummy]`"),
 ], ids=["int", "float", "list"])
 def test_a_wrongly_typed_value_is_named_by_the_file_and_the_line_of_its_key(tmp_path, old, new, key, message):
     text = _with_data(VALID.replace(old, new))

@@ -342,6 +342,13 @@ def test_unknown_explainer_names_are_refused(tmp_path):
         build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT, accept=frozenset({"coin-flip"})))
 
 
+def test_an_explainer_name_that_begins_a_slug_is_answered_with_that_slug(tmp_path):
+    # "coin" is too short beside "coin-flips" for a spelling match (ratio 0.57); it is its first word.
+    root = _copy_fixture(tmp_path)
+    with pytest.raises(ConfigError, match=r"no explainer named 'coin' \(did you mean 'coin-flips'\?\)"):
+        build(BuildOptions(root=root, force=frozenset({"coin"})))
+
+
 _ALT = "Histogram of the flips: about as many heads as tails."  # the fixture's figure's alt text
 
 

@@ -333,6 +333,7 @@ def test_serve_rebuilds_when_an_explainer_changes(built_copy):
             proc.kill()
             _, err = proc.communicate()
     assert f"serving the site on http://127.0.0.1:{port}/" in err  # says where to look
+    assert "stopped serving; site/ holds the last build that succeeded" in err  # and that Ctrl-C was heard
 
 
 # --------------------------------------------------------------------------- tolerances by kind

@@ -180,6 +180,22 @@ def test_an_unknown_front_matter_field_is_named_with_its_line(tmp_path):
     assert (f"explainers/bias-a-primer.md:{check + 1}: front matter: checks.0.asert: unknown field "
             "(did you mean 'assert'?)") in problems
 
+def test_tags_written_as_one_line_of_text_are_shown_as_the_list_they_were_meant_to_be(tmp_path):
+    path = new_explainer(tmp_path, "Bias: A Primer")
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    line = next(i for i, x in enumerate(lines) if x.startswith("tags:"))
+    ends = next(i for i in range(line + 1, len(lines)) if not lines[i].startswith(("-", " ")))  # its items
+    lines[line:ends] = ["tags: permutation test, small samples"]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        parse_explainer(path)
+    line += 1
+    assert (f"explainers/bias-a-primer.md:{line}: front matter: tags: expected a list, got the text "
+            "'permutation test, small samples'; write it as a YAML list: `tags: [permutation test, small samples]`"
+            ) in str(info.value).split("\n")
+
+
 # ---------------------------------------------------------------------------------- extract
 
 def test_the_generated_file_says_where_it_comes_from_and_maps_lines_back(tmp_path):

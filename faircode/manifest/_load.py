@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from faircode.data import project_root
-from faircode.formatting import did_you_mean
+from faircode.formatting import did_you_mean, yaml_list_hint
 from faircode.manifest._schema import AuditManifest, ManifestError
 from faircode.manifest._checks import _semantic_problems
 
@@ -275,6 +275,8 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
             out.append(f"{where}{field}: unknown key {key!r}{_close_keys(key, _known_keys(loc[:-1]))}")
         elif err["type"] == "missing":
             out.append(f"{where}{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
+        elif err["type"] == "list_type" and isinstance(err["input"], str) and loc:  # `models: a, b`
+            out.append(f"{where}{field}: {yaml_list_hint(str(loc[-1]), err['input'])}")
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
             out.append(f"{where}{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
                        "number, so quote it")

@@ -21,7 +21,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictInt, S
                       field_validator)
 
 
-from faircode.formatting import did_you_mean  # NumPy-free
+from faircode.formatting import did_you_mean, yaml_list_hint  # NumPy-free
 from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
@@ -477,6 +477,8 @@ def _field_problem(err: dict, model: type[BaseModel]) -> str:
         return f"{loc}: required field is missing"
     if err["type"] == "value_error":  # our own validators' messages already say what they got
         return f"{loc}: {err['ctx']['error']}"
+    if err["type"] == "list_type" and isinstance(err.get("input"), str):  # `tags: a, b`
+        return f"{loc}: {yaml_list_hint(str(err['loc'][-1]), err['input'])}"
     return f"{loc}: {err['msg']} (got {err.get('input')!r})"
 
 
