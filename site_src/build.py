@@ -33,7 +33,6 @@ from site_src.checking import lint, published, snapshot
 from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
 from site_src.execution import cache
 from site_src.execution._forkserver import _ForkServer, start_server_early
-from site_src.execution._limits import _behind_the_code
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs,
@@ -288,8 +287,7 @@ class _PageStream:
                  root: Path, facts: provenance.BuildFacts, options: BuildOptions):
         self._by_slug = {e.slug: e for e in explainers}
         self._checker, self._user_done = checker, options.on_run_done
-        # The pages only have to be done by the build's end: the runs' code goes first (issue 26).
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairsite-pages", initializer=_behind_the_code)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairsite-pages")
         self._writer = self._pool.submit(PageWriter, explainers, results, docs_dir, root=root, facts=facts,
                                          reuse_pages=options.use_cache)
         self._pool.submit(_warm_mkdocs)

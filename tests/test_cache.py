@@ -512,7 +512,9 @@ def test_a_comment_or_spacing_edit_keeps_the_cached_run(commented_site, tmp_path
     again = _runs(root)["commented"]
     assert again.cached is not reruns, again.reason
     if reruns:
-        assert again.reason == "its code changed"
+        moved = "# a new line of comment" in edited
+        assert again.reason == ("its code's lines moved (a comment or blank line added or removed): the lines its "
+                                "output and tracebacks cite move with them" if moved else "its code changed")
     generated = (root / "explainers" / "code" / "commented.py").read_text()
     assert edited.splitlines()[-1] in generated and edited.splitlines()[3] in generated  # the code as edited
 
@@ -545,6 +547,9 @@ def test_code_key_keeps_tokens_and_their_lines_only():
     ({"limits": f"[600, {2**30}]"}, {"limits": f"[30, {2**30}]"},
      "its limits changed (timeout 600 s, memory 1024 MiB -> timeout 30 s, memory 1024 MiB)"),
     ({"code": "a", "runner": "r"}, {"code": "b", "runner": "s"}, "its code changed; the runner's code (site_src/execution) changed"),
+    ({"code": "a", "code_tokens": "t"}, {"code": "b", "code_tokens": "t"},
+     "its code's lines moved (a comment or blank line added or removed): the lines its output and tracebacks cite "
+     "move with them"),
 ])
 def test_a_miss_on_the_static_key_names_the_part_that_changed(before, now, said):
     # `fairsite build --explain` (a fresh user, stop 36): the reason named every part the key

@@ -81,50 +81,6 @@ def test_with_one_job_the_next_code_runs_while_a_run_saves_its_figures(tmp_path)
     assert '"figure-1-narrow.svg"' in entry
 
 
-# A figure that notes, when it is drawn, the priority its process runs at; the code notes its own.
-_NOTES_ITS_PRIORITY = """
-    import os
-    import matplotlib.pyplot as plt
-    from matplotlib.artist import Artist
-
-    def note(what):
-        try:  # the session's nice value, where Linux schedules sessions as groups ("autogroup")
-            with open("/proc/self/autogroup") as f:
-                group = f.read().split()[-1]
-        except OSError:
-            group = "-"
-        with open({log!r}, "a") as f:
-            f.write(f"{{what}} {{os.getpriority(os.PRIO_PROCESS, 0)}} {{group}}\\n")
-
-    class NotesItsPriority(Artist):
-        def draw(self, renderer):
-            note("figure")
-
-    note("code")
-    fig, ax = plt.subplots(figsize=(8, 3))
-    ax.plot([0, 1], [0, 1])
-    fig.add_artist(NotesItsPriority())
-    """
-
-
-@pytest.mark.skipif(not _forkserver._ForkServer.available(), reason="runs are forked on Linux only")
-def test_a_run_saves_its_figures_behind_the_next_runs_code(tmp_path):
-    # Once its code has ended, a forked run's figures are saved at a lower CPU priority than any
-    # code: they only have to be done before the build's end, the next run's code is waited on.
-    from site_src.execution._limits import _BEHIND_THE_CODE
-
-    log = tmp_path / "priority.txt"
-    root = _site(tmp_path, {"a-notes": _NOTES_ITS_PRIORITY.format(log=str(log))})
-    build(BuildOptions(root=root, jobs=1))
-    noted = [line.split() for line in log.read_text().splitlines()]
-    code = [(int(n), group) for what, n, group in noted if what == "code"]
-    figures = {(int(n), group) for what, n, group in noted if what == "figure"}
-    assert len(code) == 1 and figures, noted
-    [(nice, group)] = code
-    behind = str(int(group) + _BEHIND_THE_CODE) if group != "-" else "-"
-    assert figures == {(nice + _BEHIND_THE_CODE, behind)}, noted
-
-
 _LOGS_ITS_CODE = """
     import os, time
     import matplotlib.pyplot as plt

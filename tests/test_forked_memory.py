@@ -36,15 +36,7 @@ print("fill faults: %d then %d" % tuple(_fill_faults()))
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server and mallopt are Linux and glibc's")
 def test_a_forked_run_refills_memory_it_freed_without_fresh_page_faults(tmp_path):
-    from site_src.build import BuildOptions, build
-
-    root = tmp_path / "site-root"
-    shutil.copytree(REPO / "tests" / "fixtures" / "tinysite", root)
-    source = root / "explainers" / "coin-flips.md"
-    source.write_text(source.read_text().replace("n_flips = 2000\n", "n_flips = 2000\n" + PROBE))
-    report = build(BuildOptions(root=root))
-    run = report.runs[0]
-    assert not run.cached
+    run = _run_with(tmp_path, PROBE)
     first, second = map(int, re.search(r"fill faults: (\d+) then (\d+)", run.stdout).groups())
     assert first >= 15  # the first fill took fresh pages (15 if all were 2 MiB ones): the count sees faults
     assert second <= first // 10, f"refilling 30 MiB the run had freed took {second} page faults; the first fill {first}"
@@ -60,13 +52,20 @@ print("frozen %d, tracked %d" % (_gc.get_freeze_count(), len(_gc.get_objects()))
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux's")
 def test_a_forked_runs_garbage_collector_does_not_walk_what_the_server_imported(tmp_path):
+    run = _run_with(tmp_path, GC_PROBE)
+    frozen, tracked = map(int, re.search(r"frozen (\d+), tracked (\d+)", run.stdout).groups())
+    # NumPy and matplotlib alone make some 100,000 objects; the run itself, a few thousand.
+    assert frozen > 10 * tracked, f"{frozen} objects frozen, {tracked} left for the run's collector"
+
+
+def _run_with(tmp_path: Path, probe: str):
+    """The tiny site's explainer with ``probe`` added to its code, run (not from a cache)."""
     from site_src.build import BuildOptions, build
 
     root = tmp_path / "site-root"
     shutil.copytree(REPO / "tests" / "fixtures" / "tinysite", root)
     source = root / "explainers" / "coin-flips.md"
-    source.write_text(source.read_text().replace("n_flips = 2000\n", "n_flips = 2000\n" + GC_PROBE))
+    source.write_text(source.read_text().replace("n_flips = 2000\n", "n_flips = 2000\n" + probe))
     run = build(BuildOptions(root=root)).runs[0]
-    frozen, tracked = map(int, re.search(r"frozen (\d+), tracked (\d+)", run.stdout).groups())
-    # NumPy and matplotlib alone make some 100,000 objects; the run itself, a few thousand.
-    assert frozen > 10 * tracked, f"{frozen} objects frozen, {tracked} left for the run's collector"
+    assert not run.cached
+    return run

@@ -278,8 +278,10 @@ def test_memory_field_is_validated(tmp_path, value, ok):
     shown = value if isinstance(value, (int, bool)) else f'"{value}"'
     path.write_text(_explainer("x = 1", front=f"memory: {str(shown).lower() if isinstance(value, bool) else shown}\n"))
     if ok is None:
-        with pytest.raises(ConfigError, match=r"explainers/m.md:\d+: front matter: memory: .*(6GiB or 512MiB|at least 256MiB)"):
+        with pytest.raises(ConfigError, match=r"explainers/m.md:\d+: front matter: memory: .*(6GiB or 512MiB|at least 256MiB)") as info:
             parse_explainer(path)
+        if value == "lots":  # the decimal units it takes are said too (a fresh user, stop 38: `4GB` was a surprise)
+            assert "kB, MB, GB and TB are decimal: 8GB is 7629.4MiB" in str(info.value)
     else:
         assert parse_explainer(path).meta.memory == ok
 

@@ -51,10 +51,11 @@ def scaffold_text(explainer: Explainer) -> list[CheckError]:
     for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY)):
         if getattr(meta, name, None) == stand_in:
             found.append(CheckError(f"front matter: {name}: still the stand-in {stand_in!r} of `fairsite new`",
-                                    explainer=explainer.display_path))
+                                    explainer=explainer.display_path, line=explainer.front_matter_line(name)))
     if DRAFT_TAG in (meta.tags or []):
+        at = explainer.front_matter_line("tags", meta.tags.index(DRAFT_TAG)) or explainer.front_matter_line("tags")
         found.append(CheckError(f"front matter: tags: still tagged {DRAFT_TAG!r}; tag the page by its methods",
-                                explainer=explainer.display_path))
+                                explainer=explainer.display_path, line=at))
     return found
 
 

@@ -70,40 +70,6 @@ def _run_environment() -> dict[str, str]:
     return env
 
 
-# How far below the runs' code the work off their critical path runs (nice(2) steps): a run's
-# figures once its code has ended, the build's page thread while explainers run (issue 26).
-_BEHIND_THE_CODE = 10
-
-
-def _behind_the_code(*, own_session: bool = False) -> None:
-    """Lower the calling thread's CPU priority by ``_BEHIND_THE_CODE`` (Linux: a thread's own
-    nice value, setpriority(2); elsewhere the process's, where this is called only in a process
-    of its own); with ``own_session``, its session's too.
-
-    What runs beside the explainers' code only has to be done before the build's end: a run's
-    figures, saved while the next run's code runs, and the build's pages. At the same priority
-    they take turns on the cores with the code that every later step waits for; behind it, they
-    take what the code leaves. Nothing computed changes, only when.
-
-    A run is a session of its own (`_forkserver._forked_run`), and where Linux schedules each
-    session as one group beside the others ("autogroup", sched(7)), a nice value counts only
-    within the session: a run (``own_session``) lowers its session's weight too
-    (``/proc/self/autogroup``). The build never does: its session is its user's shell's."""
-    import threading
-
-    try:
-        tid = threading.get_native_id() if sys.platform.startswith("linux") else 0
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + _BEHIND_THE_CODE)
-    except (AttributeError, OSError):  # no setpriority (Windows), or not allowed: same priority then
-        pass
-    if own_session and os.getsid(0) == os.getpid():  # the session is this process's alone
-        try:
-            with open("/proc/self/autogroup", "w") as group:
-                group.write(str(_BEHIND_THE_CODE))
-        except OSError:  # no autogroup (a kernel without it, or it is off): the nice value above holds
-            pass
-
-
 def _libc():
     if not sys.platform.startswith("linux"):
         return None

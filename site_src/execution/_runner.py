@@ -41,8 +41,7 @@ import traceback
 from pathlib import Path
 
 from site_src.execution._inputs import _InputRecorder, _imported_since, _project_modules, _top_level_modules, RUNNER_FILES
-from site_src.execution._limits import (_behind_the_code, _bind_to_build, _kill_descendants, _limit_memory,
-                                       _record_hard_exits)
+from site_src.execution._limits import _bind_to_build, _kill_descendants, _limit_memory, _record_hard_exits
 from site_src.execution._cells import run_cells, _source_line
 from site_src.execution._capture import _FigureCapture, _pyplot
 from site_src.execution._forkserver import serve
@@ -83,8 +82,6 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     sys.stderr.flush()
     result["leftover"] = _kill_descendants()
     _tell_code_done(code_done_fd)
-    if code_done_fd is not None:  # the next run's code starts now: this process's figures wait on it
-        _behind_the_code(own_session=True)
     try:
         figures.finish()  # the figures still open at the end, then each figure's narrow variant
         result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells"),

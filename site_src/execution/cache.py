@@ -149,12 +149,14 @@ def _runner_source() -> str:
 
 def static_parts(code_text: str, declared: list[str] | None, limits: tuple[int, int]) -> dict[str, str]:
     """What the key known before the run is made of, by part: the code as `code_key` reads it (a
-    digest), the Python version, the runner's code (a digest), the seed, this cache's format, the
+    digest; and without its line numbers, to tell a change from lines that moved), the Python version, the runner's code (a digest), the seed, this cache's format, the
     declared inputs and the run's limits ``(timeout in s, memory in bytes)``. Kept in the entry
     by part so that a miss names the part that changed (`describe_static_change`). A run cached
     under other limits runs again: lowered, it might no longer pass, and `fairsite check` (which
     runs every explainer) would be the first to say so."""
-    return {"code": filestate.digest_parts([code_key(code_text)]), "python": sys.version,
+    keyed = code_key(code_text)
+    return {"code": filestate.digest_parts([keyed]), "code_tokens": filestate.digest_parts([_without_lines(keyed)]),
+            "python": sys.version,
             "runner": filestate.digest_parts([_runner_source()]), "seed": str(_runner.SEED), "format": str(FORMAT),
             "inputs": json.dumps(declared), "limits": json.dumps(list(limits))}
 
@@ -173,7 +175,13 @@ def describe_static_change(before: dict[str, str], now: dict[str, str]) -> str:
         if old == value:
             continue
         if name == "code":
-            said.append("its code changed")
+            if "code_tokens" in now and before.get("code_tokens") == now["code_tokens"]:
+                said.append("its code's lines moved (a comment or blank line added or removed): the lines its "
+                            "output and tracebacks cite move with them")
+            else:
+                said.append("its code changed")
+        elif name == "code_tokens":
+            continue  # said with "code"
         elif name == "python":
             said.append(f"Python {(old or '?').split()[0]} -> {value.split()[0]}")
         elif name == "runner":
@@ -185,6 +193,14 @@ def describe_static_change(before: dict[str, str], now: dict[str, str]) -> str:
         else:
             said.append(f"the {name} changed ({old} -> {value})")
     return "; ".join(said) or "its key changed"
+
+
+def _without_lines(keyed: str) -> str:
+    """`code_key`'s text without the line each token starts on: equal when only lines moved."""
+    try:
+        return json.dumps([token[1:] for token in json.loads(keyed)], separators=(",", ":"))
+    except (ValueError, TypeError, KeyError):  # code that does not tokenize is keyed by its text
+        return keyed
 
 
 def _shown_json(text: str | None) -> str:

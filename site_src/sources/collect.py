@@ -38,6 +38,11 @@ _UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b)\s*$", re.I)
 
 
+# What `memory:` takes, said by every refusal of it.
+_SIZE_FORMS = ("expected a size such as 6GiB or 512MiB (binary units; kB, MB, GB and TB are decimal: 8GB is "
+               "7629.4MiB), or a whole number of MiB, got {value!r}")
+
+
 def parse_memory(value) -> int:
     """A memory size from the front matter, in bytes.
 
@@ -50,13 +55,13 @@ def parse_memory(value) -> int:
         Not a size in one of those forms, or below 256 MiB.
     """
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"expected a size such as 6GiB or 512MiB, or a whole number of MiB, got {value!r}")
+        raise ValueError(_SIZE_FORMS.format(value=value))
     if isinstance(value, int):
         size = value * 2**20
     else:
         m = _SIZE.match(value)
         if not m:
-            raise ValueError(f"expected a size such as 6GiB or 512MiB, or a whole number of MiB, got {value!r}")
+            raise ValueError(_SIZE_FORMS.format(value=value))
         size = int(float(m[1]) * _UNITS[m[2].lower()])
     if size < _MIN_MEMORY:
         raise ValueError(f"must be at least 256MiB (Python and its libraries need that much), got {value!r}")
