@@ -512,7 +512,7 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
     for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin", "main.py"):
         (work / name).unlink(missing_ok=True)  # main.py: only when the file on disk was stale
     data = reported.result
-    parts = cache.static_parts(code.text, declared, limits)
+    parts = cache.static_parts(code.text, declared, limits, tokens=True)
     static_key = cache.key_of_parts(parts)
     return cache.CacheEntry(
         format=cache.FORMAT,
