@@ -17,7 +17,9 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest", "yaml_list_hint"]
+__all__ = [
+    "INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest", "yaml_list_hint",
+]
 
 #: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
 #: :mod:`faircode.groups`, because the manifest checks that no two cells would be written alike,

@@ -3,9 +3,10 @@
 A fresh interpreter per explainer pays for importing NumPy, pandas, SciPy, scikit-learn,
 fairlearn, matplotlib and faircode every time (about 1.3 s each here). The build starts this
 server once (``python -m site_src.execution._runner --serve``); it imports what the explainers
-import, then forks a child per run, as multiprocessing's "forkserver" and pytest-xdist do. The child is a process of its own (own
-session and process group, its own stdout/stderr files, stdin from /dev/null, the run's token in
-its environment) that has run no explainer code: it then does exactly what
+import, then forks a child per run, as multiprocessing's "forkserver" and pytest-xdist do. The
+child is a process of its own (own session and process group, its own stdout/stderr files, stdin
+from /dev/null, the run's token in its environment) that has run no explainer code: it then does
+exactly what
 :func:`site_src.execution._runner.main` does in a fresh interpreter (memory limit, parent-death
 signal, audit hook, seeds, figure capture), which :func:`serve` is handed as ``run`` (so that
 this module need not import the runner, which runs as ``__main__``). The server is

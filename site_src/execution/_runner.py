@@ -40,7 +40,8 @@ import time
 import traceback
 from pathlib import Path
 
-from site_src.execution._inputs import _InputRecorder, _imported_since, _project_modules, _top_level_modules, RUNNER_FILES
+from site_src.execution._inputs import (_InputRecorder, _imported_since, _project_modules, _top_level_modules,
+                                       RUNNER_FILES)
 from site_src.execution._limits import _bind_to_build, _kill_descendants, _limit_memory, _record_hard_exits
 from site_src.execution._cells import run_cells, _source_line
 from site_src.execution._capture import _FigureCapture, _pyplot

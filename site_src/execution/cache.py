@@ -163,7 +163,8 @@ def static_parts(code_text: str, declared: list[str] | None, limits: tuple[int, 
     again: every build looks every explainer up, and tokenizing them all was 0.1 s of a prose
     edit's 1.6 s (issue 26)."""
     text_digest = filestate.digest_parts([code_text])
-    keyed = None if known is not None and known.get("code_text") == text_digest and "code" in known else code_key(code_text)
+    same_text = known is not None and known.get("code_text") == text_digest and "code" in known
+    keyed = None if same_text else code_key(code_text)
     parts = {"code": known["code"] if keyed is None else filestate.digest_parts([keyed]), "python": sys.version,
              "runner": filestate.digest_parts([_runner_source()]), "seed": str(_runner.SEED), "format": str(FORMAT),
              "inputs": json.dumps(declared), "limits": json.dumps(list(limits)), "code_text": text_digest}
