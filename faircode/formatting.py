@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest", "yaml_list_hint",
+    "yaml_value_problem",
 ]
 
 #: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
@@ -80,6 +81,65 @@ def yaml_list_hint(key: str, value: str) -> str:
     """
     items = [item.strip() for item in value.split(",") if item.strip()]
     return f"expected a list, got the text {value!r}; write it as a YAML list: `{key}: [{', '.join(items)}]`"
+
+
+def yaml_value_problem(err: dict, *, unit: str = "") -> str | None:
+    """One of pydantic's type or bound errors worded for the author of a YAML file, or None.
+
+    pydantic says "Input should be a valid integer" or "Input should be greater than 0"; the
+    author of ``timeout: 10s`` wrote YAML, not Python, and is told what to write instead, with the
+    value as YAML read it (``true``, not ``True``).
+
+    Parameters
+    ----------
+    err : dict
+        One item of ``pydantic.ValidationError.errors()`` (its ``type``, ``input`` and ``ctx``).
+    unit : str, optional
+        What the number counts, as the message should say it (``"seconds"``).
+
+    Returns
+    -------
+    str or None
+        ``"expected a whole number of seconds, got '10s'"``, ``"expected at most 86400 seconds,
+        got 100000"``, ``"expected less than 1, got 1.5"``...; None for an error of another kind
+        (the caller keeps its own wording).
+
+    Examples
+    --------
+    >>> yaml_value_problem({"type": "int_parsing", "input": "10s"}, unit="seconds")
+    "expected a whole number of seconds, got '10s'"
+    >>> yaml_value_problem({"type": "greater_than", "input": 0, "ctx": {"gt": 0.0}})
+    'expected more than 0, got 0'
+    """
+    of = f" of {unit}" if unit else ""
+    kind, ctx = err.get("type", ""), err.get("ctx") or {}
+    bounds = {"greater_than": ("more than", "gt"), "greater_than_equal": ("at least", "ge"),
+              "less_than": ("less than", "lt"), "less_than_equal": ("at most", "le")}
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        expected = f"a whole number{of}"
+    elif kind in ("float_type", "float_parsing"):
+        expected = f"a number{of}"
+    elif kind in ("bool_type", "bool_parsing"):
+        expected = "true or false"
+    elif kind == "string_type":
+        expected = "text (quote it: YAML read a number, true/false or nothing)"
+    elif kind in bounds and bounds[kind][1] in ctx:
+        words, key = bounds[kind]
+        bound = ctx[key]
+        shown = f"{bound:g}" if isinstance(bound, float) else str(bound)  # 1.0 as 1, as its author wrote it
+        expected = f"{words} {shown}" + (f" {unit}" if unit else "")
+    else:
+        return None
+    return f"expected {expected}, got {_as_yaml(err.get('input'))}"
+
+
+def _as_yaml(value) -> str:
+    """A value as its author wrote it in YAML: ``true``, nothing, ``'10s'``, ``2.5``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "nothing (an empty value)"
+    return repr(value)
 
 
 def closest(word, choices: Iterable) -> str | None:

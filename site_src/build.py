@@ -247,7 +247,7 @@ def build(options: BuildOptions) -> BuildReport:
 # failed (nothing after it was computed), then a source the build could not read or render (a
 # template naming a value the run did not define), then what was checked against the run (a
 # cited number "no longer cited" because of that template typo, a `checks:` entry).
-_CAUSE_RANK = {"execution": 0, "config": 1, "check": 2}
+_CAUSE_RANK = {"execution": 0, "config": 1, "template": 1, "check": 2}
 
 
 def _cause_first(errors: list[SiteError]) -> list[SiteError]:

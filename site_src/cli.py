@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         ``docs/`` and ``site/`` are as they were), 2 for bad arguments or a missing ``site`` extra,
         130 when interrupted.
     """
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     from site_src.extra import INSTALL_HINT, missing_site_packages
 
     if missing := missing_site_packages():  # a library-only install (issue 25): say so, not a traceback
@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
             order = path.parent / READING_ORDER
             listed = (f"list `{path.stem}` in {order.relative_to(root)}, under the part it belongs to, then "
                       if order.exists() else "")
-            console.print(f"wrote {path.relative_to(root)}; {listed}build it with `fairsite build`")
+            # What to do next is the command's output (stdout), not a diagnostic: a script can read it.
+            Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(
+                f"wrote {path.relative_to(root)}; {listed}build it with `fairsite build`")
             return 0
         if args.command == "serve":
             return _serve(root, args)
@@ -155,6 +157,42 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments, or exit 2 with the usage of the command at fault.
+
+    argparse refuses an option the command does not have with the top-level usage and no hint
+    (Python 3.11; a fresh user's `fairsite build --forse`): the command's own usage is shown,
+    with the option meant (did you mean '--force'?), the commands that have it, or, for the
+    top-level ``--root`` after the command, where it goes."""
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        from faircode.formatting import did_you_mean  # only on this error path
+
+        commands = parser._fairsite_commands
+        command = commands[args.command]
+        here = [o for a in command._actions for o in a.option_strings]
+        hints, rest = [], list(unknown)
+        while rest:
+            arg = rest.pop(0)
+            option = arg.split("=", 1)[0]
+            elsewhere = [name for name, p in commands.items() if name != args.command
+                         and any(option in a.option_strings for a in p._actions)]
+            if option.startswith("-") and any(option in a.option_strings for a in parser._actions):
+                if "=" not in arg and rest and not rest[0].startswith("-"):
+                    arg = f"{arg} {rest.pop(0)}"  # its value
+                hints.append(f"{arg} (an option of fairsite itself: put it before the command, "
+                             f"fairsite {arg} {args.command})")
+            elif option.startswith("-") and (close := did_you_mean(option, here)):
+                hints.append(arg + close)
+            elif elsewhere:
+                hints.append(f"{arg} (an option of fairsite {' and '.join(elsewhere)}, not of {args.command})")
+            else:
+                hints.append(arg)
+        command.error(f"unrecognized arguments: {'; '.join(hints)}")
+    return args
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fairsite", description="Build the Fair Code explainer site.")
     parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
@@ -177,7 +215,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("slugs", nargs="*", metavar="SLUG", help="explainers to accept (all if none named)")
     s = sub.add_parser("serve", help="serve the site and rebuild on change")
     s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="the address to serve on (default 127.0.0.1, this machine only; 0.0.0.0 for every network "
+                        "interface)")
     for p in (b, c, a, s, pub):
         p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS,
                        help=f"explainers whose code runs at once (default: the number of cores, {_JOBS} here); "
@@ -189,6 +229,7 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("title", help='the explainer\'s title, e.g. "Bootstrap Intervals for Fairness Gaps"')
     n.add_argument("--slug", help="the file's name, explainers/SLUG.md, and the page's address (lowercase a-z, 0-9 "
                               "and '-'); default: made from the title, which needs Latin letters to make one")
+    parser._fairsite_commands = {"build": b, "check": c, "publish": pub, "accept": a, "serve": s, "new": n}
     return parser
 
 

@@ -40,6 +40,13 @@ class ConfigError(SiteError):
     kind = "config"
 
 
+class TemplateError(ConfigError):
+    """An explainer's prose that Jinja cannot parse or render (a tag left open, an unknown filter,
+    a value the run did not define): the author's text, not the configuration, is at fault."""
+
+    kind = "template"
+
+
 class ExecutionError(SiteError):
     """An explainer's code raised, timed out or was killed."""
 

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -168,3 +170,24 @@ def test_the_command_line_starts_the_fork_server_before_importing_the_build_and_
     # The two that run everything start theirs first, and only that one.
     assert fairsite("build", "--force") == "status 0 servers started with the build imported: [False]"
     assert fairsite("check") == "status 0 servers started with the build imported: [False]"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux's")
+def test_the_first_run_is_forked_on_its_own_imports_and_the_next_after_all_of_them(tmp_path):
+    # `_forkserver._Preload`: the slowest explainer (run first) waits only for what it imported
+    # last time; the server imports the rest before it forks the next run. poplib is imported by
+    # one explainer only (and by nothing the build or the other explainer imports).
+    from site_src.build import BuildOptions, build
+
+    root = _tiny_site(tmp_path)
+    source = root / "explainers" / "coin-flips.md"
+    text = source.read_text()
+    probe = "import sys\nprint('poplib before the code:', 'poplib' in sys.modules)\n"
+    (root / "explainers" / "coin-flips-slow.md").write_text(
+        text.replace("title: Coin Flips", "title: Slow Coin Flips")
+        .replace("n_flips = 2000\n", "n_flips = 2000\n" + probe + "import time\ntime.sleep(1.5)\n"))
+    source.write_text(text.replace("n_flips = 2000\n", "n_flips = 2000\n" + probe + "import poplib\n"))
+    build(BuildOptions(root=root))  # records what each imports, and which is the slowest
+    runs = {r.slug: r for r in build(BuildOptions(root=root, force_all=True, jobs=1)).runs}
+    assert "poplib before the code: False" in runs["coin-flips-slow"].stdout
+    assert "poplib before the code: True" in runs["coin-flips"].stdout

@@ -318,7 +318,7 @@ def test_a_merge_needs_two_values_and_declared_values_must_occur(tmp_path):
          groups:
            min_size: 0
            attributes: [{name: colour, column: colour, categories: [Black, White], reference: White}]
-         """, "groups.min_size: Input should be greater than or equal to 1"),
+         """, "groups.min_size: expected at least 1, got 0"),
         ("""
          groups:
            min_size: 30

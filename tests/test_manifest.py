@@ -214,16 +214,16 @@ def test_derived_column_can_be_used_by_later_fields(tmp_path):
 
 
 def test_test_size_above_one():
-    with pytest.raises(ManifestError, match=r"bad_test_size\.yaml: line 10: test_size: Input should be less than 1"):
+    with pytest.raises(ManifestError, match=r"bad_test_size\.yaml: line 10: test_size: expected less than 1, got 1\.5"):
         load_manifest(FIX / "bad_test_size.yaml")
 
 
-@pytest.mark.parametrize("value, rule", [(0, "greater than 0"), (1, "less than 1"),
-                                         (-0.1, "greater than 0"), ("half", "valid number")])
+@pytest.mark.parametrize("value, rule", [(0, "more than 0, got 0"), (1, "less than 1, got 1"),
+                                         (-0.1, "more than 0, got -0.1"), ("half", "a number, got 'half'")])
 def test_test_size_outside_open_unit_interval(tmp_path, value, rule):
     raw = _valid()
     raw["test_size"] = value
-    with pytest.raises(ManifestError, match=rf"audit\.yaml: line \d+: test_size: Input should be (a )?{rule}"):
+    with pytest.raises(ManifestError, match=rf"audit\.yaml: line \d+: test_size: expected {re.escape(rule)}$"):
         load_manifest(_write(tmp_path, raw), root=ROOT)
 
 
@@ -273,8 +273,8 @@ def test_manifest_error_is_caught_as_a_value_error_naming_file_and_field(tmp_pat
         pytest.fail("a manifest with test_size 1.5 loaded")
     assert isinstance(caught, ManifestError)
     line = path.read_text().split("\n").index("test_size: 1.5") + 1
-    assert f"{path}: line {line}: test_size: Input should be less than 1" in str(caught)
-    assert caught.problems == [f"{path}: line {line}: test_size: Input should be less than 1"]
+    assert f"{path}: line {line}: test_size: expected less than 1, got 1.5" in str(caught)
+    assert caught.problems == [f"{path}: line {line}: test_size: expected less than 1, got 1.5"]
 
 
 def test_missing_file():

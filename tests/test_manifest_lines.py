@@ -41,9 +41,9 @@ def _with_data(text: str) -> str:
 
 @pytest.mark.parametrize("old, new, key, message", [
     ("random_state: 0", "random_state: zero", "random_state:",
-     "random_state: Input should be a valid integer, unable to parse string as an integer"),
+     "random_state: expected a whole number, got 'zero'"),
     ("test_size: 0.2", "test_size: ten", "test_size:",
-     "test_size: Input should be a valid number, unable to parse string as a number"),
+     "test_size: expected a number, got 'ten'"),
     ("models: [logistic_regression]", "models: logistic_regression, dummy", "models:",
      "models: expected a list, got the text 'logistic_regression, dummy'; write it as a YAML list: "
      "`models: [logistic_regression, dummy]`"),

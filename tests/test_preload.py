@@ -27,7 +27,7 @@ def _recorded(root: Path) -> tuple[list[str], list[str]]:
 
     cache_dir = root / ".cache" / "fairsite"
     entry = json.loads((cache_dir / "coin-flips" / cache.ENTRY).read_text())
-    preload = [module for module, _ in json.loads((cache_dir / _forkserver.PRELOAD).read_text())]
+    preload = [module for module, _ in json.loads((cache_dir / _forkserver.PRELOAD).read_text())["preload"]]
     return entry["imported"], preload
 
 

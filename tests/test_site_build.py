@@ -218,7 +218,7 @@ def test_an_undefined_template_variable_is_an_error_with_its_line(copied_tinysit
         gap_value = 0.1
         ```
         """)
-    with pytest.raises(BuildFailed, match=r"explainers/undefined.md:11: template: 'gap_valeu' is undefined "
+    with pytest.raises(BuildFailed, match=r"\[template\] explainers/undefined.md:11: 'gap_valeu' is undefined "
                                           r"\(not a value the run defined\) \(did you mean 'gap_value'\?\)"):
         build(BuildOptions(root=root))
 
@@ -442,8 +442,9 @@ def test_cell_placement_mistakes_are_named(tmp_path):
 
 
 @pytest.mark.parametrize("mistake, expected", [
-    ("{% if n_flips %}", "template: .*(end of template|endif)"),  # a tag left open
-    ("{{ n_flips | nmber }}", "template: .*No filter named 'nmber'.* \\(did you mean 'number'\\?\\)"),  # an unknown filter
+    ("{% if n_flips %}", "TemplateSyntaxError: .*(end of template|endif)"),  # a tag left open
+    # an unknown filter
+    ("{{ n_flips | nmber }}", "TemplateAssertionError: No filter named 'nmber'.* \\(did you mean 'number'\\?\\)"),
 ])
 def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(accepted_copy, mistake, expected):
     """With accepted numbers to compare against, the prose is read by the number comparison too:
@@ -451,7 +452,7 @@ def test_a_template_that_does_not_parse_names_the_explainer_not_a_traceback(acce
     root = accepted_copy
     page = root / "explainers" / "coin-flips.md"
     page.write_text(page.read_text() + f"\nA sentence with a mistake: {mistake}\n")
-    with pytest.raises(BuildFailed, match=r"explainers/coin-flips.md:\d+: " + expected):
+    with pytest.raises(BuildFailed, match=r"\[template\] explainers/coin-flips.md:\d+: " + expected):
         build(BuildOptions(root=root))
 
 

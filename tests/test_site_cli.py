@@ -164,3 +164,25 @@ def test_serve_shows_a_failed_rebuild_in_the_browser_until_a_good_one(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["build", "--forse"], "fairsite build: error: unrecognized arguments: --forse (did you mean '--force'?)"),
+    (["build", "-j", "2", "--explian"],
+     "fairsite build: error: unrecognized arguments: --explian (did you mean '--explain'?)"),
+    (["check", "--force"],
+     "fairsite check: error: unrecognized arguments: --force (an option of fairsite build, not of check)"),
+    (["build", "--root", "."],
+     "fairsite build: error: unrecognized arguments: --root . (an option of fairsite itself: put it before the command, "
+     "fairsite --root . build)"),
+    (["publish", "--to", "out", "--explain"], "fairsite publish: error: unrecognized arguments: --explain (an option "
+                                              "of fairsite build, not of publish)"),
+])
+def test_an_option_the_command_lacks_is_named_with_the_command_s_usage_and_what_was_meant(capsys, argv, said):
+    # argparse alone (Python 3.11) shows the top-level usage and no hint: "fairsite: error: unrecognized arguments".
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"usage: fairsite {argv[0]} " in err
+    assert err.rstrip().endswith(said), err

@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from faircode.data import project_root
-from faircode.formatting import did_you_mean, yaml_list_hint
+from faircode.formatting import did_you_mean, yaml_list_hint, yaml_value_problem
 from faircode.manifest._schema import AuditManifest, ManifestError
 from faircode.manifest._checks import _semantic_problems
 
@@ -280,6 +280,8 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
             out.append(f"{where}{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
                        "number, so quote it")
+        elif worded := yaml_value_problem(err):  # `seed: ten`: what to write, not pydantic's words
+            out.append(f"{where}{field}: {worded}")
         else:
             msg = err["msg"].removeprefix("Value error, ")
             out.append(f"{where}{field}: {msg}")

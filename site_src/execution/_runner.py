@@ -292,8 +292,9 @@ def _values(namespace: dict) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--serve":  # --serve LISTEN_FD BUILD_PID PRELOAD_JSON
-        status = serve(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]), run=main)
+    if sys.argv[1] == "--serve":  # --serve LISTEN_FD BUILD_PID {"preload": [...], "first": [...]}
+        imports = json.loads(sys.argv[4])
+        status = serve(int(sys.argv[2]), int(sys.argv[3]), imports["preload"], first=imports["first"], run=main)
         # The build waits for its server to end. Tearing down the interpreter, with the whole stack
         # it preloaded, took 0.7 s at the end of every build that ran code (issue 26); the server
         # holds nothing to save (its children are gone, its log is its stderr, flushed here).

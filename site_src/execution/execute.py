@@ -8,6 +8,7 @@ entry and its files on every use.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from glob import has_magic as globlib_has_magic
 import os
@@ -183,9 +184,14 @@ def execute(
     # Longest first (by the last recorded run; never run: first), so that the slowest run
     # does not start last and leave the other workers idle at the end.
     todo.sort(key=lambda item: -cache.last_run_seconds(cache_dir / item[0].slug))
+    for code in code_files if todo else ():  # parsed now, while the first run waits for the server's imports
+        _top_level_imports(code.text)
     outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork, cache_dir=cache_dir,
                              keep=[c for c in code_files] if keep_server else None, early=early_server))
-    _remember_preload(cache_dir, code_files)  # with what these runs imported, for the next early server
+    # With no run, every code is as its entry recorded it and so is what it imports (an explainer
+    # removed leaves its modules in the record until a run: the next server imports one too many).
+    if todo or not (cache_dir / PRELOAD).exists():
+        _remember_preload(cache_dir, code_files)  # with what these runs imported, for the next early server
     filestate.save_digests(cache_dir)
     in_order = [outcomes[c.slug] for c in code_files]
     return ([o for o in in_order if isinstance(o, RunResult)],
@@ -230,7 +236,7 @@ def _run_all(todo: list[tuple[CodeFile, str]],
         server = early  # started while the build collected, hashed and extracted
     else:
         # Started here, in the thread that lives for the whole build: the server dies with it.
-        server = _ForkServer(root, _preload([c for c, _ in todo], cache_dir))
+        server = _ForkServer(root, _preload([c for c, _ in todo], cache_dir), first=_preload([todo[0][0]], cache_dir))
     if early is not None and early is not server:
         early.close()
     if todo:  # each run's packages are looked up in it when the run ends (`_entry`)
@@ -260,8 +266,11 @@ def _run_all(todo: list[tuple[CodeFile, str]],
 
 
 def _remember_preload(cache_dir: Path, code_files: list[CodeFile]) -> None:
-    """Record what every explainer imports (`_preload`) for `start_server_early`, if it changed."""
-    text = json.dumps(_preload(code_files, cache_dir))
+    """Record what every explainer imports (`_preload`), and what the one the next build runs
+    first does (the slowest, as `execute` orders them), for `start_server_early`, if it changed."""
+    first = min(code_files, key=lambda c: -cache.last_run_seconds(cache_dir / c.slug), default=None)
+    text = json.dumps({"preload": _preload(code_files, cache_dir),
+                       "first": _preload([first], cache_dir) if first is not None else []})
     path = cache_dir / PRELOAD
     try:
         if path.read_text() == text:
@@ -555,20 +564,31 @@ def _preload(code_files: list[CodeFile], cache_dir: Path | None = None) -> list[
     plotting backend at the first figure saved, a library's submodules at the first call)."""
     found: dict[str, dict[str, None]] = {}
     for code in code_files:
-        try:
-            tree = ast.parse(code.text)
-        except SyntaxError:
-            continue  # the run reports it
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    found.setdefault(alias.name, {})
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                found.setdefault(node.module, {}).update((a.name, None) for a in node.names if a.name != "*")
+        for module, names in _top_level_imports(code.text):
+            found.setdefault(module, {}).update(dict.fromkeys(names))
     if cache_dir is not None:
         for module in sorted({m for code in code_files for m in cache.recorded_imports(cache_dir / code.slug)}):
             found.setdefault(module, {})
     return [[module, list(names)] for module, names in found.items()]
+
+
+@functools.lru_cache(maxsize=256)
+def _top_level_imports(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The modules a code's top level imports, each with the names imported from it; none for
+    code that does not parse (its run reports it). Kept by text: parsing the site's 14 code files
+    takes 50-80 ms, and `execute` asks before the runs (while the first waits for the server's
+    imports) and again after them, when the build waits on it (issue 26)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ()
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found += [(alias.name, ()) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.module, tuple(a.name for a in node.names if a.name != "*")))
+    return tuple(found)
 
 
 class _Places:

@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 from faircode.formatting import did_you_mean
 
 from site_src.checking.snapshot import snapshot_path
-from site_src.errors import CheckError, ConfigError, SiteError
+from site_src.errors import CheckError, SiteError, TemplateError
 from site_src.execution._cells import split_code_cells
 from site_src.execution.cache import ENTRY, site_code_digest
 from site_src.execution.execute import RunResult
@@ -187,12 +187,12 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
-        raise ConfigError(f"template: {err.message} (not a value the run defined)"
+        raise TemplateError(f"{err.message} (not a value the run defined)"
                           + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
                           explainer=e.display_path,
                           line=_template_line(e.display_path)) from None
     except Exception as err:  # noqa: BLE001 - any template failure is reported with its line
-        raise ConfigError(f"template: {type(err).__name__}: {err}" + _hint(r"No filter named '(.+)'", str(err), env.filters),
+        raise TemplateError(f"{type(err).__name__}: {err}" + _hint(r"No filter named '(.+)'", str(err), env.filters),
                           explainer=e.display_path,
                           line=getattr(err, "lineno", None) or _template_line(e.display_path)) from None
 

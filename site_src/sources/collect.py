@@ -21,7 +21,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictInt, S
                       field_validator)
 
 
-from faircode.formatting import did_you_mean, yaml_list_hint  # NumPy-free
+from faircode.formatting import did_you_mean, yaml_list_hint, yaml_value_problem  # NumPy-free
 from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
@@ -121,7 +121,7 @@ class FrontMatter(BaseModel):
     # Seconds before the build kills the run; an explainer that simulates a lot may raise it.
     # A whole number (not `true`, which YAML reads as 1), at most a day (a larger one overflowed
     # the socket's timeout: a traceback naming no explainer).
-    timeout: StrictInt = Field(default=600, gt=0, le=86_400)
+    timeout: StrictInt = Field(default=600, gt=0, le=86_400, json_schema_extra={"unit": "seconds"})
     # Address space the run may use (bytes once parsed): `6GiB`, `512MiB`, or a whole number of MiB.
     memory: int = DEFAULT_MEMORY
     # Values whose accepted number may move by Monte Carlo error: value name -> name of its resample count.
@@ -484,7 +484,16 @@ def _field_problem(err: dict, model: type[BaseModel]) -> str:
         return f"{loc}: {err['ctx']['error']}"
     if err["type"] == "list_type" and isinstance(err.get("input"), str):  # `tags: a, b`
         return f"{loc}: {yaml_list_hint(str(err['loc'][-1]), err['input'])}"
+    if worded := yaml_value_problem(err, unit=_unit(model, err["loc"])):  # `timeout: 10s`, not pydantic's words
+        return f"{loc}: {worded}"
     return f"{loc}: {err['msg']} (got {err.get('input')!r})"
+
+
+def _unit(model: type[BaseModel], loc: tuple) -> str:
+    """What a top-level field's number counts (its ``unit``, ``"seconds"`` for ``timeout``), or ""."""
+    field = model.model_fields.get(str(loc[0])) if len(loc) == 1 else None
+    extra = field.json_schema_extra if field is not None else None
+    return extra.get("unit", "") if isinstance(extra, dict) else ""
 
 
 def _field_names(model: type[BaseModel]) -> list[str]:
