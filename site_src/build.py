@@ -35,8 +35,9 @@ from site_src.execution import cache
 from site_src.execution._forkserver import _ForkServer, start_server_early
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
-from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, outputs_current, record_outputs,
-                                             site_config, staging, swap_in, write_manifest)
+from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, last_shown_facts,
+                                             outputs_current, record_outputs, site_config, staging, swap_in,
+                                             write_manifest)
 from site_src.publishing.preconvert import Preconverter
 from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
@@ -126,6 +127,9 @@ class BuildReport:
     words: dict[str, int] = field(default_factory=dict)  # each explainer's visible words (the word budget)
     # Sources saved again while the build ran: their pages show what the build read (see `_edited`).
     edited: list[str] = field(default_factory=list)
+    # What changed in what every page shows of the build's facts since the last build (commit,
+    # uncommitted changes, date...; `provenance.shown_change`), or None: why every page re-rendered.
+    shown_change: str | None = None
     wall_s: float = 0.0
 
 
@@ -235,12 +239,14 @@ def build(options: BuildOptions) -> BuildReport:
             raise BuildFailed(_cause_first(errors))
         site, manifest = _site(root, stage, runs, facts, options, converted=stream.converted if stream else None)
         swap_in(stage, root)
-        record_outputs(root, fingerprint, site)
+        shown_before = last_shown_facts(root)  # before this build's record replaces it
+        record_outputs(root, fingerprint, site, facts=facts)
         later.close()  # the staging folder (the previous docs/ and site/) goes before the state is recorded
         accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
-                       words=site.words(), edited=edited, wall_s=time.perf_counter() - started)
+                       words=site.words(), edited=edited, wall_s=time.perf_counter() - started,
+                       shown_change=provenance.shown_change(shown_before, facts.shown()))
 
 
 # Within one explainer's problems, what comes first is what the others follow from: a run that

@@ -165,11 +165,19 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     with the option meant (did you mean '--force'?), the commands that have it, or, for the
     top-level ``--root`` after the command, where it goes."""
     parser = _parser()
+    commands = parser._fairsite_commands
+    given = list(sys.argv[1:] if argv is None else argv)
+    # The command itself mistyped (`fairsite bild`): argparse lists the commands; say which was meant.
+    word = next((a for i, a in enumerate(given) if not a.startswith("-") and (i == 0 or given[i - 1] != "--root")), None)
+    if word is not None and word not in commands:
+        from faircode.formatting import did_you_mean
+
+        if close := did_you_mean(word, commands):
+            parser.error(f"no command {word!r}{close}; the commands: {', '.join(commands)}")
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         from faircode.formatting import did_you_mean  # only on this error path
 
-        commands = parser._fairsite_commands
         command = commands[args.command]
         here = [o for a in command._actions for o in a.option_strings]
         hints, rest = [], list(unknown)
@@ -184,6 +192,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                 hints.append(f"{arg} (an option of fairsite itself: put it before the command, "
                              f"fairsite {arg} {args.command})")
             elif option.startswith("-") and (close := did_you_mean(option, here)):
+                if "=" not in arg and rest and not rest[0].startswith("-"):
+                    arg = f"{arg} {rest.pop(0)}"  # its value (`--hots 0.0.0.0`), said with it
                 hints.append(arg + close)
             elif elsewhere:
                 hints.append(f"{arg} (an option of fairsite {' and '.join(elsewhere)}, not of {args.command})")
@@ -524,7 +534,11 @@ def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
         mkdocs = (f"; MkDocs converted {len(converted)} page(s), the rest kept from the last site"
                   if converted is not None else "")
         console.print(f"pages: {len(rendered)} rendered{names}, {len(report.runs) - len(rendered)} unchanged "
-                      f"(copied from the page cache){mkdocs}")
+                      f"(copied from the page cache){mkdocs}", highlight=False)
+        if rendered and (change := getattr(report, "shown_change", None)):
+            # Why a prose edit re-rendered every page (a fresh user's question): the footer all show.
+            console.print(f"  every page shows the build's commit and date in its footer, which changed: {change}",
+                          highlight=False)
     for r in report.runs:
         for w in r.warnings:
             console.print("[yellow]run warning:[/] ", end="")

@@ -282,7 +282,7 @@ def test_each_explainers_problems_are_listed_cause_first(built_copy):
     with pytest.raises(BuildFailed) as info:
         build(BuildOptions(root=root))
     kinds = [(e.explainer, e.kind) for e in info.value.errors]
-    assert kinds == [("explainers/coin-flips.md", "config"), ("explainers/coin-flips.md", "check")]
+    assert kinds == [("explainers/coin-flips.md", "template"), ("explainers/coin-flips.md", "check")]
     cause, consequence = info.value.errors
     assert "'n_flip' is undefined" in cause.message and "no longer cited" in consequence.message
     shown = str(info.value)

@@ -195,7 +195,7 @@ def test_a_bare_year_or_a_number_in_a_heading_gets_advice_of_its_own(tmp_path):
     assert "looks like a year" in said[10] and "(2016)" in said[10] and 'cite("key")' in said[10]
     assert "{{ name | percent }}" not in said[10]
     assert "in a heading" in said[14] and "{ #" in said[14] and "anchor" in said[14]
-    assert "in the prose; cite the run's value instead, e.g. {{ name | percent }}" in said[12]
+    assert "in the prose; cite the run's value instead, e.g. {{ name | number }} for a count" in said[12]
     # The advice is right: the year in parentheses, and the heading citing the run with its own
     # anchor, pass.
     text = source.read_text(encoding="utf-8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -175,6 +176,8 @@ def test_serve_shows_a_failed_rebuild_in_the_browser_until_a_good_one(tmp_path):
     (["build", "--root", "."],
      "fairsite build: error: unrecognized arguments: --root . (an option of fairsite itself: put it before the command, "
      "fairsite --root . build)"),
+    (["serve", "--hots", "0.0.0.0"], "fairsite serve: error: unrecognized arguments: --hots 0.0.0.0 (did you mean "
+                                     "'--host'?)"),
     (["publish", "--to", "out", "--explain"], "fairsite publish: error: unrecognized arguments: --explain (an option "
                                               "of fairsite build, not of publish)"),
 ])
@@ -186,3 +189,44 @@ def test_an_option_the_command_lacks_is_named_with_the_command_s_usage_and_what_
     err = capsys.readouterr().err
     assert f"usage: fairsite {argv[0]} " in err
     assert err.rstrip().endswith(said), err
+
+
+@pytest.mark.parametrize("argv", [["bild"], ["--root", ".", "biuld", "--force"]])
+def test_a_mistyped_command_is_answered_with_the_one_meant(capsys, argv):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == (f"fairsite: error: no command {argv[-2] if len(argv) > 1 else argv[0]!r} (did you mean 'build'?); "
+                    "the commands: build, check, publish, accept, serve, new")
+
+
+def test_a_build_that_rerenders_every_page_for_the_footer_says_what_in_it_changed(tmp_path, capsys):
+    # A fresh user edited one word and saw every page rendered again: every page's footer shows
+    # the commit and whether the tree has uncommitted changes, and the first edit after a commit
+    # changes that. The build now says so, with what changed.
+    import shutil
+    import subprocess
+
+    root = _copy_fixture(tmp_path)
+    shutil.copyfile(Path(__file__).resolve().parents[1] / ".gitignore", root / ".gitignore")
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "tiny site")
+    first = git("rev-parse", "HEAD")
+    assert cli.main(["--root", str(root), "build"]) == 0
+    assert "which changed" not in capsys.readouterr().err  # no build before it: nothing to compare
+    (root / "notes.txt").write_text("an untracked file: the tree has uncommitted changes\n")
+    assert cli.main(["--root", str(root), "build"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "pages: 1 rendered" in err
+    assert "every page shows the build's commit and date in its footer, which changed: uncommitted changes" in err
+    git("add", "-A")
+    git("-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "notes")
+    assert cli.main(["--root", str(root), "build"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"which changed: commit {first[:7]} -> {git('rev-parse', 'HEAD')[:7]}, no uncommitted changes" in err

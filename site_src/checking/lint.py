@@ -109,8 +109,8 @@ def _advice(token: str, *, heading: bool) -> str:
         return ("in a heading; cite the run's value there, e.g. {{ name | number }}, and give the heading a fixed "
                 "anchor with { #some-id } at its end so links to it do not move with the number, or keep the number "
                 "for the text under the heading (numbers in prose must come from the run or the results file)")
-    return ("in the prose; cite the run's value instead, e.g. {{ name | percent }} (numbers in prose must come "
-            "from the run or the results file)")
+    return ("in the prose; cite the run's value instead, e.g. {{ name | number }} for a count, {{ name | percent }} "
+            "for a share (numbers in prose must come from the run or the results file)")
 
 
 def _numbers_in_template_literals(explainer: Explainer) -> list[CheckError]:

@@ -38,6 +38,13 @@ from site_src.rendering.terminal import (OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bou
 from site_src.sources.extract import CodeFile
 
 
+# What of a run's top-level names reaches the prose and the checks (the runner's `_plain`): said
+# where a name is missing, since a table the code did define is not passed (a fresh user read
+# "'table' is undefined" of a DataFrame on line 225 of the code).
+PASSED_VALUES = ("the run passes only its numbers, true/false, text, and short lists or dicts of them; not tables or "
+                 "arrays, whose numbers to cite are computed in the code")
+
+
 @dataclass(frozen=True)
 class RunResult:
     """What one explainer's run produced."""
@@ -45,7 +52,7 @@ class RunResult:
     slug: str
     stdout: str
     stderr: str
-    values: dict  # the top-level names the code defined (numbers, strings, small lists or dicts)
+    values: dict  # the top-level names the code defined that prose can cite (`PASSED_VALUES`)
     figures: list[Path]  # SVG paths (a phone's variant, `-narrow.svg`, next to some)
     duration_s: float
     peak_memory_mb: float

@@ -216,15 +216,28 @@ def _tree_state(folder: Path) -> str:
                         for p in sorted(folder.rglob("*")) if p.is_file() for st in [p.stat()])
 
 
-def record_outputs(root: Path, fingerprint: str, site: SiteBuild | None = None) -> None:
+def record_outputs(root: Path, fingerprint: str, site: SiteBuild | None = None, *,
+                   facts: BuildFacts | None = None) -> None:
     """Remember what the last successful build was made of and what it wrote (with ``site``,
-    what an incremental build starts from: the site's key and each page's record)."""
+    what an incremental build starts from: the site's key and each page's record; with
+    ``facts``, what its pages showed of them, for `last_shown_facts`)."""
     state = {"fingerprint": fingerprint, "docs": _tree_state(root / "docs"), "site": _tree_state(root / "site")}
     if site is not None:
         state.update(site_key=site.key, pages=site.pages)
+    if facts is not None:
+        state["shown"] = facts.shown()
     path = root / LAST_BUILD
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(state))
+
+
+def last_shown_facts(root: Path) -> dict | None:
+    """What the last successful build's pages showed of its facts (`BuildFacts.shown`), or None."""
+    try:
+        shown = json.loads((root / LAST_BUILD).read_text()).get("shown")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return shown if isinstance(shown, dict) else None
 
 
 def _last_record(root: Path) -> dict | None:

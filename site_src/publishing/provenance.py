@@ -64,6 +64,35 @@ class BuildFacts:
     def as_json(self) -> dict:
         return asdict(self)
 
+    def shown(self) -> dict:
+        """What every page shows of these facts (its footer: the day, the commit and whether the
+        tree had uncommitted changes; the site's address and the results file it links): when
+        any changes, every page is rendered again."""
+        return {"date": self.date[:10], "commit": self.commit, "dirty": self.dirty, "site_url": self.site_url,
+                "results": self.results}
+
+
+def shown_change(before: dict | None, after: dict) -> str | None:
+    """What changed between two builds' `BuildFacts.shown`, in words, or None (nothing, or no record).
+
+    ``"commit 21188b1 -> 62dc538, uncommitted changes"``: said after a build that rendered every
+    page again only because the footer they all show changed (a fresh user's question, issue 26).
+    """
+    if not isinstance(before, dict) or before == after:
+        return None
+    words = []
+    if before.get("commit") != after["commit"]:
+        words.append(f"commit {(before.get('commit') or 'none')[:7]} -> {(after['commit'] or 'none')[:7]}")
+    if before.get("dirty") != after["dirty"]:
+        words.append("uncommitted changes" if after["dirty"] else "no uncommitted changes")
+    if before.get("date") != after["date"]:
+        words.append(f"date {before.get('date')} -> {after['date']}")
+    if before.get("site_url") != after["site_url"]:
+        words.append("the site's address")
+    if before.get("results") != after["results"]:
+        words.append("the results file")
+    return ", ".join(words) or None
+
 
 def build_facts(root: Path, explainer_paths: list[Path], *, now: datetime | None = None) -> BuildFacts:
     """The facts of a build of ``root`` from the given explainer sources (``explainers/<slug>.md``).

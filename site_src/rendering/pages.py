@@ -25,7 +25,7 @@ from site_src.checking.snapshot import snapshot_path
 from site_src.errors import CheckError, SiteError, TemplateError
 from site_src.execution._cells import split_code_cells
 from site_src.execution.cache import ENTRY, site_code_digest
-from site_src.execution.execute import RunResult
+from site_src.execution.execute import PASSED_VALUES, RunResult
 from site_src.filestate import digest_parts, hash_file
 from site_src.sources.collect import READING_ORDER
 from site_src.publishing.provenance import BuildFacts, run_facts
@@ -66,9 +66,8 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
 
 
 def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: list, banner) -> str:
-    shown_facts = (facts.date[:10], facts.commit, facts.dirty, facts.site_url, facts.results)
     return digest_parts([e.display_path, e.digest, (run.out_dir / ENTRY).read_bytes(),
-                         json.dumps([shown_facts, source, titles, getattr(banner, "text", None)], sort_keys=True),
+                         json.dumps([facts.shown(), source, titles, getattr(banner, "text", None)], sort_keys=True),
                          # Its citations and its place in the reading order come from these files.
                          hash_file(e.path.parent / BIBLIOGRAPHY), hash_file(e.path.parent / READING_ORDER),
                          site_code_digest(), jinja2.__version__])
@@ -187,7 +186,7 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
-        raise TemplateError(f"{err.message} (not a value the run defined)"
+        raise TemplateError(f"{err.message} (not a value the run passed: {PASSED_VALUES})"
                           + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
                           explainer=e.display_path,
                           line=_template_line(e.display_path)) from None
