@@ -83,7 +83,7 @@ def yaml_list_hint(key: str, value: str) -> str:
     return f"expected a list, got the text {value!r}; write it as a YAML list: `{key}: [{', '.join(items)}]`"
 
 
-def yaml_value_problem(err: dict, *, unit: str = "") -> str | None:
+def yaml_value_problem(err: dict, *, unit: str = "", bounds: Iterable = ()) -> str | None:
     """One of pydantic's type or bound errors worded for the author of a YAML file, or None.
 
     pydantic says "Input should be a valid integer" or "Input should be greater than 0"; the
@@ -96,6 +96,10 @@ def yaml_value_problem(err: dict, *, unit: str = "") -> str | None:
         One item of ``pydantic.ValidationError.errors()`` (its ``type``, ``input`` and ``ctx``).
     unit : str, optional
         What the number counts, as the message should say it (``"seconds"``).
+    bounds : iterable, optional
+        The field's constraints (a pydantic field's ``metadata``: objects with ``gt``, ``ge``,
+        ``lt`` or ``le``): a value of the wrong type is told the range too, and one out of range
+        the whole range, not only the bound it broke.
 
     Returns
     -------
@@ -110,27 +114,37 @@ def yaml_value_problem(err: dict, *, unit: str = "") -> str | None:
     "expected a whole number of seconds, got '10s'"
     >>> yaml_value_problem({"type": "greater_than", "input": 0, "ctx": {"gt": 0.0}})
     'expected more than 0, got 0'
+    >>> class Gt: gt = 0.0
+    >>> class Lt: lt = 1.0
+    >>> yaml_value_problem({"type": "float_parsing", "input": "half"}, bounds=[Gt(), Lt()])
+    "expected a number more than 0 and less than 1, got 'half'"
     """
     of = f" of {unit}" if unit else ""
     kind, ctx = err.get("type", ""), err.get("ctx") or {}
-    bounds = {"greater_than": ("more than", "gt"), "greater_than_equal": ("at least", "ge"),
-              "less_than": ("less than", "lt"), "less_than_equal": ("at most", "le")}
+    words = {"gt": "more than", "ge": "at least", "lt": "less than", "le": "at most"}
+    limits = [f"{words[key]} {_bound(getattr(b, key))}" for b in bounds for key in words
+              if getattr(b, key, None) is not None]
+    within = " " + " and ".join(limits) if limits else ""
+    bounds = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        expected = f"a whole number{of}"
+        expected = f"a whole number{of}{within}"
     elif kind in ("float_type", "float_parsing"):
-        expected = f"a number{of}"
+        expected = f"a number{of}{within}"
     elif kind in ("bool_type", "bool_parsing"):
         expected = "true or false"
     elif kind == "string_type":
         expected = "text (quote it: YAML read a number, true/false or nothing)"
-    elif kind in bounds and bounds[kind][1] in ctx:
-        words, key = bounds[kind]
-        bound = ctx[key]
-        shown = f"{bound:g}" if isinstance(bound, float) else str(bound)  # 1.0 as 1, as its author wrote it
-        expected = f"{words} {shown}" + (f" {unit}" if unit else "")
+    elif kind in bounds and bounds[kind] in ctx:
+        expected = (within.strip() if limits else f"{words[bounds[kind]]} {_bound(ctx[bounds[kind]])}") + (
+            f" {unit}" if unit else "")
     else:
         return None
     return f"expected {expected}, got {_as_yaml(err.get('input'))}"
+
+
+def _bound(value) -> str:
+    """A bound as its author would write it: 1.0 as 1."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _as_yaml(value) -> str:

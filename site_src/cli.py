@@ -157,6 +157,10 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+# Why a command lacks an option another has, where the reason is what the user needs.
+_NOT_HERE = {("check", "--force"): ": check runs every explainer fresh", ("check", "--explain"): ": check always explains"}
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     """The arguments, or exit 2 with the usage of the command at fault.
 
@@ -196,7 +200,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     arg = f"{arg} {rest.pop(0)}"  # its value (`--hots 0.0.0.0`), said with it
                 hints.append(arg + close)
             elif elsewhere:
-                hints.append(f"{arg} (an option of fairsite {' and '.join(elsewhere)}, not of {args.command})")
+                why = _NOT_HERE.get((args.command, option), "")
+                hints.append(f"{arg} (an option of fairsite {' and '.join(elsewhere)}, not of {args.command}{why})")
             else:
                 hints.append(arg)
         command.error(f"unrecognized arguments: {'; '.join(hints)}")
@@ -240,6 +245,8 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--slug", help="the file's name, explainers/SLUG.md, and the page's address (lowercase a-z, 0-9 "
                               "and '-'); default: made from the title, which needs Latin letters to make one")
     parser._fairsite_commands = {"build": b, "check": c, "publish": pub, "accept": a, "serve": s, "new": n}
+    for listed in sub._choices_actions:  # `fairsite serve -h` says what the command does, as `fairsite -h` does
+        parser._fairsite_commands[listed.dest].description = listed.help
     return parser
 
 

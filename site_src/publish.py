@@ -322,7 +322,8 @@ def _reader(source: str):
     if folder.is_file():
         folder = folder.parent
     if not folder.is_dir():
-        raise SiteError(f"--against {source}: neither an http(s) URL nor a folder")
+        raise SiteError(f"--against {source}: no such folder (give a built site's folder, or an http(s) URL of a "
+                        "published one)")
 
     def read_file(rel: str) -> bytes | None:
         try:

@@ -214,12 +214,15 @@ def test_derived_column_can_be_used_by_later_fields(tmp_path):
 
 
 def test_test_size_above_one():
-    with pytest.raises(ManifestError, match=r"bad_test_size\.yaml: line 10: test_size: expected less than 1, got 1\.5"):
+    with pytest.raises(ManifestError,
+                       match=r"bad_test_size\.yaml: line 10: test_size: expected more than 0 and less than 1, got 1\.5"):
         load_manifest(FIX / "bad_test_size.yaml")
 
 
-@pytest.mark.parametrize("value, rule", [(0, "more than 0, got 0"), (1, "less than 1, got 1"),
-                                         (-0.1, "more than 0, got -0.1"), ("half", "a number, got 'half'")])
+@pytest.mark.parametrize("value, rule", [(0, "more than 0 and less than 1, got 0"),
+                                         (1, "more than 0 and less than 1, got 1"),
+                                         (-0.1, "more than 0 and less than 1, got -0.1"),
+                                         ("half", "a number more than 0 and less than 1, got 'half'")])
 def test_test_size_outside_open_unit_interval(tmp_path, value, rule):
     raw = _valid()
     raw["test_size"] = value
@@ -273,8 +276,8 @@ def test_manifest_error_is_caught_as_a_value_error_naming_file_and_field(tmp_pat
         pytest.fail("a manifest with test_size 1.5 loaded")
     assert isinstance(caught, ManifestError)
     line = path.read_text().split("\n").index("test_size: 1.5") + 1
-    assert f"{path}: line {line}: test_size: expected less than 1, got 1.5" in str(caught)
-    assert caught.problems == [f"{path}: line {line}: test_size: expected less than 1, got 1.5"]
+    assert f"{path}: line {line}: test_size: expected more than 0 and less than 1, got 1.5" in str(caught)
+    assert caught.problems == [f"{path}: line {line}: test_size: expected more than 0 and less than 1, got 1.5"]
 
 
 def test_missing_file():

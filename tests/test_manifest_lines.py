@@ -41,9 +41,9 @@ def _with_data(text: str) -> str:
 
 @pytest.mark.parametrize("old, new, key, message", [
     ("random_state: 0", "random_state: zero", "random_state:",
-     "random_state: expected a whole number, got 'zero'"),
+     "random_state: expected a whole number at least 0 and at most 4294967295, got 'zero'"),
     ("test_size: 0.2", "test_size: ten", "test_size:",
-     "test_size: expected a number, got 'ten'"),
+     "test_size: expected a number more than 0 and less than 1, got 'ten'"),
     ("models: [logistic_regression]", "models: logistic_regression, dummy", "models:",
      "models: expected a list, got the text 'logistic_regression, dummy'; write it as a YAML list: "
      "`models: [logistic_regression, dummy]`"),

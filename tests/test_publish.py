@@ -290,7 +290,7 @@ def test_against_something_that_is_not_a_published_site(tmp_path):
     (tmp_path / MANIFEST).write_text('{"format": 99}')
     with pytest.raises(SiteError, match="is not a fairsite manifest .*format 99, expected 1"):
         online_status(str(tmp_path), tmp_path)
-    with pytest.raises(SiteError, match="neither an http\\(s\\) URL nor a folder"):
+    with pytest.raises(SiteError, match="missing: no such folder \\(give a built site's folder, or an http\\(s\\) URL"):
         online_status(str(tmp_path / "missing"), tmp_path)
 
 

@@ -329,7 +329,7 @@ def test_a_front_matter_value_of_the_wrong_type_or_a_missing_field_is_named_by_i
         collect(root / "explainers")
     problems = str(info.value).split("\n")
     assert f"explainers/coin-flips.md:{lines.index('timeout: ten') + 1}: front matter: timeout: " \
-           "expected a whole number of seconds, got 'ten'" in problems
+           "expected a whole number of seconds more than 0 and at most 86400, got 'ten'" in problems
     assert f"explainers/coin-flips.md:{lines.index('title: Coin Flips') + 1}: front matter: subtitle: " \
            "required field is missing" in problems
     item = next(i for i, s in enumerate(lines, start=1) if s.startswith("  - assert:"))

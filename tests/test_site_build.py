@@ -471,6 +471,21 @@ def test_cell_placement_mistakes_are_named(tmp_path):
         build(BuildOptions(root=root))
 
 
+def test_a_block_left_open_is_named_at_the_line_that_opens_it(accepted_copy):
+    # Jinja reports an unclosed {% if %} at the end of the file; the author needs its own line.
+    root = accepted_copy
+    page = root / "explainers" / "coin-flips.md"
+    lines = page.read_text().split("\n")
+    at = lines.index("## Limitations") + 1  # 0-based index of the line after the heading
+    lines[at:at] = ["{% if n_flips %}", "{% for i in [1] %}{{ i }}{% endfor %}", "Closed loop, open if."]
+    page.write_text("\n".join(lines))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    assert (f"[template] explainers/coin-flips.md:{at + 1}: TemplateSyntaxError: Unexpected end of template"
+            in str(info.value))
+    assert f"(the {{% if %}} on line {at + 1} is never closed)" in str(info.value)
+
+
 @pytest.mark.parametrize("mistake, expected", [
     ("{% if n_flips %}", "TemplateSyntaxError: .*(end of template|endif)"),  # a tag left open
     # an unknown filter

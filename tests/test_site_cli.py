@@ -172,7 +172,8 @@ def test_serve_shows_a_failed_rebuild_in_the_browser_until_a_good_one(tmp_path):
     (["build", "-j", "2", "--explian"],
      "fairsite build: error: unrecognized arguments: --explian (did you mean '--explain'?)"),
     (["check", "--force"],
-     "fairsite check: error: unrecognized arguments: --force (an option of fairsite build, not of check)"),
+     "fairsite check: error: unrecognized arguments: --force (an option of fairsite build, not of check: check runs "
+     "every explainer fresh)"),
     (["build", "--root", "."],
      "fairsite build: error: unrecognized arguments: --root . (an option of fairsite itself: put it before the command, "
      "fairsite --root . build)"),
@@ -230,3 +231,12 @@ def test_a_build_that_rerenders_every_page_for_the_footer_says_what_in_it_change
     assert cli.main(["--root", str(root), "build"]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert f"which changed: commit {first[:7]} -> {git('rev-parse', 'HEAD')[:7]}, no uncommitted changes" in err
+
+
+@pytest.mark.parametrize("command", ["build", "check", "publish", "accept", "serve", "new"])
+def test_each_command_s_help_says_what_it_does(capsys, command):
+    # A fresh user: `fairsite serve -h` listed its options but not what the command does.
+    listed = next(a for a in cli._parser()._subparsers._group_actions[0]._choices_actions if a.dest == command)
+    with pytest.raises(SystemExit):
+        cli.main([command, "-h"])
+    assert listed.help in " ".join(capsys.readouterr().out.split())

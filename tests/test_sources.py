@@ -125,7 +125,9 @@ def test_new_never_overwrites_an_explainer(tmp_path):
 def test_new_refuses_the_title_of_an_existing_explainer_naming_its_file(tmp_path):
     """Issue 25.15b: a file named otherwise holds the title; a second page with it is refused."""
     existing = new_explainer(tmp_path, "Bias: A Primer").rename(tmp_path / "explainers" / "primer.md")
-    with pytest.raises(ConfigError, match=r"explainers/primer\.md already has the title 'bias: a PRIMER'"):
+    # The title quoted as the file has it (a fresh user was shown neither the file's nor the one typed).
+    with pytest.raises(ConfigError, match=r"explainers/primer\.md already has the title 'Bias: A Primer', the same to "
+                                          r"a reader as 'bias: a PRIMER'; choose another"):
         new_explainer(tmp_path, "bias:  a PRIMER")  # the same title to a reader: case and spaces aside
     assert sorted(p.name for p in (tmp_path / "explainers").iterdir()) == ["primer.md"]
     assert existing.exists()
@@ -261,11 +263,12 @@ def test_an_unquoted_title_holding_a_colon_is_named_with_the_quoted_form_that_pa
 
 @pytest.mark.parametrize(("value", "said"), [
     # What to write, in YAML's words (true, not True), not pydantic's "Input should be a valid integer"
-    ("true", "expected a whole number of seconds, got true"),  # YAML's true is not 1 second
-    ("10000000000", "expected at most 86400 seconds, got 10000000000"),  # overflowed the socket's timeout
-    ("'600'", "expected a whole number of seconds, got '600'"),
-    ("10s", "expected a whole number of seconds, got '10s'"),
-    ("0", "expected more than 0 seconds, got 0"),
+    ("true", "expected a whole number of seconds more than 0 and at most 86400, got true"),  # not 1 second
+    # a larger one overflowed the socket's timeout
+    ("10000000000", "expected more than 0 and at most 86400 seconds, got 10000000000"),
+    ("'600'", "expected a whole number of seconds more than 0 and at most 86400, got '600'"),
+    ("10s", "expected a whole number of seconds more than 0 and at most 86400, got '10s'"),
+    ("0", "expected more than 0 and at most 86400 seconds, got 0"),
 ])
 def test_a_timeout_that_is_not_a_whole_number_of_seconds_up_to_a_day_is_refused(tmp_path, value, said):
     with pytest.raises(ConfigError, match=f"two-lines.md:2: front matter: timeout: {re.escape(said)}$"):

@@ -19,10 +19,12 @@ error type.
 Import from here; the package keeps three private modules: ``_schema`` (the pydantic models,
 ``ManifestError``, ``MODEL_NAMES`` and ``STRATEGY_NAMES``), ``_checks`` (the checks across
 fields and against the data file) and ``_load`` (:func:`load_manifest`, :func:`read_manifest_yaml`,
-:func:`load_yaml`, :func:`utf8_text`, :func:`yaml_key_line` and the wording of pydantic's errors).
+:func:`load_yaml`, :func:`utf8_text`, :func:`yaml_key_line` and the wording of pydantic's errors,
+with :func:`field_at`, the field an error names).
 """
 
-from faircode.manifest._load import NotUTF8Error, load_manifest, load_yaml, read_manifest_yaml, utf8_text, yaml_key_line
+from faircode.manifest._load import (NotUTF8Error, field_at, load_manifest, load_yaml, read_manifest_yaml, utf8_text,
+                                     yaml_key_line)
 from faircode.manifest._schema import (
     MODEL_NAMES,
     STRATEGY_NAMES,
@@ -49,6 +51,7 @@ from faircode.manifest._schema import (
 
 __all__ = [
     "read_manifest_yaml",
+    "field_at",
     "load_yaml",
     "utf8_text",
     "NotUTF8Error",

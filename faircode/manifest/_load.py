@@ -20,6 +20,7 @@ from typing import Annotated, Any, Union
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from faircode.data import project_root
 from faircode.formatting import did_you_mean, yaml_list_hint, yaml_value_problem
@@ -280,12 +281,48 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
             out.append(f"{where}{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
                        "number, so quote it")
-        elif worded := yaml_value_problem(err):  # `seed: ten`: what to write, not pydantic's words
+        elif worded := yaml_value_problem(err, bounds=getattr(field_at(AuditManifest, loc), "metadata", ())):
+            # `test_size: half`: what to write (a number more than 0 and less than 1), not pydantic's words
             out.append(f"{where}{field}: {worded}")
         else:
             msg = err["msg"].removeprefix("Value error, ")
             out.append(f"{where}{field}: {msg}")
     return out
+
+
+def field_at(model: type[BaseModel], loc: tuple) -> FieldInfo | None:
+    """The field of ``model`` at an error's location (``("groups", "min_size")``), through nested
+    models and list items (an index in ``loc``); None where it is not a plain model field.
+
+    Parameters
+    ----------
+    model : type of pydantic.BaseModel
+        The top-level model (``AuditManifest``, an explainer's ``FrontMatter``).
+    loc : tuple
+        ``ValidationError.errors()[i]["loc"]``.
+
+    Returns
+    -------
+    pydantic.fields.FieldInfo or None
+        Its ``metadata`` holds the bounds (``Gt(gt=0)``...), its ``json_schema_extra`` a unit.
+    """
+    field = None
+    for part in loc:
+        if isinstance(part, int):
+            continue  # an item of a list: the field is the list's
+        if field is not None:
+            model = next((t for t in _model_types(field.annotation)), None)
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return None
+        field = model.model_fields[part]
+    return field
+
+
+def _model_types(annotation) -> list:
+    """The pydantic models an annotation holds (``GroupsSpec | None``, ``list[Proxy]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _model_types(arg)]
 
 
 def _literal_choices(errors: list[dict]) -> dict[tuple, list[str]]:

@@ -187,13 +187,42 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
         raise TemplateError(f"{err.message} (not a value the run passed: {PASSED_VALUES})"
-                          + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
-                          explainer=e.display_path,
-                          line=_template_line(e.display_path)) from None
+                            + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
+                            explainer=e.display_path,
+                            line=_template_line(e.display_path)) from None
     except Exception as err:  # noqa: BLE001 - any template failure is reported with its line
-        raise TemplateError(f"{type(err).__name__}: {err}" + _hint(r"No filter named '(.+)'", str(err), env.filters),
-                          explainer=e.display_path,
-                          line=getattr(err, "lineno", None) or _template_line(e.display_path)) from None
+        line = getattr(err, "lineno", None) or _template_line(e.display_path)
+        opened = _unclosed_block(env, e.display_path) if "Unexpected end of template" in str(err) else None
+        where = ""
+        if opened is not None:  # Jinja names the end of the file; the author needs the tag left open
+            where, line = f" (the {{% {opened[0]} %}} on line {opened[1]} is never closed)", opened[1]
+        hint = _hint(r"No filter named '(.+)'", str(err), env.filters)
+        raise TemplateError(f"{type(err).__name__}: {err}{where}{hint}", explainer=e.display_path, line=line) from None
+
+
+# Jinja's tags that open a block closed by `end<tag>` (`set` only in its block form, left out).
+_BLOCK_TAGS = {"if", "for", "macro", "call", "filter", "block", "with", "autoescape", "trans", "raw"}
+
+
+def _unclosed_block(env, name: str) -> tuple[str, int] | None:
+    """The innermost block tag of template ``name`` that is never closed, and its line; None if
+    none is (or the source cannot be read or lexed). Jinja reports such a tag at the end of the
+    file ("Unexpected end of template"), where it is not (a fresh user's finding, issue 26)."""
+    try:
+        source = env.loader.get_source(env, name)[0]
+        tokens = [t for t in env.lex(source) if t[1] != "whitespace"]
+    except Exception:  # noqa: BLE001 - a better line or none; the error itself is reported anyway
+        return None
+    stack = []
+    for (line, kind, _), following in zip(tokens, tokens[1:]):
+        if kind != "block_begin" or following[1] != "name":
+            continue
+        tag = following[2]
+        if tag in _BLOCK_TAGS:
+            stack.append((tag, line))
+        elif tag.startswith("end") and stack and stack[-1][0] == tag[3:]:
+            stack.pop()
+    return stack[-1] if stack else None
 
 
 def _hint(pattern: str, message: str, names) -> str:

@@ -484,16 +484,14 @@ def _field_problem(err: dict, model: type[BaseModel]) -> str:
         return f"{loc}: {err['ctx']['error']}"
     if err["type"] == "list_type" and isinstance(err.get("input"), str):  # `tags: a, b`
         return f"{loc}: {yaml_list_hint(str(err['loc'][-1]), err['input'])}"
-    if worded := yaml_value_problem(err, unit=_unit(model, err["loc"])):  # `timeout: 10s`, not pydantic's words
+    from faircode.manifest import field_at
+
+    field = field_at(model, tuple(err["loc"]))
+    extra = getattr(field, "json_schema_extra", None)
+    unit = extra.get("unit", "") if isinstance(extra, dict) else ""
+    if worded := yaml_value_problem(err, unit=unit, bounds=getattr(field, "metadata", ())):  # `timeout: 10s`
         return f"{loc}: {worded}"
     return f"{loc}: {err['msg']} (got {err.get('input')!r})"
-
-
-def _unit(model: type[BaseModel], loc: tuple) -> str:
-    """What a top-level field's number counts (its ``unit``, ``"seconds"`` for ``timeout``), or ""."""
-    field = model.model_fields.get(str(loc[0])) if len(loc) == 1 else None
-    extra = field.json_schema_extra if field is not None else None
-    return extra.get("unit", "") if isinstance(extra, dict) else ""
 
 
 def _field_names(model: type[BaseModel]) -> list[str]:

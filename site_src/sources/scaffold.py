@@ -147,17 +147,17 @@ def _sluggable(text: str) -> bool:
         return False
 
 
-def _titled(explainers: Path, title: str) -> Path | None:
+def _titled(explainers: Path, title: str) -> tuple[Path, str] | None:
     """The explainer in ``explainers`` whose front matter has ``title`` (as a reader sees it:
-    ``collect.title_key``), or None. A source whose front matter does not parse is skipped:
-    the build names its problem."""
+    ``collect.title_key``) and its title as written there, or None. A source whose front matter
+    does not parse is skipped: the build names its problem."""
     for path in sorted(explainers.glob("*.md")):
         try:
             meta, _ = split_front_matter(path.read_text(encoding="utf-8").split("\n"), shown=str(path))
         except (ConfigError, OSError, UnicodeDecodeError):
             continue
         if isinstance(meta, dict) and isinstance(meta.get("title"), str) and title_key(meta["title"]) == title_key(title):
-            return path
+            return path, meta["title"]
     return None
 
 
@@ -184,7 +184,9 @@ def new_explainer(root: Path, title: str, *, slug: str | None = None) -> Path:
         raise ConfigError(f"new: {path} already exists; choose another title or edit that file")
     same = _titled(explainers, title)
     if same is not None:
-        raise ConfigError(f"new: {same} already has the title {title!r}; choose another title or edit that file")
+        path, its_title = same  # quoted as written there: it may differ from the one given in case or spaces
+        raise ConfigError(f"new: {path} already has the title {its_title!r}" + (
+            f", the same to a reader as {title!r}" if its_title != title else "") + "; choose another title or edit that file")
     related = "permutation-test-fairness-gaps" if (explainers / "permutation-test-fairness-gaps.md").exists() else ""
     explainers.mkdir(parents=True, exist_ok=True)
     front = {"title": title, "subtitle": SUBTITLE, "summary": SUMMARY, "tags": [DRAFT_TAG],
