@@ -198,9 +198,17 @@ def test_a_bare_number_in_prose_is_pointed_out(copied_tinysite):
     assert "'2016'" not in msg and "'3'" not in msg
 
 
-def test_an_undefined_template_variable_is_an_error_with_its_line(copied_tinysite):
+@pytest.mark.parametrize(("cited", "code", "said"), [
+    ("{{ gap_valeu | gap }}", "gap_value = 0.1",
+     r"'gap_valeu' is undefined \(not a value the run passed: .*\) \(did you mean 'gap_value'\?\)"),
+    # A fresh user cited a DataFrame the code defined and read "not a value the run defined":
+    # false. Only plain values are passed to the prose; the message says so.
+    ("{{ rows | number }}", "import numpy as np; rows = np.arange(500)",
+     r"'rows' is undefined \(not a value the run passed: the run passes only its numbers.*not tables or arrays"),
+])
+def test_a_name_the_run_did_not_pass_is_an_error_with_its_line(copied_tinysite, cited, code, said):
     root = copied_tinysite
-    _add(root, "undefined", """
+    _add(root, "undefined", f"""
         ---
         title: Undefined
         subtitle: What if I cite a value the run never made?
@@ -211,46 +219,15 @@ def test_an_undefined_template_variable_is_an_error_with_its_line(copied_tinysit
         ---
         Fine line.
 
-        The gap was {{ gap_valeu | gap }}.
+        The value was {cited}.
 
         ```python explainer
         n = 1
-        gap_value = 0.1
+        {code}
         ```
         """)
-    with pytest.raises(BuildFailed, match=r"\[template\] explainers/undefined.md:11: 'gap_valeu' is undefined "
-                                          r"\(not a value the run passed: .*\) \(did you mean 'gap_value'\?\)"):
+    with pytest.raises(BuildFailed, match=r"\[template\] explainers/undefined.md:11: " + said):
         build(BuildOptions(root=root))
-
-
-def test_an_array_the_code_defined_is_not_called_undefined_by_the_run(copied_tinysite):
-    # A fresh user cited a DataFrame the code defined and read "not a value the run defined":
-    # false. Only plain values are passed to the prose; the message says so.
-    root = copied_tinysite
-    _add(root, "array", """
-        ---
-        title: Array
-        subtitle: What if I cite an array?
-        summary: Cites an array.
-        checks:
-          - name: n exists
-            assert: n > 0
-        ---
-        Fine line.
-
-        The rows were {{ rows | number }}.
-
-        ```python explainer
-        import numpy as np
-        n = 1
-        rows = np.arange(500)
-        ```
-        """)
-    with pytest.raises(BuildFailed) as info:
-        build(BuildOptions(root=root))
-    message = str(info.value)
-    assert "'rows' is undefined (not a value the run passed: the run passes only its numbers" in message
-    assert "not tables or arrays" in message and "not a value the run defined" not in message
 
 
 def test_a_citation_that_matches_no_row_or_many_rows_fails(copied_tinysite):
