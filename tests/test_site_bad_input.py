@@ -284,9 +284,9 @@ def test_each_explainers_problems_are_listed_cause_first(built_copy):
     kinds = [(e.explainer, e.kind) for e in info.value.errors]
     assert kinds == [("explainers/coin-flips.md", "template"), ("explainers/coin-flips.md", "check")]
     cause, consequence = info.value.errors
-    assert "'n_flip' is undefined" in cause.message and "no longer cited" in consequence.message
+    assert "'n_flip' is not a name the code defines" in cause.message and "no longer cited" in consequence.message
     shown = str(info.value)
-    assert shown.index("'n_flip' is undefined") < shown.index("no longer cited")
+    assert shown.index("'n_flip' is not a name the code defines") < shown.index("no longer cited")
 
 
 def test_a_multi_line_problem_is_indented_under_its_entry(tmp_path, capsys):

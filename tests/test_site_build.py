@@ -200,11 +200,12 @@ def test_a_bare_number_in_prose_is_pointed_out(copied_tinysite):
 
 @pytest.mark.parametrize(("cited", "code", "said"), [
     ("{{ gap_valeu | gap }}", "gap_value = 0.1",
-     r"'gap_valeu' is undefined \(not a value the run passed: .*\) \(did you mean 'gap_value'\?\)"),
+     r"'gap_valeu' is not a name the code defines \(did you mean 'gap_value'\?\)"),
     # A fresh user cited a DataFrame the code defined and read "not a value the run defined":
     # false. Only plain values are passed to the prose; the message says so.
     ("{{ rows | number }}", "import numpy as np; rows = np.arange(500)",
-     r"'rows' is undefined \(not a value the run passed: the run passes only its numbers.*not tables or arrays"),
+     r"'rows' is a value the code defined \(of type ndarray\) that the run does not pass: the run passes only its "
+     r"numbers, true/false, text, and short lists or dicts of them; compute the number to cite in the code"),
 ])
 def test_a_name_the_run_did_not_pass_is_an_error_with_its_line(copied_tinysite, cited, code, said):
     root = copied_tinysite

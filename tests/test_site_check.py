@@ -143,7 +143,7 @@ def test_a_failing_check_names_the_source_and_the_line_of_its_assert(tmp_path):
         "x = 1",
         "```",
         ""]), encoding="utf-8")
-    errors = run_checks(parse_explainer(source), SimpleNamespace(values={"x": 1}))
+    errors = run_checks(parse_explainer(source), SimpleNamespace(values={"x": 1}, unpassed={}))
     assert [str(e).split(" check ")[0] for e in errors] == [
         f"explainers/lines.md:{n}:" for n in (9, 10, 13, 15, 17)]
     assert [e.message.split("'")[1] for e in errors] == ["fails", "undefined", "not python", "not true or false",
@@ -163,11 +163,37 @@ def test_a_check_calling_a_function_it_may_not_use_is_told_which_it_may(tmp_path
         "---", "title: Calls", "subtitle: Which?", "summary: Calls.", "checks:",
         "  - name: uses float", "    assert: float(x) == 1.0", "  - name: uses abs", "    assert: abs(x) == 1",
         "---", "", "```python explainer", "x = 1", "```", ""]), encoding="utf-8")
-    errors = run_checks(parse_explainer(source), SimpleNamespace(values={"x": 1}))
-    assert len(errors) == 1 and "'float'" in errors[0].message
+    errors = run_checks(parse_explainer(source), SimpleNamespace(values={"x": 1}, unpassed={}))
+    assert len(errors) == 1 and "'float' is not a name the code defines" in errors[0].message
     listed = errors[0].message.split("a check may use ", 1)[1]
     assert all(name in listed for name in ("abs", "min", "max", "round", "math")) and "float" not in listed
     assert set(_CHECK_BUILTINS) >= {"abs", "min", "max", "round", "math"}  # the ones the message names exist
+
+
+def test_a_check_citing_a_table_the_code_defined_is_told_the_run_does_not_pass_it(tmp_path):
+    # A fresh user's check on a DataFrame the code defined was told it was "not a value the run
+    # defined": false. The run records what it does not pass (`_runner._unpassed`).
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from site_src.checking.check import run_checks
+    from site_src.execution._runner import _unpassed
+    from site_src.sources.collect import parse_explainer
+
+    source = tmp_path / "explainers" / "table.md"
+    source.parent.mkdir()
+    source.write_text("\n".join([
+        "---", "title: Table", "subtitle: Which?", "summary: A table.", "checks:",
+        "  - name: the table has rows", "    assert: len(table) > 0",
+        "---", "", "```python explainer", "table = None", "```", ""]), encoding="utf-8")
+    namespace = {"table": pd.DataFrame({"a": [1]}), "pd": pd, "n": 3, "_private": pd.DataFrame()}
+    unpassed = _unpassed(namespace)
+    assert unpassed == {"table": "DataFrame"}  # not the module, not the number, not a private name
+    errors = run_checks(parse_explainer(source), SimpleNamespace(values={"n": 3}, unpassed=unpassed))
+    assert len(errors) == 1
+    assert ("'table' is a value the code defined (of type DataFrame) that the run does not pass: the run passes "
+            "only its numbers") in errors[0].message
 
 
 def test_a_bare_year_or_a_number_in_a_heading_gets_advice_of_its_own(tmp_path):

@@ -16,7 +16,7 @@ from faircode.formatting import did_you_mean
 from faircode.tolerances import mc_error  # the checks' Monte Carlo band; its one home
 from site_src.sources.collect import Explainer
 from site_src.errors import CheckError
-from site_src.execution.execute import PASSED_VALUES, RunResult
+from site_src.execution.execute import RunResult, missing_name
 
 
 _CHECK_BUILTINS = {
@@ -46,11 +46,10 @@ def run_checks(explainer: Explainer, run: RunResult) -> list[CheckError]:
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         missing = sorted(names - set(run.values) - set(_CHECK_BUILTINS))
         if missing:
-            hints = "; ".join(f"'{m}'{did_you_mean(m, run.values)}" for m in missing)
+            hints = "; ".join(missing_name(m, run) + did_you_mean(m, run.values) for m in missing)
             # A fresh user tried float(): the functions a check may call are few, and named here.
-            problem(i, f"check '{check.name}': not a value the run passed: {hints} ({PASSED_VALUES}; besides "
-                       f"them, a check may use {', '.join(sorted(_CHECK_BUILTINS))}; compute anything else in the "
-                       "code)")
+            problem(i, f"check '{check.name}': {hints} (besides the run's values, a check may use "
+                       f"{', '.join(sorted(_CHECK_BUILTINS))}; compute anything else in the code)")
             continue
         scope = {"__builtins__": {}, **_CHECK_BUILTINS, **run.values}
         try:

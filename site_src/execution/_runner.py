@@ -209,6 +209,7 @@ def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figu
         "figures": figures.files,
         "figures_s": figures.seconds,
         "values": _values(namespace),
+        "unpassed": _unpassed(namespace),
         "modules": _project_modules(root),
         "imported": _imported_since(imported_before),
         "top_level_modules": _top_level_modules(),
@@ -277,6 +278,23 @@ def _plain(value, depth=0):
     if depth < 3 and isinstance(value, dict) and len(value) <= 100 and all(isinstance(k, str) for k in value):
         return {k: _plain(v, depth + 1) for k, v in value.items()}
     raise TypeError(type(value).__name__)
+
+
+def _unpassed(namespace: dict) -> dict:
+    """The top-level names the code defined that the run does not pass (a DataFrame, an array, a
+    long list), each with its type's name: a page or check citing one is told what it is, not
+    that the code never defined it. Modules, functions and classes are not values, and are left out."""
+    import inspect
+
+    unpassed = {}
+    for name, value in namespace.items():
+        if name.startswith("_") or inspect.ismodule(value) or inspect.isroutine(value) or inspect.isclass(value):
+            continue
+        try:
+            _plain(value)
+        except TypeError:
+            unpassed[name] = type(value).__name__
+    return dict(sorted(unpassed.items())[:200])
 
 
 def _values(namespace: dict) -> dict:

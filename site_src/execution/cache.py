@@ -110,6 +110,9 @@ class CacheEntry(BaseModel):
     stdout: str
     stderr: str
     values: dict
+    # The top-level names the code defined that the run does not pass, by name -> type name
+    # ("table": "DataFrame"): what a page citing one is told (`execute.PASSED_VALUES`).
+    unpassed: dict[str, str] = Field(default_factory=dict)
     figures: list[str]  # SVG names
     narrow: dict[str, str]  # SVG name -> its variant laid out for a phone, when it has one
     cells: list[CellRecord]

@@ -41,8 +41,17 @@ from site_src.sources.extract import CodeFile
 # What of a run's top-level names reaches the prose and the checks (the runner's `_plain`): said
 # where a name is missing, since a table the code did define is not passed (a fresh user read
 # "'table' is undefined" of a DataFrame on line 225 of the code).
-PASSED_VALUES = ("the run passes only its numbers, true/false, text, and short lists or dicts of them; not tables or "
-                 "arrays, whose numbers to cite are computed in the code")
+PASSED_VALUES = ("the run passes only its numbers, true/false, text, and short lists or dicts of them; compute the "
+                 "number to cite in the code")
+
+
+def missing_name(name: str, run: RunResult) -> str:
+    """Why ``name``, cited by a page or a check, is not among ``run.values``: a value the code
+    defined that the run does not pass (its type named), or a name the code does not define."""
+    if name in run.unpassed:
+        return (f"'{name}' is a value the code defined (of type {run.unpassed[name]}) that the run does not pass: "
+                f"{PASSED_VALUES}")
+    return f"'{name}' is not a name the code defines"
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class RunResult:
     run_id: str  # digest of every input of the run (the cache key): same id, same numbers
     out_dir: Path = field(repr=False)
     warnings: tuple[str, ...] = ()  # output that was not UTF-8, processes left running (killed)
+    unpassed: dict = field(default_factory=dict)  # names the code defined that are not passed -> their type's name
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
     # line in the generated file, what it printed and the (1-based) figures it opened.
     cells: list[cache.CellRecord] = field(default_factory=list, repr=False)
@@ -543,6 +553,7 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
         stdout=reported.stdout,
         stderr=reported.stderr,
         values=data["values"],
+        unpassed=data.get("unpassed", {}),
         figures=[f["svg"] for f in data["figures"]],
         narrow={f["svg"]: f["narrow"] for f in data["figures"] if "narrow" in f},
         cells=[cache.CellRecord(line=c["line"], streams=[cache.StreamText(name=n, text=t) for n, t in c["streams"]],
@@ -772,7 +783,7 @@ def _kill(proc: subprocess.Popen | _Forked) -> None:
 def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str,
             expected: list[str] = (), source: str = "", changed_its_inputs: bool = False) -> RunResult:
     return RunResult(
-        slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values,
+        slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values, unpassed=entry.unpassed,
         figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s,
         peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,

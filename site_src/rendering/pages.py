@@ -25,7 +25,7 @@ from site_src.checking.snapshot import snapshot_path
 from site_src.errors import CheckError, SiteError, TemplateError
 from site_src.execution._cells import split_code_cells
 from site_src.execution.cache import ENTRY, site_code_digest
-from site_src.execution.execute import PASSED_VALUES, RunResult
+from site_src.execution.execute import RunResult, missing_name
 from site_src.filestate import digest_parts, hash_file
 from site_src.sources.collect import READING_ORDER
 from site_src.publishing.provenance import BuildFacts, run_facts
@@ -186,7 +186,8 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
-        raise TemplateError(f"{err.message} (not a value the run passed: {PASSED_VALUES})"
+        name = re.match(r"'(.+)' is undefined", err.message or "")
+        raise TemplateError((missing_name(name.group(1), run) if name else str(err.message))
                             + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
                             explainer=e.display_path,
                             line=_template_line(e.display_path)) from None
