@@ -25,6 +25,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from faircode.formatting import at
+
 __all__ = ["LOCK_FILES", "Mismatch", "read_lock", "installed_versions", "lock_mismatches", "describe_mismatches", "lock_warning",
            "print_lock_warning"]
 
@@ -87,10 +89,10 @@ def read_lock(path: str | Path) -> dict[str, str]:
         try:
             req = Requirement(spec)
         except InvalidRequirement as err:
-            raise ValueError(f"{path}, line {number}: not a requirement ({err}): {spec!r}") from None
+            raise ValueError(f"{at(path, number)}: not a requirement ({err}): {spec!r}") from None
         pinned = [s.version for s in req.specifier if s.operator in ("==", "===")]
         if len(pinned) != 1 or len(req.specifier) != 1:
-            raise ValueError(f"{path}, line {number}: {req.name} is not pinned to one version with '==': {spec!r}")
+            raise ValueError(f"{at(path, number)}: {req.name} is not pinned to one version with '==': {spec!r}")
         if req.marker is None or req.marker.evaluate():
             pins[canonicalize_name(req.name)] = pinned[0]
     return pins

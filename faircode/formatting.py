@@ -19,13 +19,38 @@ from collections.abc import Iterable
 
 __all__ = [
     "INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest", "yaml_list_hint",
-    "yaml_value_problem",
+    "yaml_value_problem", "at",
 ]
 
 #: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
 #: :mod:`faircode.groups`, because the manifest checks that no two cells would be written alike,
 #: and the manifest is read before (and without) the groups.
 INTERSECTION_SEPARATOR = " & "
+
+
+def at(path: str, line: int | None = None, column: int | None = None) -> str:
+    """Where in a file a problem is, as compilers and linters write it: ``"path:line:column"``
+    (``"path:line"``, ``"path"``), which editors and terminals open at the line. The one form of
+    every message that names a place in a file: manifests, explainers, results files, the lock,
+    links (three forms before: ``file:58:``, ``file: line 79:``, ``file, line 58:``).
+
+    Parameters
+    ----------
+    path : str
+        The file as the message names it (relative to the repository root where it is inside it).
+    line, column : int, optional
+        1-based; a column without a line is not written.
+
+    Examples
+    --------
+    >>> at("audits/adult/audit.yaml", 79)
+    'audits/adult/audit.yaml:79'
+    >>> at("explainers/x.md", 3, 7)
+    'explainers/x.md:3:7'
+    """
+    if line is None:
+        return str(path)
+    return f"{path}:{line}" + (f":{column}" if column is not None else "")
 
 
 def did_you_mean(word, choices: Iterable) -> str:

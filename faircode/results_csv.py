@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from faircode.formatting import at
+
 __all__ = ["RESULTS_KEYS", "ResultsFile", "ResultsFileError", "read_results_csv"]
 
 #: The columns that name a row of each results file (one row per key). The same lists as
@@ -99,21 +101,21 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ResultsFileError(f"{path}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ResultsFileError(f"{at(path, line)}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     # Lines split as the csv module splits them (newline=""): line_num counts physical lines, so a
     # row's first line is one past the count before it is read.
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # strict: an unclosed quote is an error
     try:
         header = next(reader)
     except StopIteration:
-        raise ResultsFileError(f"{path}, line 1: the file is empty; expected a header row") from None
+        raise ResultsFileError(f"{at(path, 1)}: the file is empty; expected a header row") from None
     except csv.Error as exc:
-        raise ResultsFileError(f"{path}, line 1: not CSV ({exc})") from None
+        raise ResultsFileError(f"{at(path, 1)}: not CSV ({exc})") from None
     _check_header(path, header, columns)
     key = tuple(key) if key is not None else RESULTS_KEYS.get(path.name, ())
     missing_key = [k for k in key if k not in header]
     if missing_key:
-        raise ResultsFileError(f"{path}, line 1: the header lacks the key column(s) {missing_key}")
+        raise ResultsFileError(f"{at(path, 1)}: the header lacks the key column(s) {missing_key}")
     rows, lines, seen = [], [], {}
     while True:
         start = reader.line_num + 1
@@ -122,22 +124,22 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
         except StopIteration:
             break
         except csv.Error as exc:
-            raise ResultsFileError(f"{path}, line {start}: not CSV ({exc})") from None
+            raise ResultsFileError(f"{at(path, start)}: not CSV ({exc})") from None
         if not cells:  # a blank line (the writer never writes one; harmless)
             continue
         if len(cells) != len(header):
             raise ResultsFileError(
-                f"{path}, line {start}: {len(cells)} cells where the header has {len(header)} "
+                f"{at(path, start)}: {len(cells)} cells where the header has {len(header)} "
                 f"({'more' if len(cells) > len(header) else 'fewer'} than the columns: a comma too many or "
                 f"too few, or a row cut short); the row begins {','.join(cells[:4])[:80]!r}")
         row = dict(zip(header, cells))
         empty = [k for k in key if row[k] == ""]
         if empty:
-            raise ResultsFileError(f"{path}, line {start}: the key column(s) {empty} are empty; "
+            raise ResultsFileError(f"{at(path, start)}: the key column(s) {empty} are empty; "
                                    f"every row is named by {list(key)}")
         ident = tuple(row[k] for k in key)
         if key and ident in seen and duplicates == "raise":
-            raise ResultsFileError(f"{path}, line {start}: the same row as line {seen[ident][0]} "
+            raise ResultsFileError(f"{at(path, start)}: the same row as line {seen[ident][0]} "
                                    f"({', '.join(f'{k}={v}' for k, v in zip(key, ident))}); each row may appear once")
         seen.setdefault(ident, []).append(start)
         rows.append(row)
@@ -152,11 +154,11 @@ def _check_header(path: Path, header: list[str], columns: Sequence[str] | None) 
         extra = [c for c in header if c not in columns]
         what = "; ".join(part for part in (f"missing {missing}" if missing else "",
                                             f"unknown {extra}" if extra else "") if part)
-        raise ResultsFileError(f"{path}, line 1: the header is not the benchmark's columns "
+        raise ResultsFileError(f"{at(path, 1)}: the header is not the benchmark's columns "
                                f"({what or 'same columns, another order'}); see results/README.md")
     blank = [i + 1 for i, name in enumerate(header) if name == ""]
     if blank:
-        raise ResultsFileError(f"{path}, line 1: column(s) {blank} of the header have no name")
+        raise ResultsFileError(f"{at(path, 1)}: column(s) {blank} of the header have no name")
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
-        raise ResultsFileError(f"{path}, line 1: the header repeats {repeated}")
+        raise ResultsFileError(f"{at(path, 1)}: the header repeats {repeated}")

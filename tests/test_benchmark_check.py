@@ -100,7 +100,7 @@ def test_a_garbage_row_names_the_file_and_line(check, committed):
     _append(path, "this,is,not,a,results,row")
     code, out = check()
     assert code == 1 and "Traceback" not in out and "results reproduce" not in out
-    assert f"{path}, line {len(_lines(path))}: 6 cells where the header has {len(bm.FAIRNESS_COLUMNS)}" in out
+    assert f"{path}:{len(_lines(path))}: 6 cells where the header has {len(bm.FAIRNESS_COLUMNS)}" in out
 
 
 def test_a_partial_check_says_what_it_did_not_check(check, committed):
@@ -121,7 +121,7 @@ def test_a_partial_write_refuses_a_malformed_committed_file(run, committed, monk
     code = cli.main(["benchmark", "--no-progress", "--output", str(committed), *ARGS])
     out = capsys.readouterr().out
     assert code == 1 and "Traceback" not in out
-    assert f"line {len(_lines(path))}" in out and "nothing was written" in out
+    assert f"{path.name}:{len(_lines(path))}:" in out and "nothing was written" in out
     assert path.read_bytes() == before + b"a,b\n"
 
 
@@ -162,13 +162,13 @@ def test_the_reader_names_file_line_and_problem(tmp_path, text, line, what):
     path.write_text(text)
     with pytest.raises(ResultsFileError) as info:
         read_results_csv(path)
-    assert str(info.value).startswith(f"{path}, line {line}: ") and what in str(info.value)
+    assert str(info.value).startswith(f"{path}:{line}: ") and what in str(info.value)
 
 
 def test_the_reader_counts_lines_of_quoted_newlines_and_refuses_repeats(tmp_path):
     path = tmp_path / "results_performance.csv"
     path.write_text('audit,strategy,model,reason\na,S0,m,"two\nlines"\nb,S0,m,\na,S0,m,again\n')
-    with pytest.raises(ResultsFileError, match=r"line 5: the same row as line 2 \(audit=a, strategy=S0, model=m\)"):
+    with pytest.raises(ResultsFileError, match=r"results_performance\.csv:5: the same row as line 2 \(audit=a, strategy=S0, model=m\)"):
         read_results_csv(path)
     kept = read_results_csv(path, duplicates="keep")
     assert kept.lines == (2, 4, 5) and kept.duplicates == ((("a", "S0", "m"), (2, 5)),)
@@ -177,7 +177,7 @@ def test_the_reader_counts_lines_of_quoted_newlines_and_refuses_repeats(tmp_path
 def test_not_utf8_names_the_line(tmp_path):
     path = tmp_path / "x.csv"
     path.write_bytes(b"a,b\n1,2\n\xff,3\n")
-    with pytest.raises(ResultsFileError, match=r"x.csv, line 3: not UTF-8"):
+    with pytest.raises(ResultsFileError, match=r"x.csv:3: not UTF-8"):
         read_results_csv(path)
 
 

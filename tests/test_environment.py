@@ -58,7 +58,7 @@ def test_no_lock_file_means_nothing_to_say(tmp_path):
 @pytest.mark.parametrize("line, match", [("numpy>=1.0", "not pinned"), ("numpy==1 ==2 ??", "not a requirement")])
 def test_a_malformed_lock_names_file_and_line(tmp_path, line, match):
     _lock(tmp_path, f"# header\n{line}\n")
-    with pytest.raises(ValueError, match=rf"site.txt, line 2: .*{match}"):
+    with pytest.raises(ValueError, match=rf"site.txt:2: .*{match}"):
         read_lock(tmp_path / "requirements" / "site.txt")
     assert "cannot compare the environment with the lock" in lock_warning(tmp_path)
 

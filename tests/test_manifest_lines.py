@@ -50,7 +50,7 @@ def _with_data(text: str) -> str:
 ], ids=["int", "float", "list"])
 def test_a_wrongly_typed_value_is_named_by_the_file_and_the_line_of_its_key(tmp_path, old, new, key, message):
     text = _with_data(VALID.replace(old, new))
-    assert _problems(tmp_path, text) == [f"audits/fixture/audit.yaml: line {_line_of(text, key)}: {message}"]
+    assert _problems(tmp_path, text) == [f"audits/fixture/audit.yaml:{_line_of(text, key)}: {message}"]
 
 
 @pytest.mark.parametrize("old, new, mapping, field", [
@@ -65,7 +65,7 @@ def test_a_missing_field_is_named_by_the_line_of_the_mapping_that_lacks_it(tmp_p
     text = _with_data(VALID.replace(old, new))
     assert old in VALID
     assert _problems(tmp_path, text) == [
-        f"audits/fixture/audit.yaml: line {_line_of(text, mapping)}: {field}: required field is missing"]
+        f"audits/fixture/audit.yaml:{_line_of(text, mapping)}: {field}: required field is missing"]
 
 
 def test_the_site_build_names_the_manifest_and_the_line(tmp_path):
@@ -82,4 +82,4 @@ def test_the_site_build_names_the_manifest_and_the_line(tmp_path):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(BuildFailed) as info:
         _check_audits(tmp_path, passed=cache.PassedChecks(tmp_path / "cache", enabled=False))
-    assert f"audits/fixture/audit.yaml: line {_line_of(text, 'random_state:')}: random_state: " in str(info.value)
+    assert f"audits/fixture/audit.yaml:{_line_of(text, 'random_state:')}: random_state: " in str(info.value)

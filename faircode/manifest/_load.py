@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from faircode.data import project_root
-from faircode.formatting import did_you_mean, yaml_list_hint, yaml_value_problem
+from faircode.formatting import at, did_you_mean, yaml_list_hint, yaml_value_problem
 from faircode.manifest._schema import AuditManifest, ManifestError
 from faircode.manifest._checks import _semantic_problems
 
@@ -49,9 +49,9 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     ------
     ManifestError
         One error listing every problem, each ``"<file>: <field path>: <message>"``: YAML
-        syntax and a key given twice in one mapping (``"<file>: line L, column C: ..."``), unknown keys (``"<file>: line L: <field
+        syntax and a key given twice in one mapping (``"<file>:L:C: ..."``), unknown keys (``"<file>:L: <field
         path>: unknown key ..."`` with the allowed keys close to it, or all of them), missing or mistyped fields
-        (``"<file>: line L: <field path>: ..."``: the key's line, or for a missing field the line of the
+        (``"<file>:L: <field path>: ..."``: the key's line, or for a missing field the line of the
         mapping that lacks it), columns that are not in the data file's header, a data file whose sha256 differs,
         malformed filters or derived columns, ``test_size`` outside (0, 1), unknown model or
         strategy names.
@@ -81,11 +81,11 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
     try:
         manifest = AuditManifest.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(_format_pydantic(exc, text=_text(path, label)))
-    problems.extend(_semantic_problems(raw, root_path))
+        problems.extend(_format_pydantic(exc, label=label, text=_text(path, label)))
+    problems.extend(f"{label}: {p}" for p in _semantic_problems(raw, root_path))
 
     if problems:
-        raise ManifestError([f"{label}: {p}" for p in _dedupe(problems)])
+        raise ManifestError(_dedupe(problems))
     assert manifest is not None
     manifest._path = path.resolve()
     manifest._root = root_path
@@ -115,7 +115,7 @@ def read_manifest_yaml(path: str | Path, *, label: str | None = None) -> dict:
     Raises
     ------
     ManifestError
-        ``"<file>: line L, column C: YAML syntax error: ..."``, or a top level that is not a mapping.
+        ``"<file>:L:C: YAML syntax error: ..."``, or a top level that is not a mapping.
     FileNotFoundError
         If ``path`` does not exist.
     """
@@ -224,7 +224,8 @@ def _text(path: Path, label: str) -> str:
     try:
         return utf8_text(path.read_bytes())
     except NotUTF8Error as err:
-        raise ManifestError([f"{label}: {err}; save the file as UTF-8"]) from None
+        raise ManifestError([f"{at(label, err.line, err.column)}: not UTF-8 text (byte 0x{err.byte:02x}); "
+                             "save the file as UTF-8"]) from None
 
 
 def _read_yaml(path: Path, label: str) -> dict:
@@ -234,18 +235,18 @@ def _read_yaml(path: Path, label: str) -> dict:
         raw = yaml.load(_text(path, label), Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        where = at(label, mark.line + 1, mark.column + 1) if mark else label
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError([f"{label}: {where}: YAML syntax error: {problem}"]) from None
+        raise ManifestError([f"{where}: YAML syntax error: {problem}"]) from None
     if not isinstance(raw, dict):
         raise ManifestError([f"{label}: (top level): expected a mapping of keys, got {type(raw).__name__}"])
     return raw
 
 
-def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[str]:
-    """pydantic's errors worded for a manifest's author; with the manifest's ``text``, each is
-    named by its line too (`_problem_line`): the key's, or for a missing field the line of the
-    mapping that lacks it."""
+def _format_pydantic(exc: ValidationError, *, label: str, text: str | None = None) -> list[str]:
+    """pydantic's errors worded for a manifest's author, each after the manifest's ``label`` and,
+    with its ``text``, its line (`faircode.formatting.at`; `_problem_line`: the key's, or for a
+    missing field the line of the mapping that lacks it)."""
     out = []
     errors = exc.errors()
     choices = _literal_choices(errors)
@@ -256,7 +257,7 @@ def _format_pydantic(exc: ValidationError, *, text: str | None = None) -> list[s
         loc = tuple(p for p in full if not (isinstance(p, str) and ("[" in p or p in _SCALAR_TAGS)))
         field = _loc_path(loc)
         line = _problem_line(text, loc, missing=err["type"] == "missing") if text is not None else None
-        where = f"line {line}: " if line is not None else ""
+        where = f"{at(label, line)}: "
         if loc in choices or (err["type"] == "literal_error" and loc and loc[-1] == "op"):
             # A union of fixed words (a derived column's `op`: a comparison or 'map'): every word
             # it allows, said once, not "expected a number, text..." (issue 26, a fresh user). An

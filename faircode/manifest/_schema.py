@@ -37,9 +37,9 @@ class ManifestError(ValueError):
     Attributes
     ----------
     problems : list of str
-        Every problem found, each ``"<file>: <field path>: <what is wrong>"``; an unknown key
-        ``"<file>: line L: <field path>: unknown key ..."``, a YAML syntax error
-        ``"<file>: line L, column C: ..."``.
+        Every problem found, each ``"<file>: <field path>: <what is wrong>"``, or with the line
+        the problem is on ``"<file>:L: <field path>: ..."`` (an unknown key, a value of the wrong
+        type); a YAML syntax error ``"<file>:L:C: YAML syntax error: ..."``.
     """
 
     def __init__(self, problems: list[str]):

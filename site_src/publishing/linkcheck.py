@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-from faircode.formatting import closest
+from faircode.formatting import at, closest
 
 __all__ = ["broken_links", "external_loads", "in_sources"]
 
@@ -195,7 +195,7 @@ def in_sources(warnings: list[str], *, root: Path, docs_dir: Path, site_dir: Pat
     Returns
     -------
     list of str
-        One message per warning, ``"<source>, line L: the link '<url>' ...; did you mean
+        One message per warning, ``"<source>:L: the link '<url>' ...; did you mean
         '<link>'?"`` for a link: the explainers' sources first, by file and line, then the pages
         the build made, then the warnings not about a link, as MkDocs gave them.
     """
@@ -248,7 +248,8 @@ def _where(root: Path, page: str, url: str) -> tuple[str, tuple]:
     found = [n for n, line in enumerate(lines, start=1) if written.search(line)]
     if not found:
         return f"{shown} (the link is not written in it: a template or a value made it)", (1, shown, len(lines) + 1)
-    return f"{shown}, line{'s' if len(found) > 1 else ''} {', '.join(map(str, found))}", (1, shown, found[0])
+    also = f" (and line{'s' if len(found) > 2 else ''} {', '.join(map(str, found[1:]))})" if len(found) > 1 else ""
+    return f"{at(shown, found[0])}{also}", (1, shown, found[0])
 
 
 def _page_label(root: Path, target: str) -> str:

@@ -21,7 +21,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictInt, S
                       field_validator)
 
 
-from faircode.formatting import did_you_mean, yaml_list_hint, yaml_value_problem  # NumPy-free
+from faircode.formatting import at, did_you_mean, yaml_list_hint, yaml_value_problem  # NumPy-free
 from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
@@ -349,13 +349,10 @@ def parse_explainer(path: Path) -> Explainer:
                 # `timeout: ten`), or for a missing field the mapping's that lacks it (issue 26).
                 loc = tuple(e["loc"])
                 line = _front_matter_line(lines, end, loc[:-1] if e["type"] == "missing" else loc)
-                problems.append(f"{shown}{'' if line is None else f':{line}'}: front matter: "
+                problems.append(f"{at(shown, line)}: front matter: "
                                 f"{_field_problem(e, FrontMatter)}")
 
-    try:
-        blocks = _fenced_blocks(lines, start=end + 1)
-    except ConfigError as err:
-        raise ConfigError(f"{shown}:{err.message}") from None
+    blocks = _fenced_blocks(lines, start=end + 1, shown=shown)
     code_blocks = [b for b in blocks if b[2] == CODE_MARKER]
     if len(code_blocks) != 1:
         found = ", ".join(f"line {b[0] + 1}" for b in code_blocks) or "none"
@@ -383,14 +380,14 @@ def read_text(data: bytes, *, shown: str) -> str:
     Raises
     ------
     ConfigError
-        ``"<shown>:<line>: not UTF-8 text (byte 0x.. at column C); save the file as UTF-8"``.
+        ``"<shown>:<line>:<column>: not UTF-8 text (byte 0x..); save the file as UTF-8"``.
     """
     from faircode.manifest import NotUTF8Error, utf8_text
 
     try:
         return utf8_text(data)
     except NotUTF8Error as err:
-        raise ConfigError(f"{shown}:{err.line}: not UTF-8 text (byte 0x{err.byte:02x} at column {err.column}); "
+        raise ConfigError(f"{at(shown, err.line, err.column)}: not UTF-8 text (byte 0x{err.byte:02x}); "
                           "save the file as UTF-8") from None
 
 
@@ -423,12 +420,11 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
         return load_yaml(text) or {}, end
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
         # The parser's own words without its "in <unicode string>, line N, column C", which names
-        # no file: the file and line come first, the column after.
+        # no file: the file, line and column come first (`faircode.formatting.at`).
         said = " ".join(str(part) for part in (getattr(err, "context", None), getattr(err, "problem", None)) if part)
-        column = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise ConfigError(f"{shown}{where}: front matter is not valid YAML: {said or err}{column}"
+        where = at(shown, mark.line + 1, mark.column + 1) if mark else shown
+        raise ConfigError(f"{where}: front matter is not valid YAML: {said or err}"
                           f"{_yaml_hint(text, mark)}") from None
 
 
@@ -455,7 +451,7 @@ def _front_matter_line(lines: list[str], end: int, loc: tuple) -> int | None:
     return yaml_key_line("\n" + "\n".join(lines[1:end]), loc)
 
 
-def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
+def _fenced_blocks(lines: list[str], start: int, *, shown: str) -> list[tuple[int, int, str]]:
     """(opening line index, closing line index, info string) of each fenced block."""
     blocks, i = [], start
     while i < len(lines):
@@ -466,7 +462,7 @@ def _fenced_blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
             while j < len(lines) and not (lines[j].strip().startswith(fence) and lines[j].strip().strip(fence[0]) == ""):
                 j += 1
             if j == len(lines):
-                raise ConfigError(f"line {i + 1}: fenced block is never closed")
+                raise ConfigError(f"{at(shown, i + 1)}: fenced block is never closed")
             blocks.append((i, j, " ".join(m["info"].split())))
             i = j + 1
         else:
