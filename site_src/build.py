@@ -236,7 +236,7 @@ def build(options: BuildOptions) -> BuildReport:
                                               banners=checked.banners, reuse_pages=options.use_cache)
         errors += problems
         if errors:
-            raise BuildFailed(_cause_first(errors))
+            raise BuildFailed(_cause_first(errors), runs=runs)
         site, manifest = _site(root, stage, runs, facts, options, converted=stream.converted if stream else None)
         swap_in(stage, root)
         shown_before = last_shown_facts(root)  # before this build's record replaces it
@@ -246,7 +246,7 @@ def build(options: BuildOptions) -> BuildReport:
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
                        words=site.words(), edited=edited, wall_s=time.perf_counter() - started,
-                       shown_change=provenance.shown_change(shown_before, facts.shown()))
+                       shown_change=provenance.shown_change(shown_before, facts.shown(), root=root))
 
 
 # Within one explainer's problems, what comes first is what the others follow from: a run that
@@ -500,7 +500,7 @@ def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.Buil
         site_problems = linkcheck.broken_links(stage / "site", site_url=facts.site_url) + [
             f"{p}: loads from outside the site" for p in linkcheck.external_loads(stage / "site")]
         if site_problems:
-            raise BuildFailed([SiteError(p) for p in site_problems])
+            raise BuildFailed([SiteError(p) for p in site_problems], runs=runs)
     return site, manifest
 
 
@@ -605,7 +605,10 @@ def _numbers(e: Explainer, run: RunResult) -> NumbersProblem | None:
         return None
     width = max(len(d.value) for d in drifts)
     rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}{_cited_at(e, d)}" for d in drifts)
-    return NumbersProblem("drift", f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{rows}",
+    # What the run read differently, first: the writer's question is why the numbers moved.
+    since = snapshot.changed_since(e, run)
+    since = f"    since they were accepted: {since}\n" if since else ""
+    return NumbersProblem("drift", f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{since}{rows}",
                           e.slug, tuple(drifts))
 
 

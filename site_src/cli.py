@@ -3,7 +3,7 @@
     fairsite build [--jobs N] [--budget S] [--force [SLUG ...]] [--explain]
     fairsite check [--jobs N] [--budget S]  # CI: everything fresh, strict, numbers against the snapshot
     fairsite check --against URL_OR_DIR  # which pages of a published site are out of date (no build)
-    fairsite publish (--to DIR | --to-git REPO [--branch gh-pages]) [--allow-dirty]
+    fairsite publish (--to DIR | --to-git REPO [--branch gh-pages]) [--allow-dirty] [--jobs N] [--budget S]
     fairsite accept [SLUG ...]         # record the cited numbers of these explainers (all if none)
     fairsite serve [--port P] [--host H]  # rebuild on change to explainers, templates, library, data
     fairsite new "Title" [--slug S]    # scaffold an explainer that builds at once
@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             if server is not None:
                 server.close()  # a no-op once the build has closed it
     except SiteError as err:
+        if args.command == "check" or getattr(args, "explain", False):
+            _runs_of_failed(err, args)
         console.print(f"[bold red]{args.command} failed:[/]")
         console.print(str(err), markup=False)
         return 1
@@ -129,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     done = "nothing changed, site/ is up to date" if report.skipped else "site/ written"
     console.print(f"[green]{args.command} ok[/]: {done} ({report.wall_s:.1f} s)")
     return 0
+
+
+def _runs_of_failed(err: SiteError, args) -> None:
+    """The runs table of a build that failed (`BuildFailed.runs`), each run with why it ran: a
+    failed build is when a writer asks (a fresh user's finding, issue 26)."""
+    if getattr(err, "runs", None):
+        _summary(SimpleNamespace(runs=err.runs, warnings=[], notes=[], edited=[]), explain=True, budget_s=args.budget)
 
 
 def _nothing_changed(root: Path, args) -> bool:
@@ -238,7 +247,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--jobs", "-j", type=_positive_int, default=_JOBS,
                        help=f"explainers whose code runs at once (default: the number of cores, {_JOBS} here); "
                             "one whose code has ended may still be saving its figures")
-    for p in (b, c, a, s):
+    for p in (b, c, a, s, pub):
         p.add_argument("--budget", type=_positive_float, default=_BUDGET_S, metavar="SECONDS",
                        help=f"report every explainer whose code takes longer (default {_BUDGET_S:g} s)")
     n = sub.add_parser("new", help="scaffold a new explainer in the house form")
@@ -302,10 +311,11 @@ def _publish(root: Path, args) -> int:
             report = publish(root, to_dir=args.to, to_git=args.to_git, branch=args.branch,
                              allow_dirty=args.allow_dirty, jobs=args.jobs, on_run_done=progress.done)
     except BuildFailed as err:
+        _runs_of_failed(err, args)
         console.print("[bold red]publish failed: the site did not pass the check; nothing was published[/]")
         console.print(str(err), markup=False)
         return 1
-    _summary(report.build, explain=True)
+    _summary(report.build, explain=True, budget_s=args.budget)
     facts = report.facts
     made = f" as commit {report.git_commit[:7]}" if report.git_commit else ""
     console.print(f"[green]publish ok[/]: the site built from {facts.short_commit} on {facts.date} passed the check "

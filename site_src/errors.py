@@ -31,7 +31,9 @@ class SiteError(Exception):
     def location(self) -> str:
         if self.explainer is None:
             return ""
-        return f"{self.explainer}:{self.line}: " if self.line else f"{self.explainer}: "
+        from faircode.formatting import at  # not at import: the runner imports this module, and no more
+
+        return f"{at(self.explainer, self.line or None)}: "
 
 
 class ConfigError(SiteError):
@@ -60,10 +62,12 @@ class CheckError(SiteError):
 
 
 class BuildFailed(SiteError):
-    """Raised once at the end of a build with every failure collected on the way."""
+    """Raised once at the end of a build with every failure collected on the way. ``runs``: the
+    runs the build had done (fresh or from the cache), for ``--explain`` to say why each ran."""
 
-    def __init__(self, errors: list[SiteError]):
+    def __init__(self, errors: list[SiteError], *, runs: list = ()):
         self.errors = errors
+        self.runs = list(runs)
         lines = [f"{len(errors)} problem(s); the previous site was left as it was:"]
         # Several explainers failing the same way (a broken manifest they all load) are one
         # problem: show its message once, with the explainers it stopped.

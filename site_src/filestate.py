@@ -71,26 +71,64 @@ def git_state(root: Path, *, strict: bool = False, exclude: Iterable[str] = ()) 
     ``exclude`` names files (relative to ``root``) whose changes do not count: the generated
     files the build is about to remove.
     """
+    commit, changes = _git_status(root, strict=strict, exclude=exclude)
+    # Inside a repository with no commit yet, everything is uncommitted.
+    return commit, (commit is None and changes is not None) or bool(changes)
+
+
+def git_changes(root: Path, *, exclude: Iterable[str] = ()) -> list[str]:
+    """The uncommitted changes ``git_state`` counts, one phrase each, in git's order:
+    ``"notes.txt untracked"``, ``"faircode/audit.py modified"``; empty outside git."""
+    return _git_status(root, exclude=exclude)[1] or []
+
+
+# git status --porcelain=v2's one-letter states (the worktree's, else the index's), in words.
+_GIT_STATES = {"M": "modified", "T": "modified", "A": "added", "D": "deleted", "R": "renamed", "C": "copied",
+               "U": "unmerged"}
+
+
+def _git_status(root: Path, *, strict: bool = False, exclude: Iterable[str] = ()) -> tuple[str | None, list[str] | None]:
+    """``(commit of HEAD or None, the changes as phrases)`` from one ``git status``; ``(None,
+    None)`` outside a repository or without git (see `git_state` for ``strict``)."""
     args = ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"]
     if exclude:  # the whole repository, as without a pathspec, less these files
         args += ["--", ":/", *(f":(exclude,literal){p}" for p in exclude)]
     try:
         out = subprocess.run(args, cwd=root, capture_output=True, text=True)
     except FileNotFoundError:
-        return None, False
+        return None, None
     if out.returncode != 0:
         inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True)
         if strict and inside.returncode == 0:
             raise RuntimeError(f"git status failed in {root}: {out.stderr.strip()}")
-        return None, False
-    commit, dirty = None, False
+        return None, None
+    commit, changes = None, []
     for line in out.stdout.splitlines():
         if line.startswith("# branch.oid "):
             oid = line.split()[2]
             commit = None if oid == "(initial)" else oid
+        elif line.startswith("? "):
+            changes.append(f"{line[2:]} untracked")
+        elif line.startswith(("1 ", "2 ", "u ")):
+            fields = line.split(" ")
+            # Ordinary (1: 8 fields before the path), renamed or copied (2: 9, then "path<TAB>orig"), unmerged (u: 10).
+            path = " ".join(fields[{"1": 8, "2": 9, "u": 10}[fields[0]]:]).split("\t")[0]
+            xy = fields[1]
+            state = xy[1] if xy[1] != "." else xy[0]
+            changes.append(f"{path} {_GIT_STATES.get(state, 'changed')}")
         elif not line.startswith("#"):
-            dirty = True
-    return commit, commit is None or dirty
+            changes.append(line)
+    return commit, changes
+
+
+def committed_bytes(root: Path, path: str) -> bytes | None:
+    """The bytes of ``path`` (relative to ``root``) as ``HEAD`` has it; None if it has not, or
+    outside git. What a file changed from, when a message names the change (`snapshot.changed_since`)."""
+    try:
+        out = subprocess.run(["git", "show", f"HEAD:./{path}"], cwd=root, capture_output=True)
+    except FileNotFoundError:
+        return None
+    return out.stdout if out.returncode == 0 else None
 
 
 def _identity(root: Path) -> list | None:

@@ -225,7 +225,11 @@ def test_a_build_that_rerenders_every_page_for_the_footer_says_what_in_it_change
     assert cli.main(["--root", str(root), "build"]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert "pages: 1 rendered" in err
-    assert "every page shows the build's commit and date in its footer, which changed: uncommitted changes" in err
+    # git's changes named, the file the user added among them (the first build's outputs, never
+    # committed here, are the others).
+    changed = re.search(r"every page shows the build's commit and date in its footer, which changed: "
+                        r"uncommitted changes \(([^)]*)\)", err)
+    assert changed and "notes.txt untracked" in changed[1].split(", "), err
     git("add", "-A")
     git("-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "notes")
     assert cli.main(["--root", str(root), "build"]) == 0
@@ -240,3 +244,34 @@ def test_each_command_s_help_says_what_it_does(capsys, command):
     with pytest.raises(SystemExit):
         cli.main([command, "-h"])
     assert listed.help in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_failed_build_with_explain_says_why_each_explainer_ran(tmp_path, capsys, built_tinysite):
+    # A fresh user's build failed after a manifest edit, and `--explain` printed nothing of why
+    # each explainer had re-run: the runs table is printed only after a build that succeeds.
+    from built_sites import copy_of_built
+
+    root = copy_of_built(built_tinysite, tmp_path)
+    source = root / "explainers" / "coin-flips.md"
+    # The code changes so that its check fails.
+    source.write_text(source.read_text().replace("share_numpy = float(flips.mean())",
+                                                 "share_numpy = float(flips.mean()) + 0.25"))
+    assert cli.main(["--root", str(root), "build", "--explain"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "build failed:" in err
+    table, failure = err.split("build failed:")
+    assert "explainer runs (1 ran, 0 from the cache)" in table and "coin-flips" in table
+    assert "re-ran: its code changed" in table
+    assert "hand-written share agrees with numpy" in failure
+
+    # Without --explain, as before: the failure alone.
+    source.write_text(source.read_text().replace("+ 0.25", "+ 0.5"))
+    assert cli.main(["--root", str(root), "build"]) == 1
+    assert "explainer runs" not in capsys.readouterr().err
+
+
+def test_publish_takes_the_budget_check_takes(capsys):
+    # A fresh user: `check -h` listed --budget, `publish -h` (which runs the same check) did not.
+    with pytest.raises(SystemExit):
+        cli.main(["publish", "-h"])
+    assert "--budget SECONDS" in capsys.readouterr().out

@@ -67,6 +67,58 @@ def test_check_fails_on_a_drifted_number_with_a_table(accepted_copy):
                                   f"{', '.join(map(str, cites))})"), (row, cites)
 
 
+def test_drift_names_what_the_run_read_differently_since_the_numbers_were_accepted(accepted_copy):
+    # A fresh user changed a manifest's `test_size`: every explainer's numbers moved, and each
+    # message said only "run `fairsite accept`", never which input had changed.
+    import hashlib
+    import subprocess
+
+    root = accepted_copy
+    (root / "data").mkdir()
+    params = root / "data" / "params.yaml"
+    params.write_text("coin:\n  n_flips: 2000\n  seed: 7\n")
+    source = root / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text().replace(
+        "n_flips = 2000", "import yaml\nn_flips = yaml.safe_load(open('data/params.yaml'))['coin']['n_flips']"))
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    inputs = json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())["inputs"]
+    # What the numbers came from: the file's digest (hashlib is the oracle), the packages, Python.
+    assert inputs["files"]["data/params.yaml"] == hashlib.sha256(params.read_bytes()).hexdigest()[:16]
+    assert inputs["packages"]["numpy"] == __import__("importlib.metadata").metadata.version("numpy")
+    assert inputs["python"] == ".".join(map(str, sys.version_info[:3]))
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "accepted")
+    params.write_text("coin:\n  n_flips: 3000\n  seed: 7\n")
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    msg = " ".join(str(info.value).split())
+    assert ("cited numbers changed (run `fairsite accept coin-flips` if on purpose): since they were accepted: "
+            "data/params.yaml changed (coin.n_flips: 2000 -> 3000) n_flips accepted: 2,000") in msg, msg
+
+    # Not committed as accepted: the file is named, its keys are not guessed; the code's change is said too.
+    git("add", "-A")
+    git("-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "3000")
+    params.write_text("coin:\n  n_flips: 4000\n  seed: 7\n")
+    source.write_text(source.read_text().replace("default_rng(7)", "default_rng(8)"))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    msg = " ".join(str(info.value).split())
+    assert "since they were accepted: its code changed; data/params.yaml changed n_flips" in msg, msg
+
+    # Numbers accepted before inputs were recorded: the message is as it was.
+    data = json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())
+    del data["inputs"]
+    (root / "explainers" / "coin-flips.numbers.json").write_text(json.dumps(data))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    assert "cited numbers changed" in str(info.value) and "since they were accepted" not in str(info.value)
+
+
 def test_check_fails_when_nothing_was_accepted(root):
     with pytest.raises(BuildFailed, match="no accepted numbers yet"):
         build(BuildOptions(root=root, use_cache=False, numbers=NumbersMode.CHECK))

@@ -25,6 +25,7 @@ fitted-model tolerance element by element.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from jinja2 import nodes
 
 from faircode import tolerances
 from faircode.formatting import closest
+from site_src import filestate
 from site_src.sources.collect import PROSE_FUNCTIONS, Explainer, prose_syntax_tree
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
@@ -103,9 +105,10 @@ def _shown(filter_name: str, value, args, kwargs) -> str:
 
 def save(explainer: Explainer, run: RunResult) -> Path:
     """Accept ``run``'s cited values: write them, as raw values and as shown, to the explainer's
-    numbers file (sorted keys, one value per line, so a diff reads well) and return its path."""
+    numbers file (sorted keys, one value per line, so a diff reads well), with what they came
+    from (`run_inputs`), and return its path."""
     path = snapshot_path(explainer)
-    data = {"explainer": explainer.display_path, "values": cited(explainer, run)}
+    data = {"explainer": explainer.display_path, "values": cited(explainer, run), "inputs": run_inputs(explainer, run)}
     path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
@@ -170,6 +173,93 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
                                 ", ".join(old["shown"]) or _brief(old["value"]),
                                 ", ".join(new["shown"]) or _brief(new["value"]), tuple(sorted(where.get(name, ())))))
     return drifts
+
+
+_DIGEST_HEX = 16  # of a sha256 in the record: enough to tell two versions apart, short enough to read in a diff
+
+
+def run_inputs(explainer: Explainer, run: RunResult) -> dict:
+    """What a run's numbers came from, as the accepted-numbers file records it (``"inputs"``):
+    the digest of the explainer's code, of each project file the run read (its modules and data,
+    root-relative, ``None`` if it was missing; not the build's own, ``site_src/``), the packages it imported (distribution ->
+    version) and Python's version. Digests are the first `_DIGEST_HEX` hex digits of sha256."""
+    return {"code": _short(hashlib.sha256(explainer.code.encode("utf-8")).hexdigest()),
+            # The build's own modules the runner imported are not the numbers' inputs (the runner's
+            # code is in every run's key already): an edit to them would be listed on every drift.
+            "files": {path: _short(digest) for path, digest in sorted(run.deps.items())
+                      if not path.startswith("site_src/")},
+            "packages": dict(sorted(run.packages.items())), "python": run.python}
+
+
+def _short(digest: str | None) -> str | None:
+    return digest[:_DIGEST_HEX] if digest else None
+
+
+def changed_since(explainer: Explainer, run: RunResult) -> str | None:
+    """What changed among the inputs the accepted numbers record (`run_inputs`) and this run's,
+    in words, for the drift message: ``"its code changed; audits/a/audit.yaml changed
+    (split.test_size: 0.3 -> 0.25)"``. A YAML file's changed keys are named when ``HEAD`` holds
+    the version the numbers were accepted from. None when the file records no inputs (accepted
+    before they were recorded) or cannot be read.
+
+    A fresh user changed a manifest's ``test_size``: every explainer's numbers moved, and each
+    message said only "run ``fairsite accept``" (issue 26)."""
+    try:
+        then = json.loads(snapshot_path(explainer).read_text(encoding="utf-8"))["inputs"]
+        then_files, then_packages = dict(then["files"]), dict(then["packages"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    now = run_inputs(explainer, run)
+    root = explainer.path.resolve().parents[1]
+    said = ["its code changed"] if then.get("code") != now["code"] else []
+    # Only what both records hold: a run forked after the fork server imported every explainer's
+    # modules records them all, one forked earlier only its own, so a file or package in one
+    # record alone is not a change of what the code reads (a new data file comes with a code change).
+    files = []
+    for path in sorted(set(then_files) & set(now["files"]), key=lambda p: (p.endswith(".py"), p)):
+        if then_files[path] != now["files"][path]:
+            keys = _yaml_changes(root, path, then_files[path]) if path.endswith((".yaml", ".yml")) else ""
+            files.append(f"{path} changed{f' ({keys})' if keys else ''}")
+    said += files[:4] + ([f"and {len(files) - 4} more files"] if len(files) > 4 else [])
+    said += [f"{name} {then_packages[name]} -> {now['packages'][name]}"
+             for name in sorted(set(then_packages) & set(now["packages"])) if then_packages[name] != now["packages"][name]]
+    if then.get("python") != now["python"]:
+        said.append(f"Python {then.get('python')} -> {now['python']}")
+    if not said:
+        return ("its code, the files it read, its packages and Python are those the accepted numbers "
+                "came from")
+    return "; ".join(said)
+
+
+def _yaml_changes(root: Path, path: str, accepted_digest: str | None) -> str:
+    """The keys of a YAML file whose values differ between the committed version and the file
+    now, ``"split.test_size: 0.3 -> 0.25"`` (at most three), when the committed version is the one
+    the numbers were accepted from; else ""."""
+    import yaml
+
+    before = filestate.committed_bytes(root, path)
+    if before is None or _short(hashlib.sha256(before).hexdigest()) != accepted_digest:
+        return ""
+    try:
+        old, new = yaml.safe_load(before), yaml.safe_load((root / path).read_bytes())
+    except (OSError, yaml.YAMLError):
+        return ""
+    shown = lambda v: "(none)" if v is _ABSENT else _brief(v)  # noqa: E731
+    changes = [f"{key}: {shown(a)} -> {shown(b)}" for key, a, b in _differences(old, new)]
+    return ", ".join(changes[:3]) + (f" and {len(changes) - 3} more" if len(changes) > 3 else "")
+
+
+_ABSENT = object()
+
+
+def _differences(old, new, key: str = ""):
+    """``(dotted key, old, new)`` for each leaf that differs between two parsed YAML documents
+    (`_ABSENT` on the side without the key); lists compared whole."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in list(old) + [k for k in new if k not in old]:
+            yield from _differences(old.get(k, _ABSENT), new.get(k, _ABSENT), f"{key}.{k}" if key else str(k))
+    elif old != new:
+        yield key or "(the whole file)", old, new
 
 
 def _check_accepted(accepted) -> None:

@@ -77,6 +77,9 @@ class RunResult:
     out_dir: Path = field(repr=False)
     warnings: tuple[str, ...] = ()  # output that was not UTF-8, processes left running (killed)
     unpassed: dict = field(default_factory=dict)  # names the code defined that are not passed -> their type's name
+    # Each project file the run read (its modules and data; root-relative) -> its sha256 then (None:
+    # it was missing): what the accepted numbers record they came from (`snapshot.changed_since`).
+    deps: dict = field(default_factory=dict, repr=False)
     # One per `# %%` cell of the code (the whole code is one cell without markers): its first
     # line in the generated file, what it printed and the (1-based) figures it opened.
     cells: list[cache.CellRecord] = field(default_factory=list, repr=False)
@@ -785,7 +788,7 @@ def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, 
     return RunResult(
         slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values, unpassed=entry.unpassed,
         figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s,
-        peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files,
+        peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files, deps=entry.deps,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
         changed_its_inputs=changed_its_inputs,

@@ -72,11 +72,12 @@ class BuildFacts:
                 "results": self.results}
 
 
-def shown_change(before: dict | None, after: dict) -> str | None:
+def shown_change(before: dict | None, after: dict, *, root: Path | None = None) -> str | None:
     """What changed between two builds' `BuildFacts.shown`, in words, or None (nothing, or no record).
 
-    ``"commit 21188b1 -> 62dc538, uncommitted changes"``: said after a build that rendered every
-    page again only because the footer they all show changed (a fresh user's question, issue 26).
+    ``"commit 21188b1 -> 62dc538, uncommitted changes (notes.txt untracked)"``: said after a build
+    that rendered every page again only because the footer they all show changed (a fresh user's
+    question, issue 26). With ``root``, uncommitted changes that appeared are named (git's, up to three).
     """
     if not isinstance(before, dict) or before == after:
         return None
@@ -84,7 +85,12 @@ def shown_change(before: dict | None, after: dict) -> str | None:
     if before.get("commit") != after["commit"]:
         words.append(f"commit {(before.get('commit') or 'none')[:7]} -> {(after['commit'] or 'none')[:7]}")
     if before.get("dirty") != after["dirty"]:
-        words.append("uncommitted changes" if after["dirty"] else "no uncommitted changes")
+        # An untracked file the build never reads still counts (the site may hold what no commit
+        # has); a fresh user was told "uncommitted changes" and had to find notes.txt alone.
+        changes = filestate.git_changes(root) if after["dirty"] and root is not None else []
+        named = ", ".join(changes[:3]) + (f" and {len(changes) - 3} more" if len(changes) > 3 else "")
+        words.append(("uncommitted changes" + (f" ({named})" if named else "")) if after["dirty"]
+                     else "no uncommitted changes")
     if before.get("date") != after["date"]:
         words.append(f"date {before.get('date')} -> {after['date']}")
     if before.get("site_url") != after["site_url"]:
