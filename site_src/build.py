@@ -608,8 +608,8 @@ def _numbers(e: Explainer, run: RunResult) -> NumbersProblem | None:
     # What the run read differently, first: the writer's question is why the numbers moved.
     since = snapshot.changed_since(e, run)
     since = f"    since they were accepted: {since}\n" if since else ""
-    return NumbersProblem("drift", f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):\n{since}{rows}",
-                          e.slug, tuple(drifts))
+    head = f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):"
+    return NumbersProblem("drift", f"{head}\n{since}{rows}", e.slug, tuple(drifts))
 
 
 def _cited_at(e: Explainer, d: snapshot.Drift) -> str:

@@ -87,7 +87,8 @@ _GIT_STATES = {"M": "modified", "T": "modified", "A": "added", "D": "deleted", "
                "U": "unmerged"}
 
 
-def _git_status(root: Path, *, strict: bool = False, exclude: Iterable[str] = ()) -> tuple[str | None, list[str] | None]:
+def _git_status(root: Path, *, strict: bool = False,
+                exclude: Iterable[str] = ()) -> tuple[str | None, list[str] | None]:
     """``(commit of HEAD or None, the changes as phrases)`` from one ``git status``; ``(None,
     None)`` outside a repository or without git (see `git_state` for ``strict``)."""
     args = ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"]

@@ -151,7 +151,8 @@ def _html(draw, depth: int = 0, in_noscript: bool = False) -> str:
         elif tag in ("p", "pre", "h2", "h3"):
             parts.append(f"<{tag}{attrs}>{draw(_phrasing(depth + 1))}</{tag}>")
         elif tag == "details":
-            parts.append(f"<details{attrs}><summary>{draw(_phrasing(depth + 1))}</summary>{draw(_html(depth + 1, inside))}</details>")
+            summary = draw(_phrasing(depth + 1))
+            parts.append(f"<details{attrs}><summary>{summary}</summary>{draw(_html(depth + 1, inside))}</details>")
         elif tag == "ul":
             items = "".join(f"<li>{draw(_html(depth + 1, inside))}</li>" for _ in range(draw(st.integers(0, 2))))
             parts.append(f"<ul{attrs}>{items}</ul>")

@@ -214,6 +214,26 @@ def test_build_facts_outside_git_and_with_source_date_epoch(tmp_path, monkeypatc
     assert facts.site_url == "https://example.org/fair-code/" and facts.lock is None
 
 
+def test_git_changes_names_each_uncommitted_file_as_git_status_does(tmp_path):
+    # What the footer's change names (a fresh user was told "uncommitted changes" and had to find
+    # the untracked notes.txt alone): each file with git's state, in words.
+    from site_src.filestate import git_changes
+
+    for name in ("kept.txt", "edited.txt", "gone.txt", "old name.txt"):
+        (tmp_path / name).write_text(name + "\n")
+    _git("init", "-q", cwd=tmp_path)
+    _git("add", "-A", cwd=tmp_path)
+    _git("-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "x", cwd=tmp_path)
+    assert git_changes(tmp_path) == [] and git_state(tmp_path)[1] is False
+    (tmp_path / "edited.txt").write_text("changed\n")
+    (tmp_path / "gone.txt").unlink()
+    _git("mv", "old name.txt", "new name.txt", cwd=tmp_path)
+    (tmp_path / "notes.txt").write_text("untracked\n")
+    assert sorted(git_changes(tmp_path)) == ["edited.txt modified", "gone.txt deleted", "new name.txt renamed",
+                                             "notes.txt untracked"]
+    assert git_state(tmp_path)[1] is True
+
+
 # --- what is online ------------------------------------------------------------------------------
 
 

@@ -181,8 +181,9 @@ _DIGEST_HEX = 16  # of a sha256 in the record: enough to tell two versions apart
 def run_inputs(explainer: Explainer, run: RunResult) -> dict:
     """What a run's numbers came from, as the accepted-numbers file records it (``"inputs"``):
     the digest of the explainer's code, of each project file the run read (its modules and data,
-    root-relative, ``None`` if it was missing; not the build's own, ``site_src/``), the packages it imported (distribution ->
-    version) and Python's version. Digests are the first `_DIGEST_HEX` hex digits of sha256."""
+    root-relative, ``None`` if it was missing; not the build's own, ``site_src/``), the packages
+    it imported (distribution -> version) and Python's version. Digests are the first
+    `_DIGEST_HEX` hex digits of sha256."""
     return {"code": _short(hashlib.sha256(explainer.code.encode("utf-8")).hexdigest()),
             # The build's own modules the runner imported are not the numbers' inputs (the runner's
             # code is in every run's key already): an edit to them would be listed on every drift.
@@ -222,7 +223,8 @@ def changed_since(explainer: Explainer, run: RunResult) -> str | None:
             files.append(f"{path} changed{f' ({keys})' if keys else ''}")
     said += files[:4] + ([f"and {len(files) - 4} more files"] if len(files) > 4 else [])
     said += [f"{name} {then_packages[name]} -> {now['packages'][name]}"
-             for name in sorted(set(then_packages) & set(now["packages"])) if then_packages[name] != now["packages"][name]]
+             for name in sorted(set(then_packages) & set(now["packages"]))
+             if then_packages[name] != now["packages"][name]]
     if then.get("python") != now["python"]:
         said.append(f"Python {then.get('python')} -> {now['python']}")
     if not said:
