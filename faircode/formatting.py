@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import numbers
 from collections.abc import Iterable
 
 __all__ = [
     "INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest", "yaml_list_hint",
-    "yaml_value_problem", "at",
+    "yaml_value_problem", "yaml_syntax_hint", "at",
 ]
 
 #: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
@@ -51,6 +52,49 @@ def at(path: str, line: int | None = None, column: int | None = None) -> str:
     if line is None:
         return str(path)
     return f"{path}:{line}" + (f":{column}" if column is not None else "")
+
+
+def yaml_syntax_hint(text: str, err) -> str:
+    """What to do about a YAML syntax error made by hand, to follow the parser's words: where an
+    unclosed ``[``, ``{`` or quote opened (PyYAML names the line where it noticed, the one after),
+    a value holding ``": "`` that must be quoted (a title such as "Equalized odds: both error
+    rates" reads as a second key), a tab where YAML indents with spaces. "" when none applies.
+    The one home for audit manifests and explainers' front matter (fresh users' findings).
+
+    Parameters
+    ----------
+    text : str
+        The YAML document that failed to parse.
+    err : yaml.YAMLError
+        PyYAML's error; its ``problem_mark``, ``context`` and ``context_mark`` are read when present.
+
+    Examples
+    --------
+    >>> import yaml
+    >>> try:
+    ...     yaml.safe_load("title: Odds: both rates")
+    ... except yaml.YAMLError as err:
+    ...     print(yaml_syntax_hint("title: Odds: both rates", err))
+    ; a value holding ': ' must be in quotes: title: "Odds: both rates"
+    """
+    hints = []
+    context, start = getattr(err, "context", None), getattr(err, "context_mark", None)
+    mark = getattr(err, "problem_mark", None)
+    if context and start is not None and (mark is None or mark.line != start.line):
+        # "while parsing a flow sequence", "while scanning a quoted scalar": what was left open.
+        thing = re.sub(r"^while (parsing|scanning) (an? )?", "", context)
+        what = {"flow sequence": "the '['", "flow mapping": "the '{'", "quoted scalar": "the quote"}.get(thing, f"the {thing}")
+        hints.append(f" ({what} opened on line {start.line + 1})")
+    if mark is not None:
+        rows = text.split("\n")
+        line = rows[mark.line] if mark.line < len(rows) else ""
+        key, sep, value = line.partition(": ")
+        if sep and ": " in value and not value.lstrip().startswith(("'", '"')):
+            hints.append(f"; a value holding ': ' must be in quotes: {key.strip()}: "
+                         f"\"{value.strip().replace(chr(34), chr(92) + chr(34))}\"")
+        if "\t" in line[: len(line) - len(line.lstrip())]:
+            hints.append("; YAML indents with spaces, not tabs")
+    return "".join(hints)
 
 
 def did_you_mean(word, choices: Iterable) -> str:

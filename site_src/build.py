@@ -606,9 +606,17 @@ def _numbers(e: Explainer, run: RunResult) -> NumbersProblem | None:
     width = max(len(d.value) for d in drifts)
     rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}{_cited_at(e, d)}" for d in drifts)
     # What the run read differently, first: the writer's question is why the numbers moved.
-    since = snapshot.changed_since(e, run)
+    since, changed = snapshot.changed_since(e, run) or ("", [])
     since = f"    since they were accepted: {since}\n" if since else ""
-    head = f"cited numbers changed (run `fairsite accept {e.slug}` if on purpose):"
+    manifests = [p for p in changed if p.startswith("audits/")]
+    if manifests:
+        # `accept` alone leaves results/ made from the manifest as it was, and the checks and
+        # pages that compare with it fail (a fresh user accepted and met 13 problems).
+        advice = (f"if the change to {manifests[0]} is meant, run `faircode benchmark` (results/ is made from "
+                  f"the manifests), then `fairsite accept {e.slug}`; if not, undo it")
+    else:
+        advice = f"run `fairsite accept {e.slug}` if on purpose"
+    head = f"cited numbers changed ({advice}):"
     return NumbersProblem("drift", f"{head}\n{since}{rows}", e.slug, tuple(drifts))
 
 
@@ -690,7 +698,9 @@ def _check_audits(root: Path, *, passed: cache.PassedChecks) -> None:
     for path in manifests:
         try:
             load_manifest(path, root=root)
-        except (ManifestError, OSError) as err:
+        except ManifestError as err:  # one problem each: "1 problem(s)" over "2 problems in audit manifest" misread
+            problems += [ConfigError(p) for p in err.problems]
+        except OSError as err:
             problems.append(ConfigError(str(err)))
     if problems:
         raise BuildFailed(problems)

@@ -83,3 +83,40 @@ def test_the_site_build_names_the_manifest_and_the_line(tmp_path):
     with pytest.raises(BuildFailed) as info:
         _check_audits(tmp_path, passed=cache.PassedChecks(tmp_path / "cache", enabled=False))
     assert f"audits/fixture/audit.yaml:{_line_of(text, 'random_state:')}: random_state: " in str(info.value)
+
+
+@pytest.mark.parametrize("old, new, key, message", [
+    ("models: [logistic_regression]", "models: [logistic_regresion]", "models:",
+     "models[0]: unknown name 'logistic_regresion' (did you mean 'logistic_regression'?)"),
+    ("name: colour, column: colour,", "name: colour, column: colur,", "- {name: colour",
+     "protected[0].column: 'colur' is not a column of"),
+], ids=["model", "column"])
+def test_a_problem_the_data_or_the_registry_finds_is_named_by_its_line_too(tmp_path, old, new, key, message):
+    # A fresh user (stop 40): the schema's problems had their line, the checks that need the data
+    # or the model registry did not (`audit.yaml: models[0]: unknown name ...`).
+    text = _with_data(VALID).replace(old, new)
+    assert new in text
+    [problem] = _problems(tmp_path, text)
+    assert problem.startswith(f"audits/fixture/audit.yaml:{_line_of(text, key)}: {message}"), problem
+
+
+@pytest.mark.parametrize("old, new, hint", [
+    # PyYAML stops on the line after the bracket left open: the message says where it opened.
+    ("models: [logistic_regression]", "models: [logistic_regression", "(the '[' opened on line {line})"),
+    # The writer's mistake the front matter already explained: a value holding ': '.
+    ("models: [logistic_regression]", "models: a: b", "; a value holding ': ' must be in quotes: models: \"a: b\""),
+], ids=["bracket", "colon"])
+def test_a_yaml_syntax_error_says_what_to_do_as_front_matter_does(tmp_path, old, new, hint):
+    text = VALID.replace(old, new)
+    [problem] = _problems(tmp_path, text)
+    assert "YAML syntax error" in problem
+    assert problem.endswith(hint.format(line=_line_of(text, "models:"))), problem
+
+
+def test_a_tab_in_the_indentation_is_named_as_such(tmp_path):
+    lines = VALID.split("\n")
+    i = next(i for i, s in enumerate(lines) if s.startswith("  ") and s.strip())
+    lines[i] = "\t" + lines[i].lstrip()
+    [problem] = _problems(tmp_path, "\n".join(lines))
+    assert problem.startswith(f"audits/fixture/audit.yaml:{i + 1}:1: YAML syntax error")
+    assert problem.endswith("; YAML indents with spaces, not tabs"), problem

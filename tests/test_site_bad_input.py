@@ -4,6 +4,8 @@ results file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from site_src import cli
@@ -15,6 +17,24 @@ from test_site_build import _copy_fixture
 def _build(root, capsys) -> tuple[int, str]:
     code = cli.main(["--root", str(root), "build", "--jobs", "1"])
     return code, capsys.readouterr().err
+
+
+def test_each_problem_of_a_manifest_is_counted_as_one(tmp_path, capsys):
+    # A fresh user read "1 problem(s)" over "2 problems in audit manifest": the build counted the
+    # manifest, the manifest its problems. Each is now one problem of the build.
+    root = _copy_fixture(tmp_path)
+    valid = (Path(__file__).parent / "fixtures" / "manifests" / "valid.yaml").read_text()
+    data = Path(__file__).resolve().parents[1] / "data" / "arrests.csv"
+    text = (valid.replace("test_size: 0.2", "test_size: 2").replace("random_state: 0", "random_state: zero")
+            .replace("file: data/arrests.csv", f"file: {data}"))
+    manifest = root / "audits" / "two-problems" / "audit.yaml"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(text)
+    code, err = _build(root, capsys)
+    err = " ".join(err.split())
+    assert code == 1 and "2 problem(s); the previous site was left as it was:" in err, err
+    assert "problems in audit manifest" not in err
+    assert "audits/two-problems/audit.yaml:" in err and "test_size: expected" in err and "random_state: expected" in err
 
 
 def test_a_yaml_syntax_error_in_an_audit_manifest_is_named_with_its_line(tmp_path, capsys):

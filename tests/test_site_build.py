@@ -200,7 +200,10 @@ def test_a_bare_number_in_prose_is_pointed_out(copied_tinysite):
 
 @pytest.mark.parametrize(("cited", "code", "said"), [
     ("{{ gap_valeu | gap }}", "gap_value = 0.1",
-     r"'gap_valeu' is not a name the code defines \(did you mean 'gap_value'\?\)"),
+     r"'gap_valeu' is not a name the code defines or a page function \(did you mean 'gap_value'\?\)"),
+    # A page function mistyped: the prose's names are the code's and the page's (a fresh user).
+    ("{{ figur(1, alt='A chart.') }}", "gap_value = 0.1",
+     r"'figur' is not a name the code defines or a page function \(did you mean 'figure'\?\)"),
     # A fresh user cited a DataFrame the code defined and read "not a value the run defined":
     # false. Only plain values are passed to the prose; the message says so.
     ("{{ rows | number }}", "import numpy as np; rows = np.arange(500)",

@@ -74,16 +74,16 @@ def test_drift_names_what_the_run_read_differently_since_the_numbers_were_accept
     import subprocess
 
     root = accepted_copy
-    (root / "data").mkdir()
-    params = root / "data" / "params.yaml"
+    (root / "audits" / "coin").mkdir(parents=True)
+    params = root / "audits" / "coin" / "params.yaml"
     params.write_text("coin:\n  n_flips: 2000\n  seed: 7\n")
     source = root / "explainers" / "coin-flips.md"
     source.write_text(source.read_text().replace(
-        "n_flips = 2000", "import yaml\nn_flips = yaml.safe_load(open('data/params.yaml'))['coin']['n_flips']"))
+        "n_flips = 2000", "import yaml\nn_flips = yaml.safe_load(open('audits/coin/params.yaml'))['coin']['n_flips']"))
     build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
     inputs = json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())["inputs"]
     # What the numbers came from: the file's digest (hashlib is the oracle), the packages, Python.
-    assert inputs["files"]["data/params.yaml"] == hashlib.sha256(params.read_bytes()).hexdigest()[:16]
+    assert inputs["files"]["audits/coin/params.yaml"] == hashlib.sha256(params.read_bytes()).hexdigest()[:16]
     assert inputs["packages"]["numpy"] == __import__("importlib.metadata").metadata.version("numpy")
     assert inputs["python"] == ".".join(map(str, sys.version_info[:3]))
 
@@ -97,8 +97,11 @@ def test_drift_names_what_the_run_read_differently_since_the_numbers_were_accept
     with pytest.raises(BuildFailed) as info:
         build(BuildOptions(root=root))
     msg = " ".join(str(info.value).split())
-    assert ("cited numbers changed (run `fairsite accept coin-flips` if on purpose): since they were accepted: "
-            "data/params.yaml changed (coin.n_flips: 2000 -> 3000) n_flips accepted: 2,000") in msg, msg
+    # A file under audits/ feeds results/ too: `accept` alone would leave the benchmark's rows behind.
+    assert ("cited numbers changed (if the change to audits/coin/params.yaml is meant, run `faircode benchmark` "
+            "(results/ is made from the manifests), then `fairsite accept coin-flips`; if not, undo it): "
+            "since they were accepted: audits/coin/params.yaml changed (coin.n_flips: 2000 -> 3000) "
+            "n_flips accepted: 2,000") in msg, msg
 
     # Not committed as accepted: the file is named, its keys are not guessed; the code's change is said too.
     git("add", "-A")
@@ -108,7 +111,7 @@ def test_drift_names_what_the_run_read_differently_since_the_numbers_were_accept
     with pytest.raises(BuildFailed) as info:
         build(BuildOptions(root=root))
     msg = " ".join(str(info.value).split())
-    assert "since they were accepted: its code changed; data/params.yaml changed n_flips" in msg, msg
+    assert "since they were accepted: its code changed; audits/coin/params.yaml changed n_flips" in msg, msg
 
     # Numbers accepted before inputs were recorded: the message is as it was.
     data = json.loads((root / "explainers" / "coin-flips.numbers.json").read_text())
@@ -117,6 +120,24 @@ def test_drift_names_what_the_run_read_differently_since_the_numbers_were_accept
     with pytest.raises(BuildFailed) as info:
         build(BuildOptions(root=root))
     assert "cited numbers changed" in str(info.value) and "since they were accepted" not in str(info.value)
+
+
+def test_a_drifted_list_is_shown_by_the_first_element_that_moved(accepted_copy):
+    # A fresh user saw `accepted: [{"audit": "Recidivism Risk", "base_adv": 0.3687...` and `now:`
+    # the same 60 characters: the cut hid what had moved.
+    root = accepted_copy
+    source = root / "explainers" / "coin-flips.md"
+    rows = "[{'audit': 'Recidivism Risk', 'base_adv': 0.3687943262411, 'gap': -0.1}, " \
+           "{'audit': 'Benefits Denial', 'base_adv': 0.25822693760115, 'gap': -0.2}]"
+    text = source.read_text().replace("n_flips = 2000", f"n_flips = 2000\ntable = {rows}").replace(
+        "## Limitations", "{% for r in table %}{{ r.audit }} {{ r.gap | gap }}. {% endfor %}\n\n## Limitations")
+    source.write_text(text)
+    build(BuildOptions(root=root, numbers=NumbersMode.ACCEPT))
+    source.write_text(text.replace("0.25822693760115", "0.25763878926983"))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    row = next(line for line in str(info.value).split("\n") if line.strip().startswith("table "))
+    assert "accepted: [1].base_adv = 0.25822693760115" in row and "now: [1].base_adv = 0.25763878926983" in row, row
 
 
 def test_check_fails_when_nothing_was_accepted(root):

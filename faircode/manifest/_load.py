@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from faircode.data import project_root
-from faircode.formatting import at, did_you_mean, yaml_list_hint, yaml_value_problem
+from faircode.formatting import at, did_you_mean, yaml_list_hint, yaml_syntax_hint, yaml_value_problem
 from faircode.manifest._schema import AuditManifest, ManifestError
 from faircode.manifest._checks import _semantic_problems
 
@@ -82,7 +82,15 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
         manifest = AuditManifest.model_validate(raw)
     except ValidationError as exc:
         problems.extend(_format_pydantic(exc, label=label, text=_text(path, label)))
-    problems.extend(f"{label}: {p}" for p in _semantic_problems(raw, root_path))
+    text = None
+    for p in _semantic_problems(raw, root_path):
+        # "<field path>: ...": named by the key's line too, as pydantic's problems are (a fresh
+        # user found the checks that need the data, an unknown model name, without one).
+        field, _, rest = p.partition(": ")
+        text = text if text is not None else _text(path, label)
+        loc = _parse_loc_path(field)
+        line = yaml_key_line(text, loc) if rest and loc else None
+        problems.append(f"{at(label, line)}: {p}")
 
     if problems:
         raise ManifestError(_dedupe(problems))
@@ -231,13 +239,14 @@ def _text(path: Path, label: str) -> str:
 def _read_yaml(path: Path, label: str) -> dict:
     """The manifest's YAML as a mapping; a syntax error, a key given twice in one mapping or
     another top level is a ManifestError."""
+    text = _text(path, label)
     try:
-        raw = yaml.load(_text(path, label), Loader=_LOADER)
+        raw = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = at(label, mark.line + 1, mark.column + 1) if mark else label
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError([f"{where}: YAML syntax error: {problem}"]) from None
+        raise ManifestError([f"{where}: YAML syntax error: {problem}{yaml_syntax_hint(text, exc)}"]) from None
     if not isinstance(raw, dict):
         raise ManifestError([f"{label}: (top level): expected a mapping of keys, got {type(raw).__name__}"])
     return raw
@@ -423,6 +432,19 @@ _REQUIRED_HINTS = {
 }
 
 _SCALAR_TAGS = {"bool", "int", "float", "str", "list", "dict", "function-after"}
+
+
+def _parse_loc_path(path: str) -> tuple | None:
+    """The inverse of `_loc_path`: ``"protected[1].column"`` -> ``("protected", 1, "column")``;
+    None for text that is not a field path."""
+    loc: list = []
+    for part in path.split("."):
+        m = re.fullmatch(r"([A-Za-z_]\w*)((?:\[\d+\])*)", part)
+        if m is None:
+            return None
+        loc.append(m[1])
+        loc += [int(i) for i in re.findall(r"\[(\d+)\]", m[2])]
+    return tuple(loc)
 
 
 def _loc_path(loc: tuple) -> str:

@@ -161,17 +161,22 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
         old, new = accepted[name], now[name]
         if name in mc:
             n = run.values.get(mc[name])
-            ok = _matches(old["value"], new["value"], lambda v, n=n: tolerances.monte_carlo(v, n))
+            rule = lambda v, n=n: tolerances.monte_carlo(v, n)  # noqa: E731
         elif name in p_values:
-            ok = _matches(old["value"], new["value"], lambda v: tolerances.p_value())
+            rule = lambda v: tolerances.p_value()  # noqa: E731
         else:
-            same_display = bool(old["shown"]) and old["shown"] == new["shown"]
-            ok = (same_display and _same_shape(old["value"], new["value"])) or _matches(
-                old["value"], new["value"], lambda v: tolerances.fitted())
+            rule = lambda v: tolerances.fitted()  # noqa: E731
+        same_display = bool(old["shown"]) and old["shown"] == new["shown"] and not (name in mc or name in p_values)
+        ok = (same_display and _same_shape(old["value"], new["value"])) or _matches(old["value"], new["value"], rule)
         if not ok:
-            drifts.append(Drift(explainer.display_path, name,
-                                ", ".join(old["shown"]) or _brief(old["value"]),
-                                ", ".join(new["shown"]) or _brief(new["value"]), tuple(sorted(where.get(name, ())))))
+            if old["shown"] or new["shown"]:
+                then, now_shown = ", ".join(old["shown"]), ", ".join(new["shown"])
+            else:
+                # A list or dict cut at 60 characters hid what moved (a fresh user saw two equal
+                # beginnings): the first element that differs, by its place.
+                place, a, b = _first_difference(old["value"], new["value"], rule)
+                then, now_shown = f"{place}{_brief(a)}", f"{place}{_brief(b)}"
+            drifts.append(Drift(explainer.display_path, name, then, now_shown, tuple(sorted(where.get(name, ())))))
     return drifts
 
 
@@ -196,12 +201,12 @@ def _short(digest: str | None) -> str | None:
     return digest[:_DIGEST_HEX] if digest else None
 
 
-def changed_since(explainer: Explainer, run: RunResult) -> str | None:
+def changed_since(explainer: Explainer, run: RunResult) -> tuple[str, list[str]] | None:
     """What changed among the inputs the accepted numbers record (`run_inputs`) and this run's,
     in words, for the drift message: ``"its code changed; audits/a/audit.yaml changed
-    (split.test_size: 0.3 -> 0.25)"``. A YAML file's changed keys are named when ``HEAD`` holds
-    the version the numbers were accepted from. None when the file records no inputs (accepted
-    before they were recorded) or cannot be read.
+    (split.test_size: 0.3 -> 0.25)"``, and the project files that changed. A YAML file's changed
+    keys are named when ``HEAD`` holds the version the numbers were accepted from. None when the
+    file records no inputs (accepted before they were recorded) or cannot be read.
 
     A fresh user changed a manifest's ``test_size``: every explainer's numbers moved, and each
     message said only "run ``fairsite accept``" (issue 26)."""
@@ -216,9 +221,10 @@ def changed_since(explainer: Explainer, run: RunResult) -> str | None:
     # Only what both records hold: a run forked after the fork server imported every explainer's
     # modules records them all, one forked earlier only its own, so a file or package in one
     # record alone is not a change of what the code reads (a new data file comes with a code change).
-    files = []
+    files, changed = [], []
     for path in sorted(set(then_files) & set(now["files"]), key=lambda p: (p.endswith(".py"), p)):
         if then_files[path] != now["files"][path]:
+            changed.append(path)
             keys = _yaml_changes(root, path, then_files[path]) if path.endswith((".yaml", ".yml")) else ""
             files.append(f"{path} changed{f' ({keys})' if keys else ''}")
     said += files[:4] + ([f"and {len(files) - 4} more files"] if len(files) > 4 else [])
@@ -229,8 +235,8 @@ def changed_since(explainer: Explainer, run: RunResult) -> str | None:
         said.append(f"Python {then.get('python')} -> {now['python']}")
     if not said:
         return ("its code, the files it read, its packages and Python are those the accepted numbers "
-                "came from")
-    return "; ".join(said)
+                "came from"), []
+    return "; ".join(said), changed
 
 
 def _yaml_changes(root: Path, path: str, accepted_digest: str | None) -> str:
@@ -292,6 +298,21 @@ def _matches(old, new, rule) -> bool:
     if isinstance(old, dict) and isinstance(new, dict):
         return old.keys() == new.keys() and all(_matches(old[k], new[k], rule) for k in old)
     return old == new
+
+
+def _first_difference(old, new, rule, place: str = "") -> tuple[str, object, object]:
+    """``(place, old element, new element)``: where two values first differ by `_matches`
+    (``"[0].base_adv = "``), or the values whole (place ``""``) where the shapes differ."""
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        pairs = [(f"{place}[{i}]", a, b) for i, (a, b) in enumerate(zip(old, new))]
+    elif isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        pairs = [(f"{place}.{k}" if place else str(k), old[k], new[k]) for k in old]
+    else:
+        return (f"{place} = " if place else ""), old, new
+    for where, a, b in pairs:
+        if not _matches(a, b, rule):
+            return _first_difference(a, b, rule, where)
+    return (f"{place} = " if place else ""), old, new
 
 
 def _same_shape(old, new) -> bool:

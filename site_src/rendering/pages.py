@@ -187,7 +187,12 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
     except jinja2.UndefinedError as err:
         name = re.match(r"'(.+)' is undefined", err.message or "")
-        raise TemplateError((missing_name(name.group(1), run) if name else str(err.message))
+        # In prose a name may also be a page function (figure, cite...): "'figur' is not a name the
+        # code defines" alone was true but sent a fresh user to the code.
+        said = missing_name(name.group(1), run) if name else str(err.message)
+        if name and name.group(1) not in run.unpassed:
+            said += " or a page function"
+        raise TemplateError(said
                             + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
                             explainer=e.display_path,
                             line=_template_line(e.display_path)) from None

@@ -21,7 +21,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictInt, S
                       field_validator)
 
 
-from faircode.formatting import at, did_you_mean, yaml_list_hint, yaml_value_problem  # NumPy-free
+from faircode.formatting import at, did_you_mean, yaml_list_hint, yaml_syntax_hint, yaml_value_problem  # NumPy-free
 from site_src.errors import ConfigError
 
 CODE_MARKER = "python explainer"
@@ -425,21 +425,7 @@ def split_front_matter(lines: list[str], *, shown: str) -> tuple[object, int]:
         said = " ".join(str(part) for part in (getattr(err, "context", None), getattr(err, "problem", None)) if part)
         where = at(shown, mark.line + 1, mark.column + 1) if mark else shown
         raise ConfigError(f"{where}: front matter is not valid YAML: {said or err}"
-                          f"{_yaml_hint(text, mark)}") from None
-
-
-def _yaml_hint(text: str, mark) -> str:
-    """What to do about the YAML mistakes writers make by hand (a fresh user's finding): a value
-    holding ': ' (a title such as "Equalized odds: both error rates") read as a second key."""
-    if mark is None:
-        return ""
-    rows = text.split("\n")
-    line = rows[mark.line] if mark.line < len(rows) else ""
-    key, sep, value = line.partition(": ")
-    if sep and ": " in value and not value.lstrip().startswith(("'", '"')):
-        return (f"; a value holding ': ' must be in quotes: {key.strip()}: "
-                f"\"{value.strip().replace(chr(34), chr(92) + chr(34))}\"")
-    return ""
+                          f"{yaml_syntax_hint(text, err)}") from None
 
 
 def _front_matter_line(lines: list[str], end: int, loc: tuple) -> int | None:
