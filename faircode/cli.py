@@ -27,8 +27,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run every audit x strategy x model x attribute x metric and write results/",
         description=(
             "Run the fairness benchmark and write results_fairness.csv, "
-            "results_performance.csv and results_by_group.csv (byte-identical on rerun). Writing a subset replaces "
-            "the files with that subset; --check compares a subset with its committed rows."
+            "results_performance.csv and results_by_group.csv (byte-identical on rerun). A subset (--audit, "
+            "--strategy, --model) is merged into the committed files: its rows are replaced, the others kept "
+            "(q-values recomputed within each audit); --check compares a subset with its committed rows."
         ),
     )
     bench.add_argument("--audit", action="append", metavar="NAME", help="audit slug or path (repeatable; default: all)")
@@ -59,7 +60,8 @@ def _benchmark(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest, no audits/
         # Name the flag the user typed, not the library's argument.
         message = str(exc)
-        for arg, flag in (("`audits`", "--audit"), ("`strategies`", "--strategy"), ("`models`", "--model")):
+        for arg, flag in (("`audits`", "--audit"), ("`strategies`", "--strategy"), ("`models`", "--model"),
+                          ("`n_jobs`", "--jobs")):
             message = message.replace(arg, flag)
         _error(console, message)
         return 2

@@ -32,6 +32,30 @@ RESULTS_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The columns of each results file that hold a number (or nothing) and those that hold True or
+#: False (or nothing); the others hold text. A cell of another kind (a hand edit, a merge) is named
+#: by file, line and column, where it would otherwise surface as a parser's "could not convert
+#: string to float" or a false ``checks:`` entry (a fresh user's findings). Spelt out here as
+#: `RESULTS_KEYS` is; a test holds them to the committed files as pandas reads them.
+RESULTS_NUMBERS: dict[str, frozenset[str]] = {
+    "results_fairness.csv": frozenset([
+        "value_disadvantaged", "value_advantaged", "gap", "ci_low", "ci_high", "p_value", "q_value",
+        "n_disadvantaged", "n_advantaged", "n_permutations", "random_state"]),
+    "results_performance.csv": frozenset([
+        "n_test", "n_positive", "n_dropped", "accuracy", "balanced_accuracy", "roc_auc"]),
+    "results_by_group.csv": frozenset([
+        "value", "ci_low", "ci_high", "n_outcome", "n_group", "min_size", "diff_vs_reference", "ratio_vs_reference",
+        "p_value_vs_reference", "p_value_vs_reference_holm", "max_gap", "min_max_ratio", "n_groups_compared",
+        "p_value_max_gap", "q_value_max_gap", "p_value_omnibus", "q_value_omnibus", "n_permutations",
+        "random_state"]),
+}
+RESULTS_BOOLEANS: dict[str, frozenset[str]] = {
+    "results_fairness.csv": frozenset(["significant", "small_sample_warning"]),
+    "results_performance.csv": frozenset(),
+    "results_by_group.csv": frozenset(["small_cell"]),
+}
+
+
 class ResultsFileError(ValueError):
     """A results file that cannot be read as the benchmark writes it; the message names the
     file, the line (1 = the header) and what is wrong."""
@@ -90,8 +114,9 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
         If ``path`` does not exist.
     ResultsFileError
         If the file is empty or not UTF-8, its header is not ``columns``, a row has more or fewer
-        cells than the header, a key cell is empty, or (``duplicates="raise"``) two rows share a
-        key. The message names the file and the line (the first problem found; the header is
+        cells than the header, a key cell is empty, a cell of a column of numbers or of true/false
+        holds something else (`RESULTS_NUMBERS`, `RESULTS_BOOLEANS`, by the file's name), or
+        (``duplicates="raise"``) two rows share a key. The message names the file and the line (the first problem found; the header is
         line 1).
     """
     if duplicates not in ("raise", "keep"):
@@ -116,6 +141,8 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
     missing_key = [k for k in key if k not in header]
     if missing_key:
         raise ResultsFileError(f"{at(path, 1)}: the header lacks the key column(s) {missing_key}")
+    numbers = [c for c in header if c in RESULTS_NUMBERS.get(path.name, ())]
+    booleans = [c for c in header if c in RESULTS_BOOLEANS.get(path.name, ())]
     rows, lines, seen = [], [], {}
     while True:
         start = reader.line_num + 1
@@ -137,6 +164,7 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
         if empty:
             raise ResultsFileError(f"{at(path, start)}: the key column(s) {empty} are empty; "
                                    f"every row is named by {list(key)}")
+        _check_kinds(path, start, row, numbers, booleans)
         ident = tuple(row[k] for k in key)
         if key and ident in seen and duplicates == "raise":
             raise ResultsFileError(f"{at(path, start)}: the same row as line {seen[ident][0]} "
@@ -144,8 +172,24 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
         seen.setdefault(ident, []).append(start)
         rows.append(row)
         lines.append(start)
-    repeated = tuple((ident, tuple(at)) for ident, at in seen.items() if key and len(at) > 1)
+    repeated = tuple((ident, tuple(where)) for ident, where in seen.items() if key and len(where) > 1)
     return ResultsFile(path, tuple(header), tuple(rows), tuple(lines), repeated)
+
+
+def _check_kinds(path: Path, line: int, row: dict[str, str], numbers: list[str], booleans: list[str]) -> None:
+    """A `ResultsFileError` at the first cell of ``row`` that is not of its column's kind."""
+    for column in numbers:
+        cell = row[column]
+        if cell:
+            try:
+                float(cell)
+            except ValueError:
+                raise ResultsFileError(f"{at(path, line)}: column '{column}' holds {cell!r}; expected a number "
+                                       "(or nothing)") from None
+    for column in booleans:
+        if row[column] not in ("", "True", "False"):
+            raise ResultsFileError(f"{at(path, line)}: column '{column}' holds {row[column]!r}; expected True or "
+                                   "False (or nothing)")
 
 
 def _check_header(path: Path, header: list[str], columns: Sequence[str] | None) -> None:

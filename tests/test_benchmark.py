@@ -189,6 +189,25 @@ def test_validation_messages(kwargs, match):
         bm.run_benchmark(**{**SUBSET, "progress": False, **kwargs})
 
 
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--jobs", "0"], "--jobs must be a positive integer or -1 (all cores), got 0"),
+    (["--strategy", "S9"], "--strategy has unknown value(s) 'S9'"),
+])
+def test_the_command_line_names_the_flag_not_the_argument(capsys, argv, said):
+    # A fresh user typed --jobs 0 and read "`n_jobs` must be...", a name the command line lacks.
+    assert main(["benchmark", "--audit", "german-credit", "--no-progress", *argv]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert said in out and "n_jobs" not in out, out
+
+
+def test_the_help_says_a_subset_is_merged_into_the_committed_files(capsys):
+    # It said "Writing a subset replaces the files with that subset"; the run merges it in.
+    with pytest.raises(SystemExit):
+        main(["benchmark", "-h"])
+    assert "is merged into the committed files: its rows are replaced, the others kept" in " ".join(
+        capsys.readouterr().out.split())
+
+
 def test_compare_results_is_empty_for_the_same_run(subset_run, written):
     assert bm.compare_results(*subset_run, written).empty
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -163,6 +164,46 @@ def test_the_reader_names_file_line_and_problem(tmp_path, text, line, what):
     with pytest.raises(ResultsFileError) as info:
         read_results_csv(path)
     assert str(info.value).startswith(f"{path}:{line}: ") and what in str(info.value)
+
+
+@pytest.mark.parametrize("column, cell, what", [
+    ("gap", "abc", "column 'gap' holds 'abc'; expected a number (or nothing)"),
+    ("n_advantaged", "12 people", "column 'n_advantaged' holds '12 people'; expected a number (or nothing)"),
+    ("significant", "yes", "column 'significant' holds 'yes'; expected True or False (or nothing)"),
+])
+def test_a_cell_of_the_wrong_kind_is_named_by_file_line_and_column(tmp_path, column, cell, what):
+    # A fresh user set a gap to 'abc' (the site said "could not convert string to float", no file or
+    # line) and a `significant` to 'yes' (an explainer's check was blamed).
+    committed = Path(__file__).resolve().parents[1] / "results" / bm.FAIRNESS_FILE
+    lines = committed.read_text().split("\n")
+    header = lines[0].split(",")
+    row = lines[3].split(",")  # a row without quoted commas: the committed rows' cells are plain
+    assert len(row) == len(header)
+    row[header.index(column)] = cell
+    lines[3] = ",".join(row)
+    path = tmp_path / bm.FAIRNESS_FILE
+    path.write_text("\n".join(lines))
+    with pytest.raises(ResultsFileError) as info:
+        read_results_csv(path)
+    assert str(info.value) == f"{path}:4: {what}"
+
+
+def test_the_kinds_of_the_columns_are_those_the_committed_files_hold():
+    # The oracle: pandas' reading of what `faircode benchmark` wrote (a column of numbers or
+    # nothing reads as float or int; of True/False as bool or object with only those).
+    import pandas as pd
+
+    from faircode.results_csv import RESULTS_BOOLEANS, RESULTS_NUMBERS
+
+    for name in (bm.FAIRNESS_FILE, bm.PERFORMANCE_FILE, bm.BY_GROUP_FILE):
+        frame = pd.read_csv(Path(__file__).resolve().parents[1] / "results" / name)
+        # A column empty in every row reads as float too: it may be declared a number or not.
+        numeric = {c for c in frame if frame[c].dtype.kind in "fi"}
+        holding_numbers = {c for c in numeric if frame[c].notna().any()}
+        booleans = {c for c in frame if frame[c].dtype.kind == "b"
+                    or (frame[c].notna().any() and set(frame[c].dropna().astype(str)) <= {"True", "False"})}
+        assert holding_numbers <= RESULTS_NUMBERS[name] <= numeric, name
+        assert RESULTS_BOOLEANS[name] == booleans, name
 
 
 def test_the_reader_counts_lines_of_quoted_newlines_and_refuses_repeats(tmp_path):

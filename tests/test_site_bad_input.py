@@ -51,6 +51,12 @@ def test_a_yaml_syntax_error_in_an_audit_manifest_is_named_with_its_line(tmp_pat
 
 @pytest.mark.parametrize("extra, named", [
     ("toy,S2,logistic_regression", "4: 3 cells where the header has 13"),
+    # A cell of the wrong kind: the site said "could not convert string to float", or a `checks:`
+    # entry reading `significant` failed and the explainer was blamed (a fresh user, stop 40).
+    ("toy,S2,logistic_regression,sex,selection_rate,0.2,0.3,abc,-0.15,-0.05,0.001,True,False",
+     "4: column 'gap' holds 'abc'; expected a number (or nothing)"),
+    ("toy,S2,logistic_regression,sex,selection_rate,0.2,0.3,-0.1,-0.15,-0.05,0.001,yes,False",
+     "4: column 'significant' holds 'yes'; expected True or False (or nothing)"),
     ("toy,S2,logistic_regression,sex,selection_rate,0.2,0.3,-0.1,-0.15,-0.05,0.001,True,False",
      "4: the same row as line 2 (audit=toy, strategy=S2, model=logistic_regression, attribute=sex, "
      "metric=selection_rate)"),
