@@ -28,6 +28,7 @@ from sklearn.model_selection import train_test_split
 from faircode.data import project_root, read_data
 from faircode.formatting import did_you_mean
 from faircode.manifest import AuditManifest, DerivedColumn, ManifestError, RowFilter, load_manifest
+from faircode.manifest._load import located
 
 __all__ = ["Audit", "list_audits", "load_audit"]
 
@@ -209,13 +210,13 @@ def _load_cached(path: Path, root: Path | None) -> Audit:
     label = _label(manifest)
     problems: list[str] = []
     df = _read_rows(manifest, problems)
-    _stop_on(problems, label)
+    _stop_on(problems, label, path)
     df, dropped, n_dropped = _apply_missing_policy(df, manifest, problems)
-    _stop_on(problems, label)
+    _stop_on(problems, label, path)
     y = _labels(df, manifest, problems)
     masks, reference, labels = _group_masks(df, manifest, problems)
     _check_group_values(manifest, df, problems)
-    _stop_on(problems, label)
+    _stop_on(problems, label, path)
 
     excluded = {e.column for e in manifest.exclude} | {manifest.target.column}
     X = df[[c for c in df.columns if c not in excluded]]
@@ -450,9 +451,9 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _stop_on(problems: list[str], label: str) -> None:
+def _stop_on(problems: list[str], label: str, path: Path) -> None:
     if problems:
-        raise ManifestError([f"{label}: {p}" for p in problems])
+        raise ManifestError(located(path, label, problems))
 
 
 def _label(manifest: AuditManifest) -> str:

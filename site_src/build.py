@@ -17,6 +17,7 @@ import contextlib
 import enum
 import importlib.util
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -236,7 +237,7 @@ def build(options: BuildOptions) -> BuildReport:
                                               banners=checked.banners, reuse_pages=options.use_cache)
         errors += problems
         if errors:
-            raise BuildFailed(_cause_first(errors), runs=runs)
+            raise BuildFailed(_cause_first(_after_their_manifest(errors)), runs=runs)
         site, manifest = _site(root, stage, runs, facts, options, converted=stream.converted if stream else None)
         swap_in(stage, root)
         shown_before = last_shown_facts(root)  # before this build's record replaces it
@@ -254,6 +255,33 @@ def build(options: BuildOptions) -> BuildReport:
 # template naming a value the run did not define), then what was checked against the run (a
 # cited number "no longer cited" because of that template typo, a `checks:` entry).
 _CAUSE_RANK = {"execution": 0, "config": 1, "template": 1, "check": 2}
+
+
+# A problem of an audit manifest as faircode names it, "audits/<slug>/audit.yaml:59: groups...".
+_MANIFEST_PROBLEM = re.compile(r"audits/[^\s:]+\.ya?ml(?::\d+)?: [^\n]+")
+
+
+def _after_their_manifest(errors: list[SiteError]) -> list[SiteError]:
+    """``errors`` with an audit manifest's problems found beside the runs (the data page loads
+    every audit) first, and each run that stopped on the same problem said in one line, without
+    its traceback and output: a fresh user read nine explainers' tracebacks of one typo in a
+    manifest before the typo itself (issue 26)."""
+    causes = {m[0] for e in errors if isinstance(e, ConfigError) and e.explainer is None
+              for m in _MANIFEST_PROBLEM.finditer(e.message)}
+    if not causes:
+        return errors
+    first, rest = [], []
+    for e in errors:
+        found = {m[0] for m in _MANIFEST_PROBLEM.finditer(e.message)} & causes
+        if isinstance(e, ExecutionError) and found:
+            manifest = sorted(found)[0].split(":")[0]
+            rest.append(ExecutionError(f"stopped on the problem of {manifest} above (its code raised ManifestError)",
+                                       explainer=e.explainer, line=e.line))
+        elif isinstance(e, ConfigError) and e.explainer is None and found:
+            first.append(e)
+        else:
+            rest.append(e)
+    return first + rest
 
 
 def _cause_first(errors: list[SiteError]) -> list[SiteError]:

@@ -146,3 +146,21 @@ def test_target_and_flag_are_told_apart_and_pinned_counts_are_not_published(tmp_
     german = html.unescape(page.split("{ #german-credit }")[1].split("\n## ")[0])
     assert "women = divorced/separated/married only; coding doubtful (Grömping 2019)" in german
     assert "except pages that re-examine COMPAS" in page and "cannot drift from what the explainers use" not in page
+
+
+def test_scenario_after_an_audit_could_not_be_read_says_so_not_that_it_does_not_exist(tmp_path, monkeypatch):
+    # A fresh user's typo in one manifest: every page's scenario() said "no audit 'recidivism-risk'",
+    # false; the audits were there, the data page could not read one of them.
+    import site_src.rendering.data_page as data_page
+    from faircode.manifest import ManifestError
+
+    def broken(root):
+        raise ManifestError(["audits/benefits-denial/audit.yaml:59: groups.attributes[1].categories[1]: 'Blak'"])
+
+    monkeypatch.setattr(data_page, "audit_data", broken)
+    env = _env()
+    [problem] = render_data_page(env, tmp_path, ROOT)
+    assert "'Blak'" in problem.message
+    with pytest.raises(ValueError, match=r"^scenario\('recidivism-risk'\): the audits could not be read "
+                                         r"\(the data page's problem\)$"):
+        env.globals["scenario"]("recidivism-risk")

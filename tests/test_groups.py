@@ -309,6 +309,14 @@ def test_a_merge_needs_two_values_and_declared_values_must_occur(tmp_path):
     assert load_manifest(path, root=ROOT).groups.min_size == 20  # only the data can tell
     assert any(p.startswith("groups.yaml: groups.attributes[0].merge[0].values[1]: 'Brown' never occurs in 'colour'")
                for p in _problems(path, audit=True))
+    # What only the data can tell is named by its line too, as the schema's problems are (a fresh
+    # user's typo in `categories` was named by its field alone): the line of the key, read here.
+    with pytest.raises(ManifestError) as info:
+        load_audit(path)
+    line = next(i for i, text in enumerate(path.read_text().split("\n"), start=1) if "[Black, Brown]" in text)
+    assert any(p.startswith(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line}: "
+                            "groups.attributes[0].merge[0].values[1]: 'Brown' never occurs") for p in info.value.problems), \
+        info.value.problems
 
 
 @pytest.mark.parametrize(

@@ -691,3 +691,28 @@ def test_a_forced_build_lists_the_failed_checks_in_the_explainers_order(tmp_path
     assert "a-first" in text and "b-second" in text
     assert text.index("a-first") < text.index("b-second")
     assert not (root / ".fairsite-stage").exists()
+
+
+def test_a_manifest_problem_comes_before_the_runs_that_stopped_on_it():
+    # A fresh user's typo in a manifest's `categories`: nine explainers' tracebacks and outputs came
+    # first, the data page's naming of the typo last. The cause now leads; each run that stopped
+    # on it says so in a line; a run that failed otherwise keeps its message.
+    from site_src.build import _after_their_manifest, _cause_first
+    from site_src.errors import BuildFailed, ConfigError, ExecutionError
+
+    typo = "audits/a/audit.yaml:59: groups.attributes[1].categories[1]: 'Blak' never occurs in 'race'"
+    stopped = [ExecutionError(f"raised ManifestError: 1 problem in audit manifest:\n  - {typo}\nTraceback (most recent "
+                              f"call last):\n  ...\n--- what it printed ---\nrows: 3", explainer=f"explainers/{s}.md", line=9)
+               for s in ("one", "two")]
+    other = ExecutionError("raised ZeroDivisionError: division by zero", explainer="explainers/three.md", line=4)
+    cause = ConfigError(f"data page: 1 problem in audit manifest:\n  - {typo}")
+    errors = _cause_first(_after_their_manifest([*stopped, other, cause]))
+    assert errors[0] is cause and errors[-1] is other
+    assert [e.message for e in errors[1:3]] == [
+        "stopped on the problem of audits/a/audit.yaml above (its code raised ManifestError)"] * 2
+    assert [e.explainer for e in errors[1:3]] == ["explainers/one.md", "explainers/two.md"]
+    shown = str(BuildFailed(errors))
+    assert "Traceback" not in shown and "what it printed" not in shown
+    assert shown.index("'Blak' never occurs") < shown.index("2 explainers failed the same way")
+    # No manifest problem beside them: the runs' failures as they were.
+    assert _after_their_manifest([*stopped, other]) == [*stopped, other]

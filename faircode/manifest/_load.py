@@ -82,15 +82,7 @@ def load_manifest(path: str | Path, *, root: str | Path | None = None) -> AuditM
         manifest = AuditManifest.model_validate(raw)
     except ValidationError as exc:
         problems.extend(_format_pydantic(exc, label=label, text=_text(path, label)))
-    text = None
-    for p in _semantic_problems(raw, root_path):
-        # "<field path>: ...": named by the key's line too, as pydantic's problems are (a fresh
-        # user found the checks that need the data, an unknown model name, without one).
-        field, _, rest = p.partition(": ")
-        text = text if text is not None else _text(path, label)
-        loc = _parse_loc_path(field)
-        line = yaml_key_line(text, loc) if rest and loc else None
-        problems.append(f"{at(label, line)}: {p}")
+    problems += located(path, label, _semantic_problems(raw, root_path))
 
     if problems:
         raise ManifestError(_dedupe(problems))
@@ -432,6 +424,26 @@ _REQUIRED_HINTS = {
 }
 
 _SCALAR_TAGS = {"bool", "int", "float", "str", "list", "dict", "function-after"}
+
+
+def located(path: Path, label: str, problems: list[str]) -> list[str]:
+    """Each ``"<field path>: <what is wrong>"`` found in the manifest at ``path`` as
+    ``"<label>:<line>: <field path>: ..."``, the line where the field's key is written
+    (`yaml_key_line`; no line where it is not found). The one way a problem found past the schema
+    is named: the registry's and the data's checks here, the data's in `faircode.load_audit` (a
+    fresh user found them named by field alone, where pydantic's had their line)."""
+    if not problems:
+        return []
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        text = None
+    out = []
+    for p in problems:
+        field, _, rest = p.partition(": ")
+        loc = _parse_loc_path(field) if rest and text is not None else None
+        out.append(f"{at(label, yaml_key_line(text, loc) if loc else None)}: {p}")
+    return out
 
 
 def _parse_loc_path(path: str) -> tuple | None:

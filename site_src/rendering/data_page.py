@@ -150,6 +150,9 @@ def render_data_page(env: jinja2.Environment, docs_dir: Path, root: Path) -> lis
         to put in a sentence of the page's own instead ("the [Benefits Denial scenario](...)"),
         for a page with no words to spare."""
         unknown = [s for s in slugs if s not in by_slug]
+        if unknown and problem:
+            # Not "no audit 'x'": every audit is unknown when one could not be read (a fresh user).
+            raise ValueError(f"scenario({unknown[0]!r}): the audits could not be read (the data page's problem)")
         if unknown:
             from faircode.formatting import did_you_mean
 
