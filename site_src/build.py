@@ -36,9 +36,9 @@ from site_src.execution import cache
 from site_src.execution._forkserver import _ForkServer, start_server_early
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
 from site_src.publishing import linkcheck, provenance
-from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, last_shown_facts,
-                                             outputs_current, record_outputs, site_config, staging, swap_in,
-                                             write_manifest)
+from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, edited_outputs,
+                                             last_shown_facts, outputs_current, record_outputs, site_config, staging,
+                                             swap_in, write_manifest)
 from site_src.publishing.preconvert import Preconverter
 from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
@@ -131,6 +131,8 @@ class BuildReport:
     # What changed in what every page shows of the build's facts since the last build (commit,
     # uncommitted changes, date...; `provenance.shown_change`), or None: why every page re-rendered.
     shown_change: str | None = None
+    # Files of docs/ edited by hand since the last build, which this one replaced (`edited_outputs`).
+    docs_edited: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
 
@@ -185,6 +187,7 @@ def build(options: BuildOptions) -> BuildReport:
     cache_dir = root / ".cache" / "fairsite"
     code_dir = root / "explainers" / "code"
     with build_lock(root), contextlib.ExitStack() as later:
+        docs_edited = edited_outputs(root)  # before anything is written: what this build will replace
         filestate.forget(root)  # whatever this build does, the last record may no longer hold
         # Every explainer will run: the fork server imports while the stages before the runs work,
         # and each page is checked and rendered as its run ends (`_PageStream`).
@@ -246,7 +249,7 @@ def build(options: BuildOptions) -> BuildReport:
         accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
-                       words=site.words(), edited=edited, wall_s=time.perf_counter() - started,
+                       words=site.words(), edited=edited, wall_s=time.perf_counter() - started, docs_edited=docs_edited,
                        shown_change=provenance.shown_change(shown_before, facts.shown(), root=root))
 
 

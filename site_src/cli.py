@@ -569,6 +569,11 @@ def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
     for note in report.notes:
         console.print("[yellow]numbers:[/] ", end="")
         console.print(note, markup=False)
+    for path in getattr(report, "docs_edited", ()):
+        # docs/ is the build's output, replaced whole: an edit there was lost (a fresh user's, without a word).
+        console.print("[yellow]replaced:[/] ", end="")
+        console.print(f"{path} was edited by hand since the last build; docs/ is made by the build from explainers/ "
+                      "and site_src/templates/ and replaced whole: edit those instead", markup=False)
     for path in report.edited:
         console.print("[yellow]edited during the build:[/] ", end="")
         console.print(f"{path}: the site shows the version the build read; build again to include the edit",

@@ -275,3 +275,24 @@ def test_publish_takes_the_budget_check_takes(capsys):
     with pytest.raises(SystemExit):
         cli.main(["publish", "-h"])
     assert "--budget SECONDS" in capsys.readouterr().out
+
+
+def test_an_edit_to_docs_is_named_when_the_build_replaces_it(tmp_path, capsys, built_tinysite):
+    # A fresh user appended a line to a page under docs/ and built: "build ok", the line gone,
+    # nothing said. docs/ is the build's output; the build now names the file it replaced.
+    from built_sites import copy_of_built
+
+    root = copy_of_built(built_tinysite, tmp_path)
+    page = root / "docs" / "explainers" / "coin-flips" / "index.md"
+    before = page.read_text()
+    page.write_text(before + "\nA line added by hand.\n")
+    assert cli.main(["--root", str(root), "build"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("replaced: docs/explainers/coin-flips/index.md was edited by hand since the last build; docs/ is made by "
+            "the build from explainers/ and site_src/templates/ and replaced whole: edit those instead") in err, err
+    assert "A line added by hand." not in page.read_text()
+    # The next build, nothing edited: nothing to say.
+    source = root / "explainers" / "coin-flips.md"
+    source.write_text(source.read_text().replace("None worth a number.", "None worth a number here."))
+    assert cli.main(["--root", str(root), "build"]) == 0
+    assert "replaced:" not in capsys.readouterr().err

@@ -210,10 +210,30 @@ def _rename(src: Path, dst: Path, done: list[tuple[Path, Path]]) -> None:
     done.append((src, dst))
 
 
-def _tree_state(folder: Path) -> str:
-    """A cheap digest of a folder as it stands: every file's path, size and modification time."""
-    return digest_parts(f"{p.relative_to(folder)} {st.st_size} {st.st_mtime_ns}"
-                        for p in sorted(folder.rglob("*")) if p.is_file() for st in [p.stat()])
+def _tree_state(folder: Path, files: dict[str, list[int]] | None = None) -> str:
+    """A cheap digest of a folder as it stands: every file's path, size and modification time
+    (``files``: `_tree_files` of it, when the caller has it)."""
+    files = _tree_files(folder) if files is None else files
+    return digest_parts(f"{rel} {size} {mtime}" for rel, (size, mtime) in files.items())
+
+
+def _tree_files(folder: Path) -> dict[str, list[int]]:
+    """Each file under ``folder`` (relative, POSIX) -> its size and modification time (ns)."""
+    return {p.relative_to(folder).as_posix(): [st.st_size, st.st_mtime_ns]
+            for p in sorted(folder.rglob("*")) if p.is_file() for st in [p.stat()]}
+
+
+def edited_outputs(root: Path) -> list[str]:
+    """The files of ``docs/`` changed or added since the last successful build wrote it
+    (``docs/explainers/x/index.md``), by size and modification time: a build replaces ``docs/``
+    whole, so an edit there is lost, and a fresh user's was lost without a word."""
+    try:
+        written = json.loads((root / LAST_BUILD).read_text())["docs_files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    docs = root / "docs"
+    return [f"docs/{rel}" for rel, state in (_tree_files(docs).items() if docs.is_dir() else ())
+            if written.get(rel) != state]
 
 
 def record_outputs(root: Path, fingerprint: str, site: SiteBuild | None = None, *,
@@ -221,7 +241,9 @@ def record_outputs(root: Path, fingerprint: str, site: SiteBuild | None = None, 
     """Remember what the last successful build was made of and what it wrote (with ``site``,
     what an incremental build starts from: the site's key and each page's record; with
     ``facts``, what its pages showed of them, for `last_shown_facts`)."""
-    state = {"fingerprint": fingerprint, "docs": _tree_state(root / "docs"), "site": _tree_state(root / "site")}
+    docs_files = _tree_files(root / "docs")  # kept whole: `edited_outputs` names a file edited since
+    state = {"fingerprint": fingerprint, "docs": _tree_state(root / "docs", docs_files), "docs_files": docs_files,
+             "site": _tree_state(root / "site")}
     if site is not None:
         state.update(site_key=site.key, pages=site.pages)
     if facts is not None:
