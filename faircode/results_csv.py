@@ -87,7 +87,7 @@ class ResultsFile:
 
 
 def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, key: Sequence[str] | None = None,
-                     duplicates: str = "raise") -> ResultsFile:
+                     duplicates: str = "raise", label: str | None = None) -> ResultsFile:
     """Read one results file, checking its shape row by row.
 
     Parameters
@@ -103,6 +103,9 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
     duplicates : {"raise", "keep"}, default "raise"
         A key held by two rows: an error (``"raise"``), or rows kept and the lines listed in
         ``ResultsFile.duplicates`` (``"keep"``, for ``--check``, which lists them with the rest).
+    label : str, optional
+        How messages name the file (``"results/results_fairness.csv"``, as the build names every
+        file, from the repository root); default ``path`` as given.
 
     Returns
     -------
@@ -122,25 +125,26 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
     if duplicates not in ("raise", "keep"):
         raise ValueError(f"`duplicates` must be 'raise' or 'keep'; got {duplicates!r}")
     path = Path(path)
+    shown = label if label is not None else path
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ResultsFileError(f"{at(path, line)}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ResultsFileError(f"{at(shown, line)}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     # Lines split as the csv module splits them (newline=""): line_num counts physical lines, so a
     # row's first line is one past the count before it is read.
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # strict: an unclosed quote is an error
     try:
         header = next(reader)
     except StopIteration:
-        raise ResultsFileError(f"{at(path, 1)}: the file is empty; expected a header row") from None
+        raise ResultsFileError(f"{at(shown, 1)}: the file is empty; expected a header row") from None
     except csv.Error as exc:
-        raise ResultsFileError(f"{at(path, 1)}: not CSV ({exc})") from None
-    _check_header(path, header, columns)
+        raise ResultsFileError(f"{at(shown, 1)}: not CSV ({exc})") from None
+    _check_header(shown, header, columns)
     key = tuple(key) if key is not None else RESULTS_KEYS.get(path.name, ())
     missing_key = [k for k in key if k not in header]
     if missing_key:
-        raise ResultsFileError(f"{at(path, 1)}: the header lacks the key column(s) {missing_key}")
+        raise ResultsFileError(f"{at(shown, 1)}: the header lacks the key column(s) {missing_key}")
     numbers = [c for c in header if c in RESULTS_NUMBERS.get(path.name, ())]
     booleans = [c for c in header if c in RESULTS_BOOLEANS.get(path.name, ())]
     rows, lines, seen = [], [], {}
@@ -151,23 +155,23 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
         except StopIteration:
             break
         except csv.Error as exc:
-            raise ResultsFileError(f"{at(path, start)}: not CSV ({exc})") from None
+            raise ResultsFileError(f"{at(shown, start)}: not CSV ({exc})") from None
         if not cells:  # a blank line (the writer never writes one; harmless)
             continue
         if len(cells) != len(header):
             raise ResultsFileError(
-                f"{at(path, start)}: {len(cells)} cells where the header has {len(header)} "
+                f"{at(shown, start)}: {len(cells)} cells where the header has {len(header)} "
                 f"({'more' if len(cells) > len(header) else 'fewer'} than the columns: a comma too many or "
                 f"too few, or a row cut short); the row begins {','.join(cells[:4])[:80]!r}")
         row = dict(zip(header, cells))
         empty = [k for k in key if row[k] == ""]
         if empty:
-            raise ResultsFileError(f"{at(path, start)}: the key column(s) {empty} are empty; "
+            raise ResultsFileError(f"{at(shown, start)}: the key column(s) {empty} are empty; "
                                    f"every row is named by {list(key)}")
-        _check_kinds(path, start, row, numbers, booleans)
+        _check_kinds(shown, start, row, numbers, booleans)
         ident = tuple(row[k] for k in key)
         if key and ident in seen and duplicates == "raise":
-            raise ResultsFileError(f"{at(path, start)}: the same row as line {seen[ident][0]} "
+            raise ResultsFileError(f"{at(shown, start)}: the same row as line {seen[ident][0]} "
                                    f"({', '.join(f'{k}={v}' for k, v in zip(key, ident))}); each row may appear once")
         seen.setdefault(ident, []).append(start)
         rows.append(row)
@@ -176,7 +180,7 @@ def read_results_csv(path: str | Path, *, columns: Sequence[str] | None = None, 
     return ResultsFile(path, tuple(header), tuple(rows), tuple(lines), repeated)
 
 
-def _check_kinds(path: Path, line: int, row: dict[str, str], numbers: list[str], booleans: list[str]) -> None:
+def _check_kinds(path: str | Path, line: int, row: dict[str, str], numbers: list[str], booleans: list[str]) -> None:
     """A `ResultsFileError` at the first cell of ``row`` that is not of its column's kind."""
     for column in numbers:
         cell = row[column]
@@ -192,7 +196,7 @@ def _check_kinds(path: Path, line: int, row: dict[str, str], numbers: list[str],
                                    "False (or nothing)")
 
 
-def _check_header(path: Path, header: list[str], columns: Sequence[str] | None) -> None:
+def _check_header(path: str | Path, header: list[str], columns: Sequence[str] | None) -> None:
     if columns is not None and list(header) != list(columns):
         missing = [c for c in columns if c not in header]
         extra = [c for c in header if c not in columns]

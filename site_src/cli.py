@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import dataclasses
 import errno
 import os
@@ -571,9 +572,11 @@ def _summary(report, *, explain: bool, budget_s: float = _BUDGET_S) -> None:
         console.print(note, markup=False)
     for path in getattr(report, "docs_edited", ()):
         # docs/ is the build's output, replaced whole: an edit there was lost (a fresh user's, without a word).
+        page = re.fullmatch(r"docs/explainers/([a-z0-9-]+)/index\.md", path)
+        source = f"explainers/{page[1]}.md" if page else "explainers/ or site_src/templates/"
         console.print("[yellow]replaced:[/] ", end="")
-        console.print(f"{path} was edited by hand since the last build; docs/ is made by the build from explainers/ "
-                      "and site_src/templates/ and replaced whole: edit those instead", markup=False)
+        console.print(f"{path} was edited by hand since the last build, and this build wrote it again: the edit is "
+                      f"gone (docs/ is made by the build; edit {source})", markup=False)
     for path in report.edited:
         console.print("[yellow]edited during the build:[/] ", end="")
         console.print(f"{path}: the site shows the version the build read; build again to include the edit",

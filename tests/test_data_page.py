@@ -162,5 +162,5 @@ def test_scenario_after_an_audit_could_not_be_read_says_so_not_that_it_does_not_
     [problem] = render_data_page(env, tmp_path, ROOT)
     assert "'Blak'" in problem.message
     with pytest.raises(ValueError, match=r"^scenario\('recidivism-risk'\): the audits could not be read "
-                                         r"\(the data page's problem\)$"):
+                                         r"\(see the data page's problem, an audit manifest's\)$"):
         env.globals["scenario"]("recidivism-risk")

@@ -70,8 +70,9 @@ def test_a_malformed_or_repeated_results_row_is_named_with_its_line(tmp_path, ca
         fh.write(extra + "\n")
     code, err = _build(root, capsys)
     assert code == 1 and "Traceback" not in err and "TypeError" not in err
-    # The console wraps long lines at a space: compared with runs of white space as one.
-    assert " ".join(f"{results}:{named}".split()) in " ".join(err.split())
+    # Named from the repository root, as every file is; the console wraps long lines at a space:
+    # compared with runs of white space as one.
+    assert " ".join(f"results/results_fairness.csv:{named}".split()) in " ".join(err.split())
 
 
 def test_a_results_lookup_on_a_repeated_row_names_both_lines(tmp_path):
@@ -91,7 +92,7 @@ def test_a_short_row_in_the_performance_file_is_named_with_its_line(tmp_path, ca
                            "toy,Toy,S2\n")
     code, err = _build(root, capsys)
     assert code == 1 and "Traceback" not in err and "TypeError" not in err
-    assert f"{performance}:3: 3 cells where the header has 5" in err.replace("\n", "")
+    assert "results/results_performance.csv:3: 3 cells where the header has 5" in " ".join(err.split())
 
 
 def test_a_manifest_that_does_not_validate_is_one_problem_named_once(tmp_path, capsys):

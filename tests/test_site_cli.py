@@ -229,7 +229,8 @@ def test_a_build_that_rerenders_every_page_for_the_footer_says_what_in_it_change
     # committed here, are the others).
     changed = re.search(r"every page shows the build's commit and date in its footer, which changed: "
                         r"uncommitted changes \(([^)]*)\)", err)
-    assert changed and "notes.txt untracked" in changed[1].split(", "), err
+    named, _, advice = changed[1].partition(": ") if changed else ("", "", "")
+    assert "notes.txt untracked" in named.split(", ") and advice == "commit, remove or .gitignore them for a clean footer", err
     git("add", "-A")
     git("-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "notes")
     assert cli.main(["--root", str(root), "build"]) == 0
@@ -288,8 +289,8 @@ def test_an_edit_to_docs_is_named_when_the_build_replaces_it(tmp_path, capsys, b
     page.write_text(before + "\nA line added by hand.\n")
     assert cli.main(["--root", str(root), "build"]) == 0
     err = " ".join(capsys.readouterr().err.split())
-    assert ("replaced: docs/explainers/coin-flips/index.md was edited by hand since the last build; docs/ is made by "
-            "the build from explainers/ and site_src/templates/ and replaced whole: edit those instead") in err, err
+    assert ("replaced: docs/explainers/coin-flips/index.md was edited by hand since the last build, and this build wrote "
+            "it again: the edit is gone (docs/ is made by the build; edit explainers/coin-flips.md)") in err, err
     assert "A line added by hand." not in page.read_text()
     # The next build, nothing edited: nothing to say.
     source = root / "explainers" / "coin-flips.md"

@@ -221,13 +221,21 @@ def changed_since(explainer: Explainer, run: RunResult) -> tuple[str, list[str]]
     # Only what both records hold: a run forked after the fork server imported every explainer's
     # modules records them all, one forked earlier only its own, so a file or package in one
     # record alone is not a change of what the code reads (a new data file comes with a code change).
-    files, changed = [], []
-    for path in sorted(set(then_files) & set(now["files"]), key=lambda p: (p.endswith(".py"), p)):
+    files, modules, changed = [], [], []
+    for path in sorted(set(then_files) & set(now["files"])):
         if then_files[path] != now["files"][path]:
             changed.append(path)
+            if path.endswith(".py"):
+                modules.append(path)
+                continue
             keys = _yaml_changes(root, path, then_files[path]) if path.endswith((".yaml", ".yml")) else ""
             files.append(f"{path} changed{f' ({keys})' if keys else ''}")
     said += files[:4] + ([f"and {len(files) - 4} more files"] if len(files) > 4 else [])
+    if modules:
+        # Named apart, after the data: a module edited since may or may not move this page's
+        # numbers (a fresh user read three unrelated modules listed as the cause).
+        said.append(f"modules it imports changed too: {', '.join(modules[:3])}"
+                    + (f" and {len(modules) - 3} more" if len(modules) > 3 else ""))
     said += [f"{name} {then_packages[name]} -> {now['packages'][name]}"
              for name in sorted(set(then_packages) & set(now["packages"]))
              if then_packages[name] != now["packages"][name]]

@@ -89,8 +89,8 @@ def shown_change(before: dict | None, after: dict, *, root: Path | None = None) 
         # has); a fresh user was told "uncommitted changes" and had to find notes.txt alone.
         changes = filestate.git_changes(root) if after["dirty"] and root is not None else []
         named = ", ".join(changes[:3]) + (f" and {len(changes) - 3} more" if len(changes) > 3 else "")
-        words.append(("uncommitted changes" + (f" ({named})" if named else "")) if after["dirty"]
-                     else "no uncommitted changes")
+        words.append(("uncommitted changes" + (f" ({named}: commit, remove or .gitignore them for a clean footer)"
+                                               if named else "")) if after["dirty"] else "no uncommitted changes")
     if before.get("date") != after["date"]:
         words.append(f"date {before.get('date')} -> {after['date']}")
     if before.get("site_url") != after["site_url"]:

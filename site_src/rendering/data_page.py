@@ -152,7 +152,8 @@ def render_data_page(env: jinja2.Environment, docs_dir: Path, root: Path) -> lis
         unknown = [s for s in slugs if s not in by_slug]
         if unknown and problem:
             # Not "no audit 'x'": every audit is unknown when one could not be read (a fresh user).
-            raise ValueError(f"scenario({unknown[0]!r}): the audits could not be read (the data page's problem)")
+            raise ValueError(f"scenario({unknown[0]!r}): the audits could not be read (see the data page's problem, "
+                             "an audit manifest's)")
         if unknown:
             from faircode.formatting import did_you_mean
 

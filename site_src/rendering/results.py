@@ -68,7 +68,8 @@ def read_checked(path: Path):
     few cells, a repeated row or bytes that are not UTF-8 raise ``CheckError`` naming the file and
     the line, so the build reports it instead of a parser's traceback (or a doubled row)."""
     try:
-        return read_results_csv(path)
+        # Named from the repository root (results/<file>), as the build names every file.
+        return read_results_csv(path, label=f"{Path(path).parent.name}/{Path(path).name}")
     except ResultsFileError as exc:
         raise CheckError(f"{exc}; fix the file or re-run `faircode benchmark`") from None
 
