@@ -194,3 +194,41 @@ def test_the_packages_a_run_imported_are_the_installed_distributions_of_its_top_
     found = cache.imported_packages(["json", "numpy", "yaml", "no_such_module_here"])
     # The standard library's json and an unknown name have no distribution; yaml is PyYAML's.
     assert found == {"PyYAML": metadata.version("PyYAML"), "numpy": metadata.version("numpy")}
+
+
+# The niceness of the run's process while its code runs, then at each drawing of a figure left
+# open, which is saved (wide, then the phone's variant) after the code has ended.
+_NOTES_ITS_NICENESS = """
+    import os
+    import matplotlib.pyplot as plt
+    from matplotlib.artist import Artist
+
+    with open({notes!r}, "a") as f:
+        f.write(f"code {{os.nice(0)}}\\n")
+
+    class NotesTheNiceness(Artist):
+        def draw(self, renderer):
+            with open({notes!r}, "a") as f:
+                f.write(f"figure {{os.nice(0)}}\\n")
+
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([0, 1], [0, 1])
+    fig.add_artist(NotesTheNiceness())
+    """
+
+
+def test_once_its_code_has_ended_a_run_saves_its_figures_at_a_lower_priority(tmp_path):
+    # The next run's code is what the build waits on: the figures saved behind it yield the core
+    # (os.nice; the runner's _AFTER_CODE_NICENESS). The code itself runs at the build's priority.
+    from site_src.execution import _runner
+
+    notes = tmp_path / "niceness.txt"
+    root = _site(tmp_path, {"a-notes": _NOTES_ITS_NICENESS.format(notes=str(notes))})
+    build(BuildOptions(root=root, jobs=1))
+    seen = [line.split() for line in notes.read_text().splitlines()]
+    code = [int(n) for what, n in seen if what == "code"]
+    figures = [int(n) for what, n in seen if what == "figure"]
+    if code[0] >= 19:
+        pytest.skip("the tests run at the lowest priority already: no lower one to see")
+    assert len(code) == 1 and len(figures) >= 2  # the wide figure and the phone's
+    assert set(figures) == {min(19, code[0] + _runner._AFTER_CODE_NICENESS)}

@@ -63,7 +63,8 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     ``code_done_fd`` (a run forked by the fork server: its request's connection to the build) is
     told ``{"code_done": true}`` once the code has ended and what it left running is killed: the
     build then starts the next explainer's run while this process saves the figures, each phone
-    variant and the rest of ``result.json`` (issue 26). That work stays in this process, under its
+    variant and the rest of ``result.json`` (issue 26), at a lower priority than the next run's
+    code (`_yield_to_the_next_run`). That work stays in this process, under its
     limits; the build stores the run's cache entry only once this process has ended, and a
     failure here fails this run (`_finish_error`)."""
     imported_before = frozenset(sys.modules)  # what the fork server had imported (`_imported_since`)
@@ -82,7 +83,9 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     sys.stdout.flush()
     sys.stderr.flush()
     result["leftover"] = _kill_descendants()
-    _tell_code_done(code_done_fd)
+    if code_done_fd is not None:
+        _tell_code_done(code_done_fd)
+        _yield_to_the_next_run()
     try:
         figures.finish()  # the figures still open at the end, then each figure's narrow variant
         result.update(_what_it_made(namespace, root, recorder=recorder, figures=figures, cells=result.get("cells"),
@@ -102,6 +105,22 @@ def _tell_code_done(fd: int | None) -> None:
         os.write(fd, b'{"code_done": true}\n')
         os.close(fd)
     except OSError:  # the build is gone (the parent-death signal ends this process), or the code closed fd
+        pass
+
+
+# How much lower a run's priority is once its code has ended (`os.nice`, the increment of the
+# niceness: -20 to 19, default 0; at 10 the kernel gives it about a tenth of a contended core).
+_AFTER_CODE_NICENESS = 10
+
+
+def _yield_to_the_next_run() -> None:
+    """Lower this process's priority: the build has started the next run, and its code is what
+    the build waits on; this process's figures and phone variants take a core only when the
+    next run's code does not need it (issue 26: when the machine has no core to spare, they took
+    a share of the next run's). Never fails the run."""
+    try:
+        os.nice(_AFTER_CODE_NICENESS)
+    except OSError:
         pass
 
 
