@@ -352,3 +352,19 @@ class _KeepTags(yaml.SafeLoader):
 
 _KeepTags.add_multi_constructor("", lambda loader, suffix, node: (
     loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else loader.construct_sequence(node)))
+
+
+def test_bench_peer_judges_each_row_by_the_median_of_its_rounds_ratios():
+    """bench/bench_peer.py: a machine that slows down between rounds slows both sides of a round;
+    the row is the median of the rounds' ratios (worked by hand below), not the medians' ratio."""
+    import importlib.util
+
+    repo = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("bench_peer", repo / "bench" / "bench_peer.py")
+    bench_peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_peer)
+    # Rounds of 10/11, 22/20 and 30/29 s: ratios 0.909, 1.1 and 1.034; their median 1.034, where
+    # the medians' ratio (22/20) would be 1.1.
+    assert bench_peer.paired_ratio([10.0, 22.0, 30.0], [11.0, 20.0, 29.0]) == pytest.approx(30 / 29)
+    with pytest.raises(ValueError):
+        bench_peer.paired_ratio([1.0, 2.0], [1.0])
