@@ -96,11 +96,9 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     return 0
 
 
-def _tell_code_done(fd: int | None) -> None:
+def _tell_code_done(fd: int) -> None:
     """Tell the build, on ``fd``, that this run's code has ended (see `main`); then close ``fd``,
     so nothing this process does later can write on it."""
-    if fd is None:
-        return
     try:
         os.write(fd, b'{"code_done": true}\n')
         os.close(fd)
