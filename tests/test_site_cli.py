@@ -297,3 +297,56 @@ def test_an_edit_to_docs_is_named_when_the_build_replaces_it(tmp_path, capsys, b
     source.write_text(source.read_text().replace("None worth a number.", "None worth a number here."))
     assert cli.main(["--root", str(root), "build"]) == 0
     assert "replaced:" not in capsys.readouterr().err
+
+
+# --- The command's end (issue 26): `entry`, the console script, skips the interpreter's teardown ----
+
+def _end_of(code: str, *argv: str, tmp_path: Path):
+    """Run ``code`` then ``site_src.cli.entry()`` with ``argv`` in a fresh interpreter, as the
+    ``fairsite`` script does; its exit status and what it printed (stdout and stderr, through pipes)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(code) + f"\nimport sys\nsys.argv = ['fairsite', *{list(argv)!r}]\nfrom site_src.cli import entry\nentry()\n"
+    return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_the_command_ends_without_the_teardown_but_after_the_atexit_handlers_and_flushed(tmp_path):
+    # An object alive at the end has its __del__ run by the teardown only; an atexit handler runs
+    # either way; the last line printed reaches the pipe.
+    done = _end_of("""
+        import atexit, sys
+        class Kept:
+            def __del__(self):
+                sys.stdout.write("torn down\\n")
+        kept = Kept()
+        atexit.register(lambda: sys.stdout.write("atexit ran\\n"))
+        """, "--root", str(tmp_path / "nowhere"), "build", tmp_path=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "no repository at" in done.stderr and "--root must be a folder" in done.stderr
+    assert done.stdout == "atexit ran\n"  # no "torn down": the interpreter was not torn down
+
+
+def test_the_command_waits_for_a_thread_still_running_and_for_systemexit(tmp_path):
+    # A non-daemon thread alive at the end (a thread pool not shut down) is joined by the normal exit.
+    done = _end_of("""
+        import sys, threading, time
+        def late():
+            time.sleep(0.5)
+            sys.stdout.write("the thread finished\\n")
+        threading.Thread(target=late).start()
+        """, "--root", str(tmp_path / "nowhere"), "build", tmp_path=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "the thread finished\n"), done.stderr
+    # argparse's exits (a mistyped command, --help) keep their status and output.
+    mistyped = _end_of("", "bild", tmp_path=tmp_path)
+    assert mistyped.returncode == 2 and "did you mean 'build'" in mistyped.stderr
+    helped = _end_of("", "--help", tmp_path=tmp_path)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: fairsite")
+
+
+def test_the_installed_fairsite_script_is_entry():
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "fairsite"]
+    assert script.value == "site_src.cli:entry"
