@@ -350,3 +350,34 @@ def test_the_installed_fairsite_script_is_entry():
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "fairsite"]
     assert script.value == "site_src.cli:entry"
+
+
+def test_the_script_writes_what_a_build_in_this_process_writes(tmp_path):
+    # Nothing a build writes is left to the interpreter's teardown: the same site, pages and records,
+    # file for file, from the `fairsite` script as from `main` in this process (which tears nothing down).
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from test_site_build import _tree_digest
+
+    by_script, here = _copy_fixture(tmp_path / "script"), _copy_fixture(tmp_path / "here")
+    # Sources saved a minute ago in both: a file saved within the last moments is not trusted by its
+    # time (filestate), and the second build would otherwise record what the first could not.
+    for path in [*by_script.rglob("*"), *here.rglob("*")]:
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    script = Path(sys.executable).parent / "fairsite"
+    done = subprocess.run([str(script), "--root", str(by_script), "build", "--jobs", "1"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "build ok" in done.stderr, done.stderr
+    assert cli.main(["--root", str(here), "build", "--jobs", "1"]) == 0
+    for folder in ("site", "docs", ".cache"):
+        ours, theirs = _tree_digest(by_script / folder), _tree_digest(here / folder)
+        assert sorted(ours) == sorted(theirs), folder
+        for name in (n for n in ours if ours[n] != theirs[n]):
+            # Records of when, where and how long (the run's seconds and memory on its page, the
+            # build's folder and time in the records) differ; a file cut short would not.
+            a, b = ((root / folder / name).read_bytes().replace(str(root).encode(), b"<root>") for root in (by_script, here))
+            assert re.sub(rb"\d+", b"0", a) == re.sub(rb"\d+", b"0", b) or (
+                name.endswith(".json") and json.loads(a).keys() == json.loads(b).keys()), f"{folder}/{name} differs"
