@@ -360,6 +360,7 @@ def test_the_script_writes_what_a_build_in_this_process_writes(tmp_path):
     import subprocess
     import sys
 
+    from site_src.filestate import DIGESTS
     from test_site_build import _tree_digest
 
     by_script, here = _copy_fixture(tmp_path / "script"), _copy_fixture(tmp_path / "here")
@@ -379,5 +380,11 @@ def test_the_script_writes_what_a_build_in_this_process_writes(tmp_path):
             # Records of when, where and how long (the run's seconds and memory on its page, the
             # build's folder and time in the records) differ; a file cut short would not.
             a, b = ((root / folder / name).read_bytes().replace(str(root).encode(), b"<root>") for root in (by_script, here))
+            if name.endswith(DIGESTS):
+                # The digests remembered by the process: this one's include other tests' files, and a
+                # file saved moments before is not remembered by its time. Whole, and agreeing.
+                a, b = json.loads(a), json.loads(b)
+                assert all(a[k][-1] == b[k][-1] for k in a.keys() & b.keys() if k.startswith("<root>")), name
+                continue
             assert re.sub(rb"\d+", b"0", a) == re.sub(rb"\d+", b"0", b) or (
                 name.endswith(".json") and json.loads(a).keys() == json.loads(b).keys()), f"{folder}/{name} differs"
