@@ -588,11 +588,11 @@ def entry() -> None:
     interpreter's teardown when nothing needs it.
 
     Tearing the interpreter down frees every object of the stack a build imported (MkDocs, its
-    Markdown extensions, Pygments, pandas) one by one: 0.36-0.58 s of CPU after the last line of
-    every ``fairsite build`` and ``check``, with nothing to show for it (issue 26; the fork server
-    skips its own for the same reason, ``_runner``). What a normal exit does that anyone sees is
-    done first: the ``atexit`` handlers (logging's flush, temporary folders' finalizers), then the
-    standard streams flushed. A thread other than a daemon still alive (a thread pool not shut
+    Markdown extensions, Pygments, pandas) one by one: about 0.36 s of CPU, 0.4-0.6 s of waiting,
+    after the last line of every ``fairsite build`` and ``check``, with nothing to show for it
+    (issue 26; the fork server skips its own for the same reason, ``_runner``). What a normal exit
+    does that anyone sees is done first: the ``atexit`` handlers (logging's flush, temporary
+    folders' finalizers), then the standard streams flushed. A thread other than a daemon still alive (a thread pool not shut
     down) is joined by the normal exit instead, as are exits by ``SystemExit`` (``--help``, a
     mistyped command). Instagram skips the same teardown at the end of its Python processes:
     "Dismissing Python Garbage Collection at Instagram" (Instagram Engineering, 2017).
