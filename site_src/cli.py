@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     int
         The exit status: 0 on success, 1 when the build or check failed (the error is printed,
         ``docs/`` and ``site/`` are as they were), 2 for bad arguments or a missing ``site`` extra,
-        130 when interrupted.
+        128 + the signal's number when interrupted, as a shell reports a process a signal ended:
+        130 for Ctrl-C (SIGINT), 143 for SIGTERM (`_interrupted_status`).
     """
     args = _parse(argv)
     from site_src.extra import INSTALL_HINT, missing_site_packages
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         console.print("[yellow]interrupted; docs/ and site/ are as they were[/]")
-        return 130
+        return _interrupted_status()
     _summary(report, explain=args.command == "check" or getattr(args, "explain", False), budget_s=args.budget)
     if not getattr(report, "skipped", False):
         # Issue 28: about 1,200 visible words a page; a warning with each long page's count.
@@ -163,8 +164,21 @@ def _warn_if_not_locked(root: Path) -> None:
     print_lock_warning(root, console)
 
 
+_signalled: list[int] = []  # the signals that interrupted this command, in order
+
+
 def _interrupt(signum, frame):
+    """SIGINT (Ctrl-C) or SIGTERM (what CI's cancel and ``timeout`` send): the same stop, the runs
+    killed and nothing lost; which one it was is kept for the exit status (`_interrupted_status`)."""
+    _signalled.append(signum)
     raise KeyboardInterrupt
+
+
+def _interrupted_status() -> int:
+    """The exit status of an interrupted command: 128 + the number of the signal that stopped it,
+    as a shell reports a process a signal ended (130 for Ctrl-C, 143 for SIGTERM), so a caller
+    tells a cancelled job from a user's Ctrl-C; 130 for a KeyboardInterrupt no signal of ours raised."""
+    return 128 + (_signalled[-1] if _signalled else signal.SIGINT)
 
 
 # Why a command lacks an option another has, where the reason is what the user needs.
@@ -428,20 +442,25 @@ class _Progress:
         self._running: dict[str, float] = {}
         self._stage: tuple[str, float] | None = None
         self._lock = threading.Lock()
+        # Held while a run's line is printed, and to end the output (`__exit__`). Not `_lock`,
+        # which the live display's thread takes inside the console's own lock while a print
+        # takes them the other way round.
+        self._say = threading.Lock()
         self._stop = threading.Event()
         self._live = None
         self._thread = None
-        # Ctrl-C stops the runs in flight: they end as errors, which are not the explainers' fault.
+        # Ctrl-C or SIGTERM stops the runs in flight: they end as errors, which are not the
+        # explainers' fault ("stopped", not "failed").
         self._interrupted = threading.Event()
-        self._previous_sigint = None
+        self._previous_handlers: dict = {}
 
-    def _on_sigint(self, signum, frame):
+    def _on_signal(self, signum, frame):
         self._interrupted.set()
-        signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt, as without this handler
+        _interrupt(signum, frame)  # raises KeyboardInterrupt
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+            self._previous_handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         if console.is_terminal:
             from rich.live import Live
 
@@ -453,9 +472,10 @@ class _Progress:
         return self
 
     def __exit__(self, *exc):
-        self._stop.set()
-        if self._previous_sigint is not None:
-            signal.signal(signal.SIGINT, self._previous_sigint)
+        with self._say:  # a run that ends after this says nothing: the command's last line is its own
+            self._stop.set()
+        for sig, handler in self._previous_handlers.items():
+            signal.signal(sig, handler)
         if self._live is not None:
             self._live.stop()
             self._live = None
@@ -472,15 +492,18 @@ class _Progress:
         # contradiction): the code's own, as the summary's table and the cache keep it, and the
         # whole run the running line counted, from its start (the fork) to its figures saved.
         in_all = f"; {time.monotonic() - started:.1f} s in all, with start-up and figures" if started else ""
-        if isinstance(outcome, SiteError) and self._interrupted.is_set():
-            if outcome.explainer:  # runs not yet started when Ctrl-C came name none: nothing to list
-                console.print(f"  [yellow]stopped[/] {outcome.explainer}", highlight=False)
-        elif isinstance(outcome, SiteError):
-            console.print(f"  [red]failed[/] {outcome.explainer}", highlight=False)
-        elif outcome.cached:
-            console.print(f"  [green]ok[/] {outcome.slug} (cached; its run took {outcome.duration_s:.1f} s)")
-        else:
-            console.print(f"  [green]ok[/] {outcome.slug} (its code ran in {outcome.duration_s:.1f} s{in_all})")
+        with self._say:
+            if self._stop.is_set():  # the command has ended (interrupted): its last line is said
+                return
+            if isinstance(outcome, SiteError) and self._interrupted.is_set():
+                if outcome.explainer:  # runs not yet started when Ctrl-C came name none: nothing to list
+                    console.print(f"  [yellow]stopped[/] {outcome.explainer}", highlight=False)
+            elif isinstance(outcome, SiteError):
+                console.print(f"  [red]failed[/] {outcome.explainer}", highlight=False)
+            elif outcome.cached:
+                console.print(f"  [green]ok[/] {outcome.slug} (cached; its run took {outcome.duration_s:.1f} s)")
+            else:
+                console.print(f"  [green]ok[/] {outcome.slug} (its code ran in {outcome.duration_s:.1f} s{in_all})")
 
     def stage(self, name: str) -> None:
         if name == "mkdocs":
