@@ -167,6 +167,16 @@ def _warn_if_not_locked(root: Path) -> None:
 _signalled: list[int] = []  # the signals that interrupted this command, in order
 
 
+def _closest_option(option: str, options: list[str]) -> str:
+    """The "(did you mean '--force'?)" hint for a mistyped option, or "". Compared without their
+    dashes: every option starts with them, and with them `--bogus` was "close" to `--jobs`."""
+    from faircode.formatting import closest
+
+    names = {o.lstrip("-"): o for o in options}
+    close = closest(option.lstrip("-"), names)
+    return f" (did you mean {names[close]!r}?)" if close is not None else ""
+
+
 def _interrupt(signum, frame):
     """SIGINT (Ctrl-C) or SIGTERM (what CI's cancel and ``timeout`` send): the same stop, the runs
     killed and nothing lost; which one it was is kept for the exit status (`_interrupted_status`)."""
@@ -206,8 +216,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args, unknown = parser.parse_known_args(argv)
     if not unknown:
         return args
-    from faircode.formatting import did_you_mean
-
     command = commands[args.command]
     here = [o for a in command._actions for o in a.option_strings]
     hints, rest = [], list(unknown)
@@ -215,7 +223,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         arg = rest.pop(0)
         option = arg.split("=", 1)[0]
         top_level = option.startswith("-") and any(option in a.option_strings for a in parser._actions)
-        close = did_you_mean(option, here) if option.startswith("-") and not top_level else ""
+        close = _closest_option(option, here) if option.startswith("-") and not top_level else ""
         if (top_level or close) and "=" not in arg and rest and not rest[0].startswith("-"):
             arg = f"{arg} {rest.pop(0)}"  # its value (`--root .`, `--hots 0.0.0.0`), said with it
         elsewhere = [name for name, p in commands.items() if name != args.command

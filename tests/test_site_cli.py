@@ -181,6 +181,10 @@ def test_serve_shows_a_failed_rebuild_in_the_browser_until_a_good_one(tmp_path):
                                      "'--host'?)"),
     (["publish", "--to", "out", "--explain"], "fairsite publish: error: unrecognized arguments: --explain (an option "
                                               "of fairsite build, not of publish)"),
+    # Options are compared without their dashes, which every one has: a fresh user's `--bogus`
+    # was once "close" to `--jobs`.
+    (["build", "--bogus"], "fairsite build: error: unrecognized arguments: --bogus"),
+    (["build", "--jbos", "2"], "fairsite build: error: unrecognized arguments: --jbos 2 (did you mean '--jobs'?)"),
 ])
 def test_an_option_the_command_lacks_is_named_with_the_command_s_usage_and_what_was_meant(capsys, argv, said):
     # argparse alone (Python 3.11) shows the top-level usage and no hint: "fairsite: error: unrecognized arguments".
