@@ -164,9 +164,6 @@ def _warn_if_not_locked(root: Path) -> None:
     print_lock_warning(root, console)
 
 
-_signalled: list[int] = []  # the signals that interrupted this command, in order
-
-
 def _closest_option(option: str, options: list[str]) -> str:
     """The "(did you mean '--force'?)" hint for a mistyped option, or "". Compared without their
     dashes: every option starts with them, and with them `--bogus` was "close" to `--jobs`."""
@@ -175,6 +172,9 @@ def _closest_option(option: str, options: list[str]) -> str:
     names = {o.lstrip("-"): o for o in options}
     close = closest(option.lstrip("-"), names)
     return f" (did you mean {names[close]!r}?)" if close is not None else ""
+
+
+_signalled: list[int] = []  # the signals that interrupted this command, in order
 
 
 def _interrupt(signum, frame):
@@ -623,9 +623,9 @@ def entry() -> None:
     after the last line of every ``fairsite build`` and ``check``, with nothing to show for it
     (issue 26; the fork server skips its own for the same reason, ``_runner``). What a normal exit
     does that anyone sees is done first: the ``atexit`` handlers (logging's flush, temporary
-    folders' finalizers), then the standard streams flushed. A thread other than a daemon still alive (a thread pool not shut
-    down) is joined by the normal exit instead, as are exits by ``SystemExit`` (``--help``, a
-    mistyped command). Instagram skips the same teardown at the end of its Python processes:
+    folders' finalizers), then the standard streams flushed. A thread other than a daemon still
+    alive (a thread pool not shut down) is joined by the normal exit instead, as are exits by
+    ``SystemExit`` (``--help``, a mistyped command). Instagram skips the same teardown at the end of its Python processes:
     "Dismissing Python Garbage Collection at Instagram" (Instagram Engineering, 2017).
     """
     status = main()
