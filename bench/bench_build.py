@@ -109,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         mkdocs = [str(BIN / "mkdocs"), "build", "--quiet", "--site-dir", str(Path(tmp) / "plain-site")]
         n = len(list((root / "explainers").glob("*.md")))
 
-        cold1, runs1, cold2 = [], [], []
+        cold1, code1, cold2 = [], [], []
         for _ in range(args.cold_runs):
             cold1.append(_time(fairsite + ["--force", "--jobs", "1"], root))
-            runs1.append(_code_seconds(root))
+            code1.append(_code_seconds(root))
         for _ in range(args.cold_runs):
             cold2.append(_time(fairsite + ["--force", "--jobs", "2"], root))
 
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
     med = statistics.median
     m, mp, mc = med(plain), med(plain_prose), med(plain_comment)
-    c1, r1, c2 = med(cold1), med(runs1), med(cold2)
+    c1, r1, c2 = med(cold1), med(code1), med(cold2)
     rows = [
         ("fairsite build, nothing changed", med(nochange), m, 0.3),
         ("fairsite build, one word of prose edited", med(prose), mp, 0.7),
