@@ -1,6 +1,6 @@
 """Cold `fairsite build` and `fairsite check` against an in-process peer on the same code, as ratios from one run.
 
-    python bench/bench_peer.py [--runs 3] [--jobs 2]
+    python bench/bench_peer.py [--runs 5] [--jobs 2]
 
 The peer is markdown-exec (https://pawamoy.github.io/markdown-exec/), which runs every code block
 inside the one MkDocs process, with no cache and no isolation between pages. Two peers run the
@@ -29,7 +29,9 @@ saves the figures the code drew as SVG (`_SAVE_FIGURES`; the plain peers' pages 
 their own). Everything is built on a copy of the repository in a temporary folder, in rounds of
 one run of each command, as whole commands in fresh processes: `--warmup` rounds first, not
 timed (the copy's first runs write its bytecode caches, which every later run of either side
-reads), then `--runs` timed rounds:
+reads), then `--runs` timed rounds (5 by default: with 3, the same code's `check` row moved
+between 1.22x and 1.39x from one sitting to the next on this 2-core machine, closing notes of
+issue 26):
 
 - cold `fairsite build --force --jobs 1`: every explainer re-runs, each in its own clean process;
 - `mkdocs build` of each peer, without and with figures saved (every block runs; nothing is cached);
@@ -221,7 +223,7 @@ def paired_ratio(ours: list[float], peer: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=3, help="timed rounds, a run of each build in each (default 3)")
+    parser.add_argument("--runs", type=int, default=5, help="timed rounds, a run of each build in each (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="rounds run first, not timed (default 1)")
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
                         help="runs at once for `fairsite check` and the peer it is compared with (default: the cores)")
