@@ -59,9 +59,13 @@ def test_text_past_the_canvas_is_named_with_its_side(tmp_path):
     note = fig.text(0.8, 0.5, "a note that runs off the right side")
     assert save_narrow_variant(fig, tmp_path / "n.svg")
     problems = narrow_text_problems(fig)
-    box = note.get_window_extent(fig.canvas.get_renderer())
-    assert box.x1 > fig.bbox.width + 1  # matplotlib's own extent: past the canvas
-    assert problems == [f"text 'a note that runs off the right side' runs {box.x1 - fig.bbox.width:.0f} px "
+    # matplotlib's own extent in an SVG save of the figure (what a phone shows), in figure pixels
+    dpi, past = fig.dpi, []
+    fig.canvas.mpl_connect("draw_event", lambda event: past.append(
+        (note.get_window_extent(event.renderer).x1 - fig.bbox.width) * dpi / fig.dpi))  # fig.dpi: 72 while saving
+    fig.savefig(tmp_path / "oracle.svg", format="svg")
+    assert past[-1] > 1  # past the canvas
+    assert problems == [f"text 'a note that runs off the right side' runs {past[-1]:.0f} px "
                         "past the right edge of the canvas"]
 
 
@@ -151,3 +155,76 @@ def test_a_figure_the_code_closed_is_checked_too(tmp_path):
     assert save_narrow_variant(fig, tmp_path / "n.svg")
     problems = narrow_text_problems(fig)
     assert len(problems) == 1 and "past the right edge" in problems[0]
+
+
+# The build measures a phone variant in the drawing that writes its file (issue 26): each maker
+# gives the same figure twice, one measured while saving, one laid out again after its save.
+def _clean():
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([1, 2, 3], [1, 2, 3], label="a line")
+    ax.set_xlabel("rows")
+    ax.legend(loc="upper left")
+    return fig
+
+
+def _text_off_the_right():
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([0, 1], [0, 1])
+    fig.text(0.8, 0.5, "a note that runs off the right side")
+    fig.text(0.1, 1.02, "a title above the canvas")
+    return fig
+
+
+def _legend_over_the_label():
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([0, 1], [0, 1], label="exact power")
+    ax.set_xlabel("rows in the audit")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.05), fontsize=MIN_NARROW_LEGEND_PT - 2)
+    return fig
+
+
+def _two_panels_and_a_figure_legend():
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
+    for ax in axes:
+        ax.plot([100, 1000], [0.2, 0.9], label="exact test")
+        ax.set_xlabel("rows in the audit")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2)
+    fig.text(0.9, 0.9, "a note off the edge")
+    return fig
+
+
+def _closed():
+    fig = _text_off_the_right()
+    plt.close(fig)
+    return fig
+
+
+@pytest.mark.parametrize("make", [_clean, _text_off_the_right, _legend_over_the_label,
+                                  _two_panels_and_a_figure_legend, _closed])
+def test_problems_measured_while_saving_are_those_of_the_figure_laid_out_again(make, tmp_path):
+    plt.rcParams["svg.hashsalt"] = "test"  # as the runner sets it: the same figure, the same bytes
+    measured = ["left over from before"]
+    assert save_narrow_variant(make(), tmp_path / "measured.svg", problems=measured)
+    again = make()
+    assert save_narrow_variant(again, tmp_path / "again.svg")
+    assert measured == narrow_text_problems(again)
+    assert (tmp_path / "measured.svg").read_bytes() == (tmp_path / "again.svg").read_bytes()
+    if make is not _clean:
+        assert measured  # each bad figure has something to find
+
+
+def test_measuring_while_saving_draws_the_figure_once_less_and_leaves_no_listener(tmp_path):
+    def drawings(fig, measure: bool) -> int:
+        count = []
+        fig.canvas.mpl_connect("draw_event", lambda event: count.append(1))
+        if measure:
+            save_narrow_variant(fig, tmp_path / "n.svg", problems=[])
+        else:
+            save_narrow_variant(fig, tmp_path / "n.svg")
+            narrow_text_problems(fig)
+        return len(count)
+
+    fig = _two_panels_and_a_figure_legend()
+    assert drawings(fig, True) == drawings(_two_panels_and_a_figure_legend(), False) - 1
+    listeners = fig.canvas.callbacks.callbacks.get("draw_event", {})
+    assert len(listeners) == 1  # the test's own counter; save_narrow_variant's is gone
