@@ -66,11 +66,13 @@ class BuildFailed(SiteError):
     runs the build had done (fresh or from the cache), for ``--explain`` to say why each ran."""
 
     def __init__(self, errors: list[SiteError], *, runs: list = ()):
+        # The same problem found twice at one place (a number typed twice on one line) is one.
+        errors = list({(e.kind, e.location(), e.message): e for e in errors}.values())
         self.errors = errors
         self.runs = list(runs)
         lines = [f"{len(errors)} problem(s); the previous site was left as it was:"]
         # Several explainers failing the same way (a broken manifest they all load) are one
-        # problem: show its message once, with the explainers it stopped.
+        # problem: show its message once, with the explainers (or places) it stopped.
         groups: dict[tuple[str, str], list[SiteError]] = {}
         for e in errors:
             groups.setdefault((e.kind, e.message.split("\n")[0]), []).append(e)
@@ -80,7 +82,8 @@ class BuildFailed(SiteError):
             else:
                 where = ", ".join(e.location().rstrip(": ") for e in same)
                 detail = same[0].message.partition("\n")[2]
-                lines.append(f"  [{kind}] {len(same)} explainers failed the same way ({where}): {headline}")
+                what = "explainers" if len({e.explainer for e in same}) == len(same) else "places"
+                lines.append(f"  [{kind}] {len(same)} {what} failed the same way ({where}): {headline}")
                 if detail:
                     lines.append(_under_entry(f"    the first of them:\n{detail}", by="      "))
         super().__init__("\n".join(lines))

@@ -16,8 +16,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from site_src.errors import ExecutionError  # noqa: E402
 from site_src.execution._capture import (_FigureCapture, _pyplot, narrow_text_problems,  # noqa: E402
                                          save_narrow_variant)
+from site_src.execution.execute import _check_narrow_figures  # noqa: E402
 
 
 @pytest.fixture()
@@ -85,3 +87,19 @@ def test_the_phone_check_reads_the_extents_of_the_svg_a_phone_shows(capture, tmp
     agg = note.get_window_extent(fig.canvas.get_renderer()).x1 - fig.bbox.width
     assert seen[-1] > agg + 1  # the two renderers differ here, so the test tells them apart
     assert problems == [f"text 'a note that runs off the right side' runs {seen[-1]:.0f} px past the right edge of the canvas"]
+
+
+def test_a_figure_without_a_phone_variant_is_checked_in_its_one_layout(capture, tmp_path):
+    # No axes: no phone variant; a phone shows the figure scaled, and its text is cut all the same.
+    fig = plt.figure(figsize=(4, 2))
+    fig.text(0.5, 0.5, "a long text that runs off the right side of it")
+    fine = plt.figure(figsize=(4, 2))
+    fine.text(0.1, 0.5, "short")
+    capture.finish()
+    first, second = capture.files
+    assert "narrow" not in first and not (tmp_path / "figure-1-narrow.svg").exists()
+    assert len(first["narrow_problems"]) == 1 and "past the right edge" in first["narrow_problems"][0]
+    assert second["narrow_problems"] == []
+    with pytest.raises(ExecutionError) as err:
+        _check_narrow_figures(capture.files, source="explainers/x.md")
+    assert "figure 1 (figure-1.svg): text 'a long text that runs off the right side of it' runs" in str(err.value)

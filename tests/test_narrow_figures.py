@@ -21,7 +21,7 @@ import pytest  # noqa: E402
 from site_src.build import BuildOptions, build  # noqa: E402
 from site_src.errors import BuildFailed, ExecutionError  # noqa: E402
 from site_src.execution._capture import (MIN_NARROW_LEGEND_PT, NARROW_WIDTH_IN, apply_site_style,  # noqa: E402
-                                         narrow_text_problems, save_narrow_variant)
+                                         narrow_text_problems, save_narrow_variant, wide_text_problems)
 from site_src.execution.execute import _check_narrow_figures  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
@@ -228,3 +228,64 @@ def test_measuring_while_saving_draws_the_figure_once_less_and_leaves_no_listene
     assert drawings(fig, True) == drawings(_two_panels_and_a_figure_legend(), False) - 1
     listeners = fig.canvas.callbacks.callbacks.get("draw_event", {})
     assert len(listeners) == 1  # the test's own counter; save_narrow_variant's is gone
+
+
+def test_an_inset_keeps_its_one_layout_and_its_unused_tick_labels_are_not_texts(tmp_path):
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([0, 1], [0, 1])
+    inset = ax.inset_axes([0.6, 0.1, 0.35, 0.35])
+    inset.plot([1, 2, 3], [1, 3, 2])
+    fig.tight_layout()
+    fig.canvas.draw()
+    low, high = sorted(inset.xaxis.get_view_interval())
+    # matplotlib keeps tick labels outside the inset's view (not drawn): the trap this test guards
+    assert any(not low <= t.get_loc() <= high and t.label1.get_text() for t in inset.xaxis.get_major_ticks())
+    assert not save_narrow_variant(fig, tmp_path / "n.svg")  # insets keep the one layout
+    assert wide_text_problems(fig) == []
+    fig.text(0.9, 0.5, "a note off the edge")
+    assert [p.split(" runs")[0] for p in wide_text_problems(fig)] == ["text 'a note off the edge'"]
+
+
+def test_twin_axes_stay_with_their_panel_on_a_phone(tmp_path):
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+    axes[0].plot([0, 1], [2, 1])
+    twin = axes[0].twinx()
+    twin.plot([0, 1], [5, 4])
+    twin.set_ylabel("the right scale")
+    axes[1].plot([0, 1], [0, 1])
+    fig.tight_layout()
+    assert save_narrow_variant(fig, tmp_path / "n.svg")
+    rows = {id(ax): ax.get_subplotspec().rowspan.start for ax in fig.axes}
+    assert rows[id(twin)] == rows[id(axes[0])] != rows[id(axes[1])]  # two rows, the twin in its panel's
+    fig.canvas.draw()
+    # the twin's scale stays on the right: none of its labels is drawn on the left, over the panel's
+    assert not any(t.label1.get_visible() for t in twin.yaxis.get_major_ticks())
+    assert any(t.label2.get_visible() for t in twin.yaxis.get_major_ticks())
+    assert narrow_text_problems(fig) == []
+
+
+def test_constrained_layout_keeps_its_engine_and_its_text_is_checked(tmp_path):
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3), layout="constrained")
+    title = fig.suptitle("a long title that explains everything about these two small panels in words")
+    problems = []
+    assert save_narrow_variant(fig, tmp_path / "n.svg", problems=problems)
+    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+    assert fig.get_size_inches()[0] == pytest.approx(NARROW_WIDTH_IN)
+    fig.canvas.draw()
+    box = title.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 < 0 and box.x1 > fig.bbox.width  # matplotlib's own extent: past both edges
+    assert len(problems) == 1 and "past the left edge and" in problems[0] and "past the right edge" in problems[0]
+
+
+def test_a_figure_legends_title_is_kept_when_it_is_set_in_one_column(tmp_path):
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+    for ax, label in zip(axes, ("women", "men")):
+        ax.plot([0, 1], [0, 1], label=label)
+    fig.legend(loc="lower center", ncols=2, title="Group shown")
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
+    assert save_narrow_variant(fig, tmp_path / "n.svg")
+    (legend,) = fig.legends
+    assert legend._ncols == 1 and legend.get_title().get_text() == "Group shown"
+    assert [t.get_text() for t in legend.get_texts()] == ["women", "men"]

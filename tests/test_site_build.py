@@ -14,7 +14,7 @@ import pytest
 
 from site_src.build import BuildOptions, NumbersMode, build
 from site_src.sources.collect import collect
-from site_src.errors import BuildFailed, ConfigError
+from site_src.errors import BuildFailed, CheckError, ConfigError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tinysite"
 
@@ -716,3 +716,17 @@ def test_a_manifest_problem_comes_before_the_runs_that_stopped_on_it():
     assert shown.index("'Blak' never occurs") < shown.index("2 explainers failed the same way")
     # No manifest problem beside them: the runs' failures as they were.
     assert _after_their_manifest([*stopped, other]) == [*stopped, other]
+
+
+def test_one_problem_found_twice_at_one_place_is_listed_once_and_places_are_not_explainers():
+    # A fresh user's finding (issue 26): a number typed twice on one line of one explainer read
+    # "2 explainers failed the same way (explainers/x.md:226, explainers/x.md:226)".
+    twice = [CheckError("bare number '10' typed into a template expression", explainer="explainers/x.md", line=226)
+             for _ in range(2)]
+    msg = str(BuildFailed(twice))
+    assert msg.startswith("1 problem(s);") and msg.count("bare number '10'") == 1
+    assert "failed the same way" not in msg and "explainers/x.md:226" in msg
+    two_lines = [CheckError("bare number '10' typed into a template expression", explainer="explainers/x.md", line=n)
+                 for n in (226, 230)]
+    msg = str(BuildFailed(two_lines))
+    assert "2 places failed the same way (explainers/x.md:226, explainers/x.md:230)" in msg

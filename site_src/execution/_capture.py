@@ -103,11 +103,15 @@ class _FigureCapture:
         for i, fig in enumerate(self._figs):
             if last[id(fig)] != i:
                 continue  # drawn again later (the code changed it): the later file has the variant
+            # What a phone would cut or cover, the parent fails the build with: in the phone
+            # variant, or in the one layout of a figure that has none (a phone shows it scaled).
+            if _panels_in_one_row(fig) is None:
+                self.files[i]["narrow_problems"] = wide_text_problems(fig)
+                continue
             narrow = self._out / f"figure-{i + 1}-narrow.svg"
             problems: list[str] = []
             if save_narrow_variant(fig, narrow, problems=problems):
                 self.files[i]["narrow"] = narrow.name
-                # What a phone would cut or cover: the parent fails the build with these.
                 self.files[i]["narrow_problems"] = problems
         self.seconds += time.perf_counter() - started
 
@@ -162,41 +166,43 @@ def apply_site_style(rc) -> None:
 def save_narrow_variant(fig, path: Path, *, problems: list[str] | None = None) -> bool:
     """Save ``fig`` laid out for a phone: panels side by side stacked, the width ``NARROW_WIDTH_IN``.
 
-    Only for figures whose axes all sit in one row of one grid (``plt.subplots(1, n)``) or that
-    have a single axes; anything else (insets, colour bars, grids of panels) keeps its one layout
-    and this returns False. Call it after the figure's own files are saved: it changes the figure.
+    Only for figures whose axes all sit in one row of one grid (``plt.subplots(1, n)``, twin axes
+    kept with their panel) or that have a single axes; anything else (insets, colour bars, grids
+    of panels, no axes) keeps its one layout and this returns False. A figure under constrained
+    layout keeps it (the engine lays the stacked panels out as they are drawn); any other is laid
+    out again with ``tight_layout``. Call it after the figure's own files are saved: it changes
+    the figure.
 
     ``problems``, if a list, receives what a phone reader would lose in the saved file
     (:func:`narrow_text_problems`), measured in the drawing that wrote it: the file's own text
     geometry, without laying the figure out once more (a fifth of the variant's cost, issue 26).
     """
-    axes = list(fig.axes)
-    specs = [ax.get_subplotspec() for ax in axes]
-    if not axes or any(s is None for s in specs):
+    panels = _panels_in_one_row(fig)
+    if panels is None:
         return False
-    grid = specs[0].get_gridspec()
-    if any(s.get_gridspec() is not grid for s in specs) or grid.nrows != 1:
-        return False
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
     width, height = fig.get_size_inches()
-    ordered = sorted(axes, key=lambda ax: ax.get_subplotspec().colspan.start)
-    if len(ordered) > 1:
-        stacked = fig.add_gridspec(len(ordered), 1)
-        for row, ax in enumerate(ordered):
-            ax.set_subplotspec(stacked[row, 0])
-            ax.yaxis.set_tick_params(labelleft=True)  # a shared y axis hid the inner panels' labels
-        height = height * len(ordered) * 0.9
+    if len(panels) > 1:
+        stacked = fig.add_gridspec(len(panels), 1)
+        for row, panel in enumerate(panels):
+            for ax in panel:  # a panel and its twins (twinx, twiny) share its place
+                ax.set_subplotspec(stacked[row, 0])
+            panel[0].yaxis.set_tick_params(labelleft=True)  # a shared y axis hid the inner panels' labels
+        height = height * len(panels) * 0.9
     else:
         height = height * max(0.75, NARROW_WIDTH_IN / width)
     fig.set_size_inches(NARROW_WIDTH_IN, height)
-    rect = _room_for_figure_legends(fig, height)
-    import warnings
+    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        rect = _room_for_figure_legends(fig, height)
+        import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # "tight layout not applied": keep the wide figure only
-        try:
-            fig.tight_layout(rect=rect)
-        except Exception:  # noqa: BLE001 - any layout failure has the same answer
-            return False
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "tight layout not applied": keep the wide figure only
+            try:
+                fig.tight_layout(rect=rect)
+            except Exception:  # noqa: BLE001 - any layout failure has the same answer
+                return False
     if problems is None:
         _save_svg(fig, path)
     else:
@@ -204,11 +210,29 @@ def save_narrow_variant(fig, path: Path, *, problems: list[str] | None = None) -
     return True
 
 
-def _save_measured(fig, path) -> list[str]:
-    """Save ``fig`` as SVG to ``path``; return :func:`narrow_text_problems` as measured in the drawing."""
+def _panels_in_one_row(fig) -> list[list] | None:
+    """The figure's panels left to right, each its axes (the first, then its twins), when they all
+    sit in one row of one grid and none holds an inset; else None (the figure keeps one layout)."""
+    axes = list(fig.axes)
+    specs = [ax.get_subplotspec() for ax in axes]
+    if not axes or any(s is None for s in specs) or any(ax.child_axes for ax in axes):
+        return None
+    grid = specs[0].get_gridspec()
+    if any(s.get_gridspec() is not grid for s in specs) or grid.nrows != 1:
+        return None
+    panels: dict[tuple[int, int], list] = {}
+    for ax, spec in zip(axes, specs):
+        panels.setdefault((spec.colspan.start, spec.colspan.stop), []).append(ax)
+    return [panels[cell] for cell in sorted(panels)]
+
+
+def _save_measured(fig, path, *, legend_size: bool = True) -> list[str]:
+    """Save ``fig`` as SVG to ``path``; return its text problems (:func:`_text_problems`) as
+    measured in the drawing."""
     figure_dpi = fig.dpi  # the problems' pixels are the figure's; the SVG is drawn at 72 dpi
     found: list[list[str]] = []
-    _save_svg(fig, path, drawn=lambda renderer: found.append(_text_problems(fig, renderer, figure_dpi / fig.dpi)))
+    _save_svg(fig, path, drawn=lambda renderer: found.append(
+        _text_problems(fig, renderer, figure_dpi / fig.dpi, legend_size=legend_size)))
     return found[-1]  # the last drawing is the one written
 
 
@@ -278,9 +302,11 @@ def _room_for_figure_legends(fig, height: float) -> tuple[float, float, float, f
     for k, leg in enumerate(fig.legends):
         if leg.get_visible() and leg._ncols > 1:
             # A legend lays its columns out when it is made: make it again, in one column.
-            texts = leg.get_texts()
+            texts, title = leg.get_texts(), leg.get_title()
             again = fig.legend(leg.legend_handles, [t.get_text() for t in texts], loc=leg._loc, ncols=1,
-                               frameon=leg.get_frame_on(), fontsize=texts[0].get_fontsize() if texts else None)
+                               frameon=leg.get_frame_on(), fontsize=texts[0].get_fontsize() if texts else None,
+                               **({"title": title.get_text(), "title_fontsize": title.get_fontsize()}
+                                  if title.get_visible() and title.get_text() else {}))
             fig.legends.remove(again)
             leg.remove()
             fig.legends.insert(k, again)
@@ -321,9 +347,20 @@ def narrow_text_problems(fig) -> list[str]:
     return _save_measured(fig, io.BytesIO())
 
 
-def _text_problems(fig, renderer, scale: float) -> list[str]:
+def wide_text_problems(fig) -> list[str]:
+    """What any reader loses in a figure that keeps one layout (no phone variant: insets, colour
+    bars, grids of panels, no axes): each text past the canvas's edge and each legend over an axis
+    label or tick label, measured as :func:`narrow_text_problems` measures them. Its legends'
+    size is not judged: :data:`MIN_NARROW_LEGEND_PT` is for a figure ``NARROW_WIDTH_IN`` wide."""
+    import io
+
+    return _save_measured(fig, io.BytesIO(), legend_size=False)
+
+
+def _text_problems(fig, renderer, scale: float, *, legend_size: bool = True) -> list[str]:
     """:func:`narrow_text_problems` of ``fig`` as ``renderer`` has just drawn it; ``scale`` turns the
-    drawing's pixels into the figure's (its dpi over the drawing's: an SVG is drawn at 72)."""
+    drawing's pixels into the figure's (its dpi over the drawing's: an SVG is drawn at 72);
+    ``legend_size``: judge the legends' text size too."""
     from matplotlib.text import Text
 
     width, height = fig.bbox.width, fig.bbox.height
@@ -335,14 +372,15 @@ def _text_problems(fig, renderer, scale: float) -> list[str]:
         sides = [f"{px:.0f} px past the {side} edge" for side, px in over.items() if px > _EDGE_TOLERANCE_PX]
         if sides:
             problems.append(f"text {_quoted(text)} runs {' and '.join(sides)} of the canvas")
-    legends = [leg for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if leg is not None and leg.get_visible()]
+    axes = _all_axes(fig)
+    legends = [leg for leg in [*fig.legends, *(ax.get_legend() for ax in axes)] if leg is not None and leg.get_visible()]
     for legend in legends:
         small = [t for t in legend.get_texts() if t.get_text().strip() and t.get_fontsize() < MIN_NARROW_LEGEND_PT]
-        if small:
+        if small and legend_size:
             problems.append(f"the legend ({_legend_name(legend)}) is set in {small[0].get_fontsize():g} pt, about "
                             f"{small[0].get_fontsize() * 0.77:.0f} px on a phone; use at least {MIN_NARROW_LEGEND_PT:g} pt")
         box = legend.get_window_extent(renderer)
-        for ax in fig.axes:
+        for ax in axes:
             for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
                 label = axis.label
                 if label.get_visible() and label.get_text().strip() and box.overlaps(label.get_window_extent(renderer)):
@@ -358,9 +396,10 @@ def _text_problems(fig, renderer, scale: float) -> list[str]:
 def _drawn_texts(fig, text_type) -> list:
     """The texts a draw of ``fig`` shows that can leave the canvas: visible, not empty, not clipped
     to an axes, tick labels only within the axis's view."""
-    ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+    axes = _all_axes(fig)
+    ticks = {id(t) for ax in axes for axis in (ax.xaxis, ax.yaxis)
              for t in [*axis.get_majorticklabels(), *axis.get_minorticklabels()]}
-    shown_ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_tick_labels(axis)}
+    shown_ticks = {id(t) for ax in axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_tick_labels(axis)}
     out = []
     for text in fig.findobj(text_type):
         if not text.get_visible() or not text.get_text().strip() or text.figure is None:
@@ -370,6 +409,18 @@ def _drawn_texts(fig, text_type) -> list:
         if text.get_clip_on() and text.get_clip_box() is not None and id(text) not in ticks:
             continue  # cut to its axes: it cannot reach past the canvas
         out.append(text)
+    return out
+
+
+def _all_axes(fig) -> list:
+    """The figure's axes and, after each, its insets (``ax.inset_axes``: not in ``fig.axes``)."""
+    out = []
+    for ax in fig.axes:
+        pending = [ax]
+        while pending:
+            here = pending.pop()
+            out.append(here)
+            pending += reversed(here.child_axes)
     return out
 
 

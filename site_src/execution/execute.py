@@ -488,13 +488,14 @@ def _collect(code: CodeFile, work: Path, returncode: int, leftover: list[str], *
 
 
 def _check_narrow_figures(figures: list[dict], *, source: str) -> None:
-    """Fail the run when a figure's phone variant cuts a text at the canvas's edge or lays a legend
-    over an axis label (what ``_capture.narrow_text_problems`` found where the variant was drawn)."""
-    found = [f"figure {n} ({f['narrow']}): {problem}"
+    """Fail the run when a figure a phone shows (its phone variant, or its one layout where it has
+    none) cuts a text at the canvas's edge, lays a legend over an axis label, or sets a phone
+    variant's legend too small (what ``_capture`` found where the figure was drawn)."""
+    found = [f"figure {n} ({f.get('narrow', f['svg'])}): {problem}"
              for n, f in enumerate(figures, start=1) for problem in f.get("narrow_problems", [])]
     if found:
-        raise ExecutionError("the phone variant of a figure would cut or cover text on a narrow screen; give the "
-                             "figure room (a legend above or beside the axes, fewer columns, shorter labels):\n  "
+        raise ExecutionError("a figure would cut or cover text on a phone; give it room (a legend above or beside "
+                             "the axes, fewer columns, shorter labels), or do what the line says:\n  "
                              + "\n  ".join(found), explainer=source)
 
 
