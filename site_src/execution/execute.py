@@ -494,8 +494,10 @@ def _check_narrow_figures(figures: list[dict], *, source: str) -> None:
     found = [f"figure {n} ({f.get('narrow', f['svg'])}): {problem}"
              for n, f in enumerate(figures, start=1) for problem in f.get("narrow_problems", [])]
     if found:
-        raise ExecutionError("a figure would cut or cover text on a phone; give it room (a legend above or beside "
-                             "the axes, fewer columns, shorter labels), or do what the line says:\n  "
+        raise ExecutionError("a figure would cut or cover text: on a phone where the line names its phone variant "
+                             "(-narrow.svg), on every screen where it names the figure itself (it has no phone "
+                             "variant); give the text room (a legend above or beside the axes, fewer columns, shorter "
+                             "labels, a wider figure), or do what the line says:\n  "
                              + "\n  ".join(found), explainer=source)
 
 
