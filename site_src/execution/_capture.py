@@ -367,9 +367,9 @@ def _text_problems(fig, renderer, scale: float, *, legend_size: bool = True) -> 
     problems = []
     for text in _drawn_texts(fig, Text):
         box = text.get_window_extent(renderer)
-        over = {side: px * scale for side, px in
-                {"left": -box.x0, "right": box.x1 - width, "bottom": -box.y0, "top": box.y1 - height}.items()}
-        sides = [f"{px:.0f} px past the {side} edge" for side, px in over.items() if px > _EDGE_TOLERANCE_PX]
+        over = {"left": -box.x0, "right": box.x1 - width, "bottom": -box.y0, "top": box.y1 - height}
+        sides = [f"{px * scale:.0f} px past the {side} edge" for side, px in over.items()
+                 if px * scale > _EDGE_TOLERANCE_PX]
         if sides:
             problems.append(f"text {_quoted(text)} runs {' and '.join(sides)} of the canvas")
     axes = _all_axes(fig)
