@@ -20,9 +20,11 @@ kind                      examples                                      a re-run
                                                                         bound propagated
 ``monte_carlo``           a resampled proportion (Monte Carlo           ``|new - old| <=
                           p-value, a simulated rate) from ``n``         4 * sqrt(2) * mc_error``
-                          resamples                                     (`MC_K` standard errors
-                                                                        of a difference of two
-                                                                        estimates)
+                          resamples; the q-value of a Monte Carlo       (`MC_K` standard errors
+                          p-value (`monte_carlo_q_value`)               of a difference of two
+                                                                        estimates); a q-value:
+                                                                        its own error, plus its
+                                                                        rounding
 ``p_value``               an exact p-value or its q-value (BH); an      ``|log10 new - log10 old|
                           equivalence (TOST) p-value and its            <= 0.05``
                           adjustment (BH or Holm)                       (`LOG10_P_TOL`), both
@@ -60,6 +62,14 @@ independent estimates differ by ``sqrt(2)`` times that; a band of `MC_K` = 4 suc
 exceeded by chance about once in 16,000 comparisons. With fixed seeds and the locked NumPy the
 runs are identical; the band is what lets a NumPy upgrade that changes a sampler pass when
 nothing else changed.
+
+**The q-value of a Monte Carlo p-value.** A Benjamini-Hochberg q-value is ``m p' / j`` for one
+p-value ``p'`` at or above the row's own ``p`` (or 1), so its relative Monte Carlo error is at
+most ``p``'s, and its standard error at most ``q mc_error(p, n) / p`` (more than
+``mc_error(q, n)``, which would understate it by up to the square root of the family's size). The
+benchmark writes such a q-value rounded to the decimal place of the leading digit of that error
+(``faircode.benchmark.tables``), which moves it by at most half of it on each side; so two runs
+match within ``(MC_K sqrt(2) + 1)`` times that error (`monte_carlo_q_value`).
 
 **Score interval endpoints.** The results file's intervals (Newcombe's for a difference,
 MOVER-R for a ratio) are closed-form functions of each group's counts, so they move only when a
@@ -126,6 +136,7 @@ __all__ = [
     "fitted",
     "fitted_ratio",
     "monte_carlo",
+    "monte_carlo_q_value",
     "p_value",
     "power",
 ]
@@ -277,6 +288,32 @@ def monte_carlo(p: float, n: int) -> Tolerance:
         return exact()
     atol = MC_K * math.sqrt(2) * mc_error(min(max(p, 0.0), 1.0), n)
     return Tolerance("monte_carlo", atol, f"Monte Carlo ({n:,} resamples): |Δ| ≤ {atol:.2g}")
+
+
+def monte_carlo_q_value(q: float, p: float, n: int) -> Tolerance:
+    """A q-value adjusted from a Monte Carlo p-value ``p`` of ``n`` resamples, written rounded to
+    its error: ``(MC_K sqrt(2) + 1) q mc_error(p, n) / p`` (see "The q-value of a Monte Carlo
+    p-value" above).
+
+    Parameters
+    ----------
+    q : float
+        The committed q-value, in [0, 1].
+    p : float
+        The committed Monte Carlo p-value it adjusts (the row's own), in (0, 1].
+    n : int
+        Resamples of ``p``; a non-positive or non-integer ``n``, or a ``p`` that is not positive,
+        gives the exact rule.
+
+    Returns
+    -------
+    Tolerance
+    """
+    if (isinstance(n, bool) or not isinstance(n, int) or n <= 0 or not (_is_number(p) and _is_number(q))
+            or math.isnan(p) or math.isnan(q) or p <= 0):
+        return exact()
+    atol = (MC_K * math.sqrt(2) + 1) * q * mc_error(min(p, 1.0), n) / p
+    return Tolerance("monte_carlo", atol, f"Monte Carlo q-value ({n:,} resamples): |Δ| ≤ {atol:.2g}")
 
 
 def p_value() -> Tolerance:

@@ -116,10 +116,11 @@ def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
         if monte_carlo and n is not None:
             return tolerances.monte_carlo(_cell(get(column, "")), n)
         if column in ("q_value_max_gap", "q_value_omnibus") and n is not None:
-            # A q-value moves with every Monte Carlo p-value of its audit: judged like its own p.
+            # A q-value moves with the Monte Carlo p-values of its audit at or above its own, and is
+            # written rounded to that error (tables._to_monte_carlo_digits): its own band.
             p_column = "p_value_max_gap" if column == "q_value_max_gap" else "p_value_omnibus"
             if p_column == "p_value_max_gap" or get("method_omnibus") == "monte_carlo":
-                return tolerances.monte_carlo(_cell(get(column, "")), n)
+                return tolerances.monte_carlo_q_value(_cell(get(column, "")), _cell(get(p_column, "")), n)
         return tolerances.p_value()
     return tolerances.exact()
 
