@@ -364,6 +364,24 @@ def test_the_tick_labels_of_an_axis_not_drawn_are_not_measured():
     assert [p.split(" are set")[0] for p in narrow_text_problems(fig)] == ["the x-axis tick labels ('0.0', '0.2', ...)"]
 
 
+def test_a_phone_legend_made_again_draws_each_entry_as_its_artist(tmp_path):
+    # The power page's legend (issue 47): made again in one column from the legend's own handles,
+    # an error bar's entry lost its marker and showed as a line.
+    from matplotlib.lines import Line2D
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+    for ax in axes:
+        ax.plot([100, 1000], [0.2, 0.9], marker="o", label="exact power")
+    axes[0].errorbar([200], [0.3], yerr=0.05, fmt="D", label="simulated audits")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2)
+    fig.tight_layout(rect=(0, 0.15, 1, 1))
+    assert save_narrow_variant(fig, tmp_path / "n.svg")
+    (legend,) = fig.legends
+    assert legend._ncols == 1
+    assert [t.get_text() for t in legend.get_texts()] == ["exact power", "simulated audits"]
+    assert {line.get_marker() for line in legend.findobj(Line2D)} >= {"o", "D"}  # each entry's marker drawn
+
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

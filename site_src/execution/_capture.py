@@ -303,7 +303,12 @@ def _room_for_figure_legends(fig, height: float) -> tuple[float, float, float, f
         if leg.get_visible() and leg._ncols > 1:
             # A legend lays its columns out when it is made: make it again, in one column.
             texts, title = leg.get_texts(), leg.get_title()
-            again = fig.legend(leg.legend_handles, [t.get_text() for t in texts], loc=leg._loc, ncols=1,
+            # Made from the artists it stands for where an axes has one of that label (the first
+            # panel's, where panels share labels): a legend's own handle is only a part of some
+            # (an error bar's: its bars, not its marker; issue 47, the power page on a phone).
+            drawn = {label: handle for ax in reversed(fig.axes) for handle, label in zip(*ax.get_legend_handles_labels())}
+            handles = [drawn.get(t.get_text(), handle) for handle, t in zip(leg.legend_handles, texts)]
+            again = fig.legend(handles, [t.get_text() for t in texts], loc=leg._loc, ncols=1,
                                frameon=leg.get_frame_on(), fontsize=texts[0].get_fontsize() if texts else None,
                                **({"title": title.get_text(), "title_fontsize": title.get_fontsize()}
                                   if title.get_visible() and title.get_text() else {}))
