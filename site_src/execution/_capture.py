@@ -9,6 +9,7 @@ and those still open or never shown at the end), as the output of the cell that 
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
@@ -71,6 +72,8 @@ class _FigureCapture:
                 self._owner.setdefault(id(fig), self.cell)
 
         Figure.__init__ = init
+        self.code_file: str | None = None  # the explainer's code as run (run_cells names it)
+        _note_where_formulas_are_set(lambda: self.code_file if self.tracking else None)
         self.tracking = True  # off once the run ends: the runner's own figures are not the run's
         self.cell = 0  # the cell running now; a figure saved while it runs is its output
         self._owner: dict[int, int] = {}  # id(figure) -> the cell that opened it
@@ -89,9 +92,48 @@ class _FigureCapture:
         for fid in figure_ids:
             self._owner.setdefault(fid, cell)
 
+    def raise_readable(self, raised: ValueError) -> None:
+        """If ``raised``, an error drawing a figure raised, comes from a text of it that is a formula
+        matplotlib cannot read (mathtext), raise instead one sentence naming the text and what is
+        wrong, at the explainer's lines that set the text (:func:`_formula_error`); else return."""
+        text = _text_drawn_when(raised)
+        readable = None if text is None else _formula_error(text)
+        if readable is None:
+            return
+        if readable.__traceback__ is None:  # set by no line of the code: name the line that drew it
+            frames, tb = [], raised.__traceback__
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == self.code_file:
+                    frames.insert(0, (tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
+                tb = tb.tb_next
+            readable.with_traceback(_traceback_of(frames))
+        raise readable from None  # matplotlib's 50 lines from inside its parser say no more
+
+    def unreadable_formula(self) -> ValueError | None:
+        """:func:`_formula_error` of the first text of a figure still open that matplotlib cannot
+        read as a formula, or None: found when the code ends, so the error names the line that set
+        the text, before the figure is saved (where the explainer's lines are no longer running)."""
+        from matplotlib.text import Text
+
+        for fig in list(self._created.values()):
+            for text in fig.findobj(Text):
+                if "$" in text.get_text() and text.get_visible() and (text.axes is None or text.axes.get_visible()):
+                    if (error := _formula_error(text)) is not None:
+                        return error
+        return None
+
     def finish(self) -> None:
         """Save the figures still open, then the narrow (phone) variant of each figure's last
-        file: it re-lays the figure out, so it is drawn only once the code can no longer change it."""
+        file: it re-lays the figure out, so it is drawn only once the code can no longer change it.
+        A formula matplotlib cannot read in a text set while drawing (a tick formatter's) is
+        reported as :meth:`raise_readable` says."""
+        try:
+            self._finish()
+        except ValueError as raised:
+            self.raise_readable(raised)
+            raise
+
+    def _finish(self) -> None:
         self.capture_open()
         self.tracking = False
         for fig in list(self._created.values()):
@@ -128,6 +170,99 @@ class _FigureCapture:
         self.files.append({"svg": svg.name, "cell": self._owner.get(id(fig), self.cell)})
         self._figs.append(fig)
         self.seconds += time.perf_counter() - started
+
+
+def _note_where_formulas_are_set(code_file) -> None:
+    """Have each text that may hold a formula (a ``$`` in it) remember the frames of the
+    explainer's code that set it, innermost first (``code_file()``: the file the code runs as, or
+    None when nothing is to be noted): matplotlib reads the formula only when it draws the figure,
+    often after the code has ended, and the line to name is the one that set the text (issue 47)."""
+    import sys
+
+    from matplotlib.text import Text
+
+    real_set_text = Text.set_text
+
+    def set_text(text, s):
+        before = text.get_text()
+        real_set_text(text, s)
+        name = code_file()
+        # Set again to the same (a tick label at each drawing): the line that first set it stays.
+        if name is not None and "$" in text.get_text() and text.get_text() != before:
+            frame, frames = sys._getframe(1), []
+            while frame is not None:
+                if frame.f_code.co_filename == name:
+                    frames.append((frame, frame.f_lasti, frame.f_lineno))  # where it is now, not later
+                frame = frame.f_back
+            text._fairsite_set_at = frames
+
+    Text.set_text = set_text
+
+
+def _text_drawn_when(raised: BaseException):
+    """The text matplotlib was laying out or drawing when it raised ``raised``, if any: the innermost
+    frame of its traceback that is a method of a ``Text``."""
+    from matplotlib.text import Text
+
+    found, tb = None, raised.__traceback__
+    while tb is not None:
+        if isinstance(tb.tb_frame.f_locals.get("self"), Text):
+            found = tb.tb_frame.f_locals["self"]
+        tb = tb.tb_next
+    return found
+
+
+def _formula_error(text) -> ValueError | None:
+    """A ``ValueError`` saying in one sentence why matplotlib cannot draw ``text``'s formula
+    (mathtext: what stands between two ``$``), or None if it can. Its traceback is the frames of the
+    explainer's code that set the text (:func:`_note_where_formulas_are_set`), so the build's
+    report names that line of the explainer's source, as it names the line of any error the code
+    raises; a text set by no line of the code (a tick formatter's) has none."""
+    import re
+
+    from matplotlib import cbook
+
+    if text.get_usetex() or not text.get_parse_math():
+        return None  # LaTeX's own errors, or no formula at all
+    for line in text.get_text().split("\n"):  # matplotlib lays each line out on its own
+        if not cbook.is_math_text(line):
+            continue
+        try:
+            _mathtext_parser().parse(line, 72, text.get_fontproperties())
+        except ValueError as err:
+            # pyparsing's report: the formula, a caret under the fault, then "SomeException: what,
+            # found what (at char N), (line:1, col:N+1)".
+            formula, *_, said = str(err).strip("\n").split("\n")
+            m = re.match(r"(?:\w+: )?(.*?)\s*\(at char (\d+)\), \(line:\d+, col:\d+\)$", said)
+            what, at = (m.group(1), int(m.group(2)) + 1) if m else (said, None)
+            if len(what) > 100 and ", found " in what:  # a list of every construct the grammar allows
+                what = "expected more" + what[what.rindex(", found "):]
+            # Quoted as written in the figure, not repr'd: a formula's backslashes are single there.
+            where = f"at character {at} of '{formula}'" if at else f"in '{formula}'"
+            shown = " ".join(text.get_text().split())
+            error = ValueError(f"the figure text '{shown}' is not a formula matplotlib can draw (between two $ signs "
+                               f"it reads mathtext): {where}, {what[:1].lower()}{what[1:]}; correct the formula, or "
+                               "write a literal dollar sign as \\$")
+            return error.with_traceback(_traceback_of(getattr(text, "_fairsite_set_at", [])))
+    return None
+
+
+def _traceback_of(frames: list):
+    """A traceback through ``frames`` (``(frame, lasti, lineno)``, innermost first), or None."""
+    import types
+
+    tb = None
+    for frame, lasti, lineno in frames:
+        tb = types.TracebackType(tb, frame, lasti, lineno)
+    return tb
+
+
+@functools.cache
+def _mathtext_parser():
+    """The mathtext parser matplotlib's SVG backend uses (one: it caches what it parsed)."""
+    from matplotlib.mathtext import MathTextParser
+
+    return MathTextParser("path")
 
 
 # The site's figure style, applied to every explainer run (the reader who runs the file gets
