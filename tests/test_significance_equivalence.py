@@ -41,7 +41,7 @@ from faircode.significance import (
     proportion_ratio_ci,
     verdict_sentence,
 )
-from faircode.significance._equivalence import _restricted_rates, _score_statistic, _Tail
+from faircode.significance._equivalence import _region_runs, _restricted_rates, _score_statistic
 
 statsmodels_proportion = pytest.importorskip("statsmodels.stats.proportion")
 
@@ -219,20 +219,23 @@ def test_exact_test_at_a_margin_of_zero_is_scipys_barnard_test():
             assert ours == pytest.approx(theirs, abs=1e-9), (x1, n1, x2, n2, side)
 
 
-def test_every_rejection_region_row_is_one_run_of_counts():
-    """The exact test sums each row of its region by the binomial distribution function, which
-    needs each row to be one run (Barnard's convexity); the cell-by-cell sum is the fallback."""
-    for x1, n1, x2, n2 in _random_tables(9, 40, largest=120):
-        for compare, value in (("difference", -0.1), ("difference", 0.1), ("ratio", 0.8), ("ratio", 1.25)):
-            z_obs = float(_score_statistic(x1, n1, x2, n2, value, compare))
-            z = _score_statistic(np.arange(n1 + 1)[:, None], n1, np.arange(n2 + 1)[None, :], n2, value, compare)
-            for region in (z >= z_obs, z <= z_obs):
-                tail = _Tail(region, n1, n2, value, compare)
-                assert tail.runs
-                grid = np.linspace(*equivalence_module._nuisance_range(value, compare), 7)
-                by_cells = _Tail(region, n1, n2, value, compare)
-                by_cells.runs, by_cells.region = False, region.astype(float)
-                np.testing.assert_allclose(tail.probability(grid), by_cells.probability(grid), atol=1e-13)
+def test_each_row_of_a_rejection_region_is_the_run_the_bisection_finds():
+    """The exact test finds each row's run of extreme tables by bisection on x2, which needs the
+    statistic to fall as x2 rises in every row (Barnard's convexity): the whole table of
+    statistics, computed cell by cell, is the oracle, over random sizes, margins and tables."""
+    rng = np.random.default_rng(9)
+    for trial in range(150):
+        n1, n2 = (int(v) for v in rng.integers(1, 90, 2))
+        compare = ("difference", "ratio")[trial % 2]
+        value = float(rng.uniform(-0.9, 0.9)) if compare == "difference" else float(np.exp(rng.uniform(-1.5, 1.5)))
+        x1, x2 = int(rng.integers(0, n1 + 1)), int(rng.integers(0, n2 + 1))
+        z_obs = float(_score_statistic(x1, n1, x2, n2, value, compare))
+        z = _score_statistic(np.arange(n1 + 1)[:, None], n1, np.arange(n2 + 1)[None, :], n2, value, compare)
+        column = np.arange(n2 + 1)[None, :]
+        for side, region in (("larger", z >= z_obs), ("smaller", z <= z_obs)):
+            first, stop = _region_runs(n1, n2, value, compare, z_obs, 0.0, side)
+            runs = (column >= first[:, None]) & (column < stop[:, None])
+            np.testing.assert_array_equal(runs, region, err_msg=f"{compare} {n1} {n2} {value} {side}")
 
 
 def test_auto_uses_the_exact_test_up_to_its_table_limit():

@@ -894,8 +894,10 @@
     auditSize: auditSize,
     adjust: adjust,
     groups: groups,
-    // Exposed for the page and the tests: the normal quantile and distribution function.
+    // Exposed for the page, the tests and faircalc-equivalence.js: the normal quantile and
+    // distribution function, and the log binomial probability.
     ndtri: ndtri,
     ndtr: ndtr,
+    logDbinom: logDbinom,
   });
 })(typeof window !== "undefined" ? window : this);
