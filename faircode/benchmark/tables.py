@@ -177,10 +177,10 @@ def _to_monte_carlo_digits(q: np.ndarray, p: np.ndarray, monte_carlo: np.ndarray
     A Benjamini-Hochberg q-value is ``m p / j`` for one p-value at or above the row's own (or 1),
     so its relative Monte Carlo error is at most that of the smallest Monte Carlo p-value at or
     above the row's, ``mc_error(p, n) / p`` (the error shrinks as p grows). Each q-value is
-    rounded to the decimal place of the leading digit of ``q`` times that bound, the standard
-    error `faircode.tolerances` builds ``--check``'s band on (its rounding moves it by less than
-    a tenth of that band); a q-value with no Monte Carlo p-value at or above its own is exact and
-    kept whole. The p-values themselves are written whole: ``(b + 1) / (m + 1)`` is the exact
+    rounded to the decimal place of the leading digit of ``q`` times that bound, at most the
+    standard error ``--check``'s band is built on (`faircode.tolerances.monte_carlo_q_value`, from
+    the row's own p-value; the rounding moves it by less than a tenth of that band); a q-value with
+    no Monte Carlo p-value at or above its own is exact and kept whole. The p-values themselves are written whole: ``(b + 1) / (m + 1)`` is the exact
     p-value of the Monte Carlo test (Phipson and Smyth 2010), at most 4 significant digits here.
     """
     from faircode.tolerances import mc_error
