@@ -128,7 +128,7 @@ def test_omnibus_columns_are_the_chi_squared_test_of_the_compared_groups(run):
 
 
 def test_family_q_values_adjust_one_p_per_family_within_each_audit(run):
-    from test_results_verdicts import check_family_q_values
+    from results_oracles import check_family_q_values
 
     by_group = run[2]
     # BH over one p-value per family, with the digits a Monte Carlo error supports (issue 47)
