@@ -32,12 +32,17 @@ from faircode.significance._validation import (
     _check_exact_allowed,
     _check_test_options,
     _is_binary,
+    _hypergeom_mass,
+    _log_hypergeom_pmf,
     _logsumexp,
     _TIE_RTOL,
-    gammaln,
 )
 from faircode.significance._results import PermutationTestResult
 from faircode.significance._subset_sums import _MAX_KINDS, _SubsetSums, _TABLE_BYTES
+
+
+# Supports of fewer values than this are summed whole (one vectorised call), longer ones tail by tail.
+_WHOLE_SUPPORT = 2048
 
 
 def _exact_binary_p_value(a: np.ndarray, b: np.ndarray, alternative: str) -> float:
@@ -47,24 +52,37 @@ def _exact_binary_p_value(a: np.ndarray, b: np.ndarray, alternative: str) -> flo
     (population N, K positives, n_a draws), and the gap is linear and increasing in X:
     ``gap(X) = N / (n_a n_b) * (X - K n_a / N)``. So ``|gap(x)| >= |gap(x_obs)|`` is
     ``|x N - K n_a| >= |x_obs N - K n_a|``, decided in exact integer arithmetic (ties are exact).
+    The extreme values form up to two intervals of X. Each term is Loader's (issue 47: a sum of
+    log-gammas of 10^6 kept nine digits of a tail of 1e-51). A short support is summed whole, as
+    a share of its total; a long one tail by tail from the inner end (:func:`_hypergeom_mass`),
+    and when the extreme intervals hold the mode, p is one minus the mass of the others.
     """
     n_a, n_b = a.size, b.size
     n = n_a + n_b
     x_obs = int(round(float(a.sum())))
     k = x_obs + int(round(float(b.sum())))
-    # Support of X: O(min(n_a, n_b, K, N - K)) terms.
-    x = np.arange(max(0, n_a - (n - k)), min(n_a, k) + 1, dtype=np.int64)
-    # log pmf up to a constant (log C(N, n_a) and the K!, (N-K)!, ... terms cancel when the
-    # tail mass is divided by the total mass, which also absorbs gammaln's rounding).
-    log_w = -(gammaln(x + 1.0) + gammaln(k - x + 1.0) + gammaln(n_a - x + 1.0) + gammaln(n - k - n_a + x + 1.0))
+    lo, hi = max(0, n_a - (n - k)), min(n_a, k)
     if alternative == "greater":
-        extreme = x >= x_obs
+        extreme, rest = [(x_obs, hi)], [(lo, x_obs - 1)]
     elif alternative == "less":
-        extreme = x <= x_obs
+        extreme, rest = [(lo, x_obs)], [(x_obs + 1, hi)]
     else:
-        extreme = np.abs(x * n - k * n_a) >= abs(x_obs * n - k * n_a)
-    p = math.exp(_logsumexp(log_w[extreme]) - _logsumexp(log_w))
-    return min(1.0, p)
+        centre, dist = k * n_a, abs(x_obs * n - k * n_a)  # |x n - centre| >= dist, in integers
+        below, above = (centre - dist) // n, -(-(centre + dist) // n)  # floor and ceiling
+        extreme, rest = [(lo, below), (above, hi)], [(below + 1, above - 1)]
+    if hi - lo < _WHOLE_SUPPORT:
+        x = np.arange(lo, hi + 1)
+        log_w = _log_hypergeom_pmf(x, k, n - k, n_a)
+        chosen = np.zeros(x.size, dtype=bool)
+        for first, last in extreme:
+            chosen |= (x >= first) & (x <= last)
+        return min(1.0, math.exp(_logsumexp(log_w[chosen]) - _logsumexp(log_w)))
+    mode = min(hi, max(lo, (n_a + 1) * (k + 1) // (n + 2)))
+    if any(first <= mode <= last for first, last in extreme):
+        p = 1.0 - sum(_hypergeom_mass(max(first, lo), min(last, hi), mode, k, n - k, n_a) for first, last in rest)
+    else:
+        p = sum(_hypergeom_mass(max(first, lo), min(last, hi), mode, k, n - k, n_a) for first, last in extreme)
+    return min(1.0, max(0.0, p))
 
 
 class _NullSetup(NamedTuple):
@@ -218,9 +236,10 @@ def permutation_test_result(
     number ``X`` of positives a random relabelling puts in ``a`` is hypergeometric, and the gap
     is ``N / (n_a n_b) * (X - K n_a / N)``, increasing in ``X``. The two-sided p-value is
     ``P(|X N - K n_a| >= |x_obs N - K n_a|)``, decided in integers (exact ties) and summed over
-    the support (``O(min(n_a, n_b, K, N - K))`` terms) in log space with ``gammaln``, so groups
-    of 10^6 rows are fine. It equals the share of all ``C(N, n_a)`` relabellings that are as
-    extreme, with no Monte Carlo error.
+    the support (``O(min(n_a, n_b, K, N - K))`` terms) in log space, each term by Loader's
+    saddle-point expansion [3]_ (R's ``dhyper``): relative error near 1e-14 at 10^6 rows and in
+    tails of 1e-50 and below, where differences of ``gammaln`` lose nine digits. It equals the
+    share of all ``C(N, n_a)`` relabellings that are as extreme, with no Monte Carlo error.
 
     **Monte Carlo test.** Each relabelling draws the smaller group's rows without replacement
     from the pooled outcomes; a batch of relabelled gaps is one gather-and-sum over a
@@ -243,6 +262,8 @@ def permutation_test_result(
        3rd ed. Springer.
     .. [2] Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero.
        *Statistical Applications in Genetics and Molecular Biology* 9(1), Article 39.
+    .. [3] Loader, C. (2000). Fast and accurate computation of binomial probabilities.
+       Technical report, Bell Labs.
 
     Examples
     --------
