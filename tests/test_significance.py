@@ -749,6 +749,56 @@ def test_report_bootstraps_other_outcomes_clusters_and_on_request():
     assert clustered.ci_method == "percentile" and clustered.method == "grouped_monte_carlo"
 
 
+@pytest.mark.parametrize("unit", [2.0**1023, 2.0**400, 2.0**-600])
+def test_outcomes_near_the_largest_float_give_the_results_of_a_change_of_unit(unit):
+    # Issue 47: outcomes around 1e308 gave gap=+inf, "significant" and a false "cannot vary"
+    # warning (sums overflow; BCa's cubes overflow from 1e103, its squares underflow below 1e-154).
+    # A change of unit by a power of two is exact: every p-value must be the same, every gap,
+    # mean and interval end the same times `unit`, and nothing may warn (warnings are errors here).
+    rng = np.random.default_rng(47)
+    a, b = rng.uniform(0.5, 1.7, 40), rng.uniform(0.5, 1.7, 55)
+    for ci_method in ("percentile", "bca"):
+        small = significance_report(a, b, n_permutations=999, n_resamples=999, ci_method=ci_method, random_state=1)
+        large = significance_report(a * unit, b * unit, n_permutations=999, n_resamples=999, ci_method=ci_method,
+                                    random_state=1)
+        assert (large.p_value, large.significant) == (small.p_value, small.significant)
+        for field in ("gap", "ci_low", "ci_high", "mean_a", "mean_b"):
+            assert getattr(large, field) == getattr(small, field) * unit, field
+    test_small = permutation_test_result(a, b, n_permutations=199, random_state=2)
+    test_large = permutation_test_result(a * unit, b * unit, n_permutations=199, random_state=2)
+    assert test_large.p_value == test_small.p_value and test_large.statistic == test_small.statistic * unit
+    np.testing.assert_array_equal(test_large.null_distribution, test_small.null_distribution * unit)
+    assert tuple(bootstrap_ci(a * unit, b * unit, method="bca", n_resamples=499, random_state=3)) == tuple(
+        v * unit for v in bootstrap_ci(a, b, method="bca", n_resamples=499, random_state=3))
+    many = [permutation_tests(np.stack([a, a / 2]) * u, np.stack([b, b]) * u, n_permutations=99, random_state=4)
+            for u in (1.0, unit)]
+    np.testing.assert_array_equal(many[1], many[0])
+
+
+def test_k_group_and_stratified_tests_follow_a_change_of_unit_near_the_largest_float():
+    from faircode.significance import max_gap_test, max_t_test, pairwise_tests, stratified_permutation_test
+
+    rng = np.random.default_rng(48)
+    x, groups, strata = rng.uniform(0.5, 1.7, 90), np.repeat([0, 1, 2], 30), rng.integers(0, 3, 90)
+    unit = 2.0**1023
+    for test, field in ((lambda y: max_gap_test(y, groups, n_permutations=99, random_state=0), "statistic"),
+                        (lambda y: max_t_test(y, groups, n_permutations=99, random_state=0), "means"),
+                        (lambda y: pairwise_tests(y, groups, n_permutations=99, random_state=0)[0], "gap"),
+                        (lambda y: stratified_permutation_test(y, groups == 0, strata, n_permutations=99,
+                                                               random_state=0), "statistic")):
+        small, large = test(x), test(x * unit)
+        assert large.p_value == small.p_value
+        assert np.all(np.asarray(getattr(large, field)) == np.asarray(getattr(small, field)) * unit), field
+
+
+def test_outcomes_spanning_more_than_the_largest_float_are_refused_naming_the_arguments():
+    with pytest.raises(ValueError, match=r"`a` and `b`: the outcomes run from -1\.5e\+308 to 1\.5e\+308, a span "
+                                         r"beyond the largest float"):
+        significance_report([-1.5e308, 1.0, 2.0], [1.5e308, 3.0])
+    with pytest.raises(ValueError, match=r"`a\[1\]` and `b\[1\]`: the outcomes run from"):
+        permutation_tests([[1.0, 2.0], [-1.5e308, 1.0]], [[3.0, 4.0], [1.5e308, 2.0]])
+
+
 def test_report_repr_is_readable():
     rep = significance_report(binary(40, 100), binary(60, 100), n_resamples=500, random_state=0)
     text = repr(rep)

@@ -31,6 +31,7 @@ from faircode.significance._validation import (
     _batch_rows,
     _check_choice,
     _check_open_unit,
+    _rescaled,
     _TIE_RTOL,
     ndtr,
     ndtri,
@@ -292,7 +293,9 @@ def bootstrap_ci(
     if batch_size is not None:
         batch_size = _check_positive_int(batch_size, "batch_size")
     codes = _as_groups(groups, a.size, b.size)
-    return _bootstrap_ci(a, b, codes, confidence_level, n_resamples, method, random_state, batch_size)
+    (a, b), unit = _rescaled((a, b), "`a` and `b`")  # the interval follows a change of unit
+    low, high = _bootstrap_ci(a, b, codes, confidence_level, n_resamples, method, random_state, batch_size)
+    return ConfidenceInterval(unit * low, unit * high)
 
 
 def _bootstrap_ci(a, b, codes, confidence_level, n_resamples, method, random_state, batch_size, stacklevel=4):

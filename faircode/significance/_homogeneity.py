@@ -39,6 +39,7 @@ from faircode.significance._validation import (
     _is_binary,
     _log_choose,
     _logsumexp,
+    _rescaled,
     _TEST_METHODS,
     _TIE_RTOL,
 )
@@ -525,6 +526,7 @@ def max_t_test(
     if method == "exact" and not binary:
         raise ValueError("`method='exact'` needs 0/1 `outcome`; use 'auto' or 'monte_carlo' for other outcomes")
     k = uniques.size
+    (x,), unit = _rescaled((x,), "`outcome`")  # T does not depend on the unit; the means follow it
     sizes = np.bincount(codes, minlength=k).astype(np.int64)
     sums = np.bincount(codes, weights=x, minlength=k)
     means = sums / sizes
@@ -532,7 +534,7 @@ def max_t_test(
     labels = uniques.tolist()
     i_idx, j_idx = _pair_index(k)
     describe = dict(groups=tuple(labels), sizes=tuple(int(s) for s in sizes),
-                    means=tuple(float(m) for m in means))
+                    means=tuple(unit * float(m) for m in means))
     if s2 <= 0.0:
         pairs = tuple((labels[i], labels[j], 0.0, 1.0) for i, j in zip(i_idx, j_idx))
         return MaxTTestResult(0.0, 1.0, "exact", None, 0.0, False, pair=(labels[0], labels[1]),

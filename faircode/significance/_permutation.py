@@ -35,6 +35,7 @@ from faircode.significance._validation import (
     _hypergeom_mass,
     _log_hypergeom_pmf,
     _logsumexp,
+    _rescaled,
     _TIE_RTOL,
 )
 from faircode.significance._results import PermutationTestResult
@@ -288,7 +289,8 @@ def permutation_test_result(
     codes = _as_groups(groups, a.size, b.size)
     binary = _is_binary(a) and _is_binary(b)
     _check_exact_allowed(method, codes is not None, None if binary else "")
-    statistic = float(a.mean() - b.mean())
+    (a, b), unit = _rescaled((a, b), "`a` and `b`")  # p does not depend on the unit; gaps are multiplied back
+    statistic = unit * float(a.mean() - b.mean())
 
     if method != "monte_carlo" and codes is None and binary:
         p = _exact_binary_p_value(a, b, alternative)
@@ -308,6 +310,7 @@ def permutation_test_result(
         setup = _grouped_null_setup(a, b, *codes)
     observed, null, scale = _draw_null(setup, n_permutations, rng, batch_size)
     p, at_floor = _monte_carlo_p_value(observed, null, alternative, scale)
+    null *= unit
     null.setflags(write=False)
     return PermutationTestResult(statistic, p, kind, n_permutations, floor, at_floor, alternative, null)
 
@@ -487,8 +490,10 @@ def permutation_tests(
     if not drawn:
         return p
     rng = _as_rng(random_state)
-    setups = [_row_null_setup(a[i], b[i]) if codes is None else _grouped_null_setup(a[i], b[i], *codes[i])
-              for i in drawn]
+    setups = []
+    for i in drawn:  # each test in a unit of its own size (p does not depend on it)
+        (a_i, b_i), _ = _rescaled((a[i], b[i]), f"`a[{i}]` and `b[{i}]`")
+        setups.append(_row_null_setup(a_i, b_i) if codes is None else _grouped_null_setup(a_i, b_i, *codes[i]))
     left = _p_values_by_kind(p, drawn, setups, n_permutations, alternative, rng)
     _p_values_by_subsets(p, [drawn[j] for j in left], [setups[j] for j in left], n_permutations, alternative, rng)
     return p

@@ -17,6 +17,7 @@ from faircode.significance._validation import (
     _check_choice,
     _check_open_unit,
     _is_binary,
+    _rescaled,
 )
 from faircode.significance._results import SignificanceReport, SMALL_SAMPLE_THRESHOLD
 from faircode.significance._permutation import permutation_test_result
@@ -137,6 +138,7 @@ def significance_report(
     if ci_method == "auto":
         ci_method = "newcombe" if binary and groups is None else "percentile"
     rng = _as_rng(random_state)
+    (a, b), unit = _rescaled((a, b), "`a` and `b`")  # outcomes near 1e308: in a unit that cannot overflow
     test = permutation_test_result(
         a, b, n_permutations=n_permutations, method=method, groups=groups, random_state=rng
     )
@@ -147,17 +149,17 @@ def significance_report(
     else:
         low, high = _bootstrap_ci(a, b, codes, confidence_level, n_resamples, ci_method, rng, None)
     return SignificanceReport(
-        gap=test.statistic,
-        ci_low=low,
-        ci_high=high,
+        gap=unit * test.statistic,
+        ci_low=unit * low,
+        ci_high=unit * high,
         p_value=test.p_value,
         significant=bool(test.p_value < alpha),
         alpha=alpha,
         confidence_level=confidence_level,
         n_a=int(a.size),
         n_b=int(b.size),
-        mean_a=float(a.mean()),
-        mean_b=float(b.mean()),
+        mean_a=unit * float(a.mean()),
+        mean_b=unit * float(b.mean()),
         small_sample_warning=bool(min(a.size, b.size) < SMALL_SAMPLE_THRESHOLD),
         method=test.method,
         n_permutations=test.n_permutations,

@@ -34,6 +34,7 @@ from faircode.significance._validation import (
     _is_binary,
     _is_missing,
     _log_choose,
+    _rescaled,
     _TEST_METHODS,
     _TIE_RTOL,
 )
@@ -180,10 +181,13 @@ class _Strata:
     x: np.ndarray
     g: np.ndarray
     codes: np.ndarray
+    unit: float  # x is in this unit (see _rescaled): 1.0 but for outcomes past 2^256 or below 2^-256
 
 
 def _as_strata(outcome, group, strata, *, binary_outcome: bool) -> _Strata:
     x = _as_binary_outcome(outcome) if binary_outcome else _as_sample(outcome, "outcome")
+    # Outcomes near 1e308 in a unit that cannot overflow: the p-values do not depend on it.
+    (x,), unit = _rescaled((x,), "`outcome`")
     g = _as_sample(group, "group")
     if g.size != x.size:
         raise ValueError(f"`group` must have one value per row of `outcome` ({x.size}); got {g.size}")
@@ -216,7 +220,7 @@ def _as_strata(outcome, group, strata, *, binary_outcome: bool) -> _Strata:
     s_kept = int(keep.sum())
     a = np.bincount(codes, weights=x * g, minlength=s_kept)
     m1 = np.bincount(codes, weights=x, minlength=s_kept)
-    return _Strata(n1[keep], n0[keep], a, m1, int((~keep).sum()), x, g, codes)
+    return _Strata(n1[keep], n0[keep], a, m1, int((~keep).sum()), x, g, codes, unit)
 
 
 def cmh_test(outcome, group, strata, *, confidence_level: float = 0.95, correction: bool = False) -> CMHTestResult:
@@ -523,7 +527,7 @@ def stratified_permutation_test(
     centre = float(np.sum(n1 * totals / n))  # E[sum_s S_1s] under the null
     weight = float(np.sum(n1 * n0 / n))
     observed = float(sums1.sum())
-    statistic = (observed - centre) / weight
+    statistic = st.unit * (observed - centre) / weight
     scale = max(float(np.abs(st.x).max()), 1.0)
     tol = _TIE_RTOL * scale * max(abs(observed), 1.0)
 

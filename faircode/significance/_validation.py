@@ -221,6 +221,33 @@ def _as_sample(x, name: str) -> np.ndarray:
     return arr
 
 
+# Outcomes larger in magnitude than this, or all smaller than its inverse, are computed with in a
+# unit a power of two away (an exact change of unit), so that their sums over 2^40 rows, their
+# squares and cubes (the BCa acceleration) neither overflow nor underflow (issue 47: outcomes near
+# 1e308 gave a gap of inf, "significant", and a false "cannot vary" warning).
+_SAFE_MAGNITUDE = 2.0**256
+
+
+def _rescaled(samples: tuple, names: str) -> tuple[tuple, float]:
+    """``(samples / unit, unit)``: ``unit`` 1.0 for outcomes of ordinary size, else a power of two.
+
+    Dividing by a power of two is exact, and every p-value here is unchanged by a change of unit
+    while gaps, means and intervals follow it (times ``unit``), so results are those of exact
+    arithmetic in the original unit. ``names`` names the arguments for the error: ValueError when
+    the outcomes span more than the largest float (a gap between their means might not fit in one).
+    """
+    top = max(float(np.abs(x).max()) for x in samples)
+    low, high = min(float(x.min()) for x in samples), max(float(x.max()) for x in samples)
+    if not math.isfinite(high - low):
+        raise ValueError(f"{names}: the outcomes run from {low:.4g} to {high:.4g}, a span beyond the largest float "
+                         "(1.8e308), so a gap between their means may not be representable; divide them by a "
+                         "constant (a change of unit) first")
+    if top == 0.0 or 1.0 / _SAFE_MAGNITUDE <= top <= _SAFE_MAGNITUDE:
+        return samples, 1.0
+    unit = 2.0 ** (math.frexp(top)[1] - 1)  # top / unit in [1, 2); 2^1024 is past the largest float
+    return tuple(x / unit for x in samples), unit
+
+
 def _check_choice(value, name: str, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         options = ", ".join(repr(c) for c in choices)
