@@ -507,6 +507,70 @@ def test_many_tests_of_few_kinds_of_unit_agree_with_permutation_test():
         assert abs(singletons[i] - exact) <= mc_tolerance(exact, m)
 
 
+def test_a_long_permutation_test_says_up_front_how_long_and_what_is_faster(monkeypatch):
+    # Issue 47: 5 million against 5 million continuous rows ran 18 minutes with no word. The bound
+    # on the work is lowered here so that a small test passes it; whether a call warns depends only
+    # on rows x relabellings, never on the machine. The timing uses a generator of its own: the
+    # p-value and null distribution are those of a call that does not warn.
+    from faircode.significance import _permutation
+
+    rng = np.random.default_rng(26)
+    a, b = rng.normal(0.3, 1, 40), rng.normal(0, 1, 60)
+    quiet = permutation_test_result(a, b, n_permutations=499, random_state=9)
+    monkeypatch.setattr(_permutation, "_LONG_WORK", 100 * 499)
+    with pytest.warns(UserWarning, match=r"^the permutation test's 499 relabellings of 100 rows will take about \d+ "
+                                         r"seconds on this machine \(a first draw, timed\); faster: n_permutations=999 "
+                                         r".*scipy\.stats\.ttest_ind\(a, b, equal_var=False\)") as record:
+        loud = permutation_test_result(a, b, n_permutations=499, random_state=9)
+    assert record[0].filename == __file__  # it points at the caller, not into faircode
+    assert loud.p_value == quiet.p_value
+    np.testing.assert_array_equal(loud.null_distribution, quiet.null_distribution)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one relabelling fewer: below the bound, silent
+        permutation_test_result(a, b, n_permutations=498, random_state=9)
+
+
+def test_a_long_bootstrap_says_up_front_how_long_and_the_report_says_it_before_its_test(monkeypatch):
+    from faircode.significance import _bootstrap
+
+    rng = np.random.default_rng(27)
+    a, b = rng.normal(0.3, 1, 40), rng.normal(0, 1, 50)
+    quiet_ci = bootstrap_ci(a, b, n_resamples=499, random_state=10)
+    quiet = significance_report(a, b, n_permutations=199, n_resamples=499, random_state=10)
+    monkeypatch.setattr(_bootstrap, "_LONG_WORK", 90 * 499)
+    faster = r"faster: n_resamples=999 .*scipy\.stats\.ttest_ind\(a, b, equal_var=False\)\.confidence_interval\(\)"
+    with pytest.warns(UserWarning, match=r"^bootstrap_ci's 499 bootstrap resamples of 40 and 50 rows will take about "
+                                         r"\d+ seconds on this machine .*" + faster):
+        assert bootstrap_ci(a, b, n_resamples=499, random_state=10) == quiet_ci
+    with pytest.warns(UserWarning, match=r"^significance_report's 499 bootstrap resamples of 40 and 50 rows, after the "
+                                         r"permutation test, will take about \d+ seconds") as record:
+        loud = significance_report(a, b, n_permutations=199, n_resamples=499, random_state=10)
+    assert len(record) == 1 and record[0].filename == __file__  # said once, by the report
+    assert loud == quiet
+
+
+def test_a_large_test_of_few_distinct_values_draws_counts_of_each(monkeypatch):
+    # From 2^20 rows, outcomes of at most 32 distinct values (a rating of 1 to 5) are relabelled as
+    # multivariate hypergeometric counts of each value: O(values), not O(rows), per relabelling.
+    # Lowered bound, small data: the null distribution has the exact permutation mean (0) and
+    # variance s^2 (1/n_a + 1/n_b) (s^2 the pooled rows' variance with N - 1), and the p-value is
+    # permutation_tests' for the same generator (the same counts).
+    from faircode.significance import _permutation
+
+    rng = np.random.default_rng(28)
+    a, b = rng.integers(1, 6, 70).astype(float), rng.integers(1, 6, 90).astype(float)
+    m = 20_000
+    subsets = permutation_test(a, b, n_permutations=m, random_state=12)  # 160 rows: random subsets
+    monkeypatch.setattr(_permutation, "_KINDS_FROM_ROWS", 100)
+    res = permutation_test_result(a, b, n_permutations=m, random_state=11)
+    pooled = np.r_[a, b]
+    variance = pooled.var(ddof=1) * (1 / a.size + 1 / b.size)
+    assert abs(res.null_distribution.mean()) <= 5 * math.sqrt(variance / m)
+    assert res.null_distribution.var() == pytest.approx(variance, rel=5 * math.sqrt(2 / m))
+    assert res.p_value == permutation_tests(a[None], b[None], n_permutations=m, random_state=11)[0]
+    assert abs(res.p_value - subsets) <= mc_tolerance(subsets, m, n_estimates=2)
+
+
 def test_many_grouped_tests_hold_their_level_under_the_null():
     """Clustered data with no true gap: the share of p < 0.1 over 400 tests is within binomial error."""
     rng = np.random.default_rng(24)

@@ -18,11 +18,18 @@ from faircode.significance._validation import (
     _check_open_unit,
     _is_binary,
     _rescaled,
+    _warn_long,
 )
 from faircode.significance._results import SignificanceReport, SMALL_SAMPLE_THRESHOLD
 from faircode.significance._permutation import permutation_test_result
 from faircode.significance._intervals import _newcombe, _z
-from faircode.significance._bootstrap import _bootstrap_ci
+from faircode.significance._bootstrap import (
+    _FASTER_BOOTSTRAP,
+    _bootstrap_ci,
+    _bootstrap_seconds,
+    _bootstrap_setup,
+    _bootstrap_work,
+)
 
 
 _REPORT_CI_METHODS = ("auto", "newcombe", "percentile", "bca")
@@ -89,6 +96,10 @@ def significance_report(
     -----
     DegenerateSampleWarning
         From the bootstrap, for a group that cannot vary under resampling.
+    UserWarning
+        For large samples, before anything is drawn: how long the bootstrap will take (said once,
+        before the permutation test, which then says the same of itself); see
+        :func:`permutation_test_result` and :func:`bootstrap_ci`.
 
     Notes
     -----
@@ -139,15 +150,24 @@ def significance_report(
         ci_method = "newcombe" if binary and groups is None else "percentile"
     rng = _as_rng(random_state)
     (a, b), unit = _rescaled((a, b), "`a` and `b`")  # outcomes near 1e308: in a unit that cannot overflow
+    codes = _as_groups(groups, a.size, b.size)
+    samplers = None
+    if ci_method != "newcombe":
+        # Made before the test runs, to say up front how long the bootstrap after it will take. Their
+        # child streams are the same made now or then: spawning does not move `rng`'s own stream.
+        samplers = _bootstrap_setup(a, b, codes, rng)
+        seconds = _bootstrap_seconds(*samplers, n_resamples)
+        if seconds is not None:
+            _warn_long(f"significance_report's {_bootstrap_work(*samplers, n_resamples)}, after the permutation "
+                       "test,", seconds, _FASTER_BOOTSTRAP)
     test = permutation_test_result(
         a, b, n_permutations=n_permutations, method=method, groups=groups, random_state=rng
     )
-    codes = _as_groups(groups, a.size, b.size)
     if ci_method == "newcombe":
         low, high = _newcombe(float(a.sum()), a.size, float(b.sum()), b.size, _z(confidence_level))
         low, high, n_resamples = float(low), float(high), None
     else:
-        low, high = _bootstrap_ci(a, b, codes, confidence_level, n_resamples, ci_method, rng, None)
+        low, high = _bootstrap_ci(a, b, codes, confidence_level, n_resamples, ci_method, rng, None, samplers=samplers)
     return SignificanceReport(
         gap=unit * test.statistic,
         ci_low=unit * low,
