@@ -33,6 +33,8 @@ from faircode.significance._bootstrap import _GroupResampler
 from faircode.significance._permutation import _LONG_WORK
 from faircode.significance._subset_sums import _SubsetSums
 
+from bench_significance import STEPS, step_seconds  # run as python bench/bench_large_samples.py
+
 M = 9_999
 
 
@@ -48,21 +50,8 @@ def relabelling_steps(pooled: np.ndarray, size: int, draws: int = 3) -> tuple[fl
     holder = {}
     setup = cpu(lambda: holder.setdefault("sampler", _SubsetSums(z, size)))
     sampler, rng = holder["sampler"], np.random.default_rng(0)
-    steps = {"raw words": [], "membership bits": [], "table sums": [], "size correction": []}
-    for _ in range(draws):
-        test = np.zeros(1, dtype=np.intp)
-        t0 = time.process_time()
-        raw = rng.bit_generator.random_raw(sampler.row_words).reshape(1, sampler.row_words)
-        t1 = time.process_time()
-        member = sampler._members(raw[:, : sampler.bits * sampler.words])
-        t2 = time.process_time()
-        sums = sampler._table_sums(member, test)
-        t3 = time.process_time()
-        sampler._correct(sums, member, raw, test)
-        t4 = time.process_time()
-        for key, seconds in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
-            steps[key].append(seconds)
-    return setup, {key: min(values) for key, values in steps.items()}
+    runs = [step_seconds(sampler, rng, 1) for _ in range(draws)]
+    return setup, {key: min(run[i] for run in runs) for i, key in enumerate(STEPS)}
 
 
 def estimate_against_run() -> tuple[float, float, int, int]:
