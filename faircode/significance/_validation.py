@@ -92,12 +92,15 @@ def _bd0(x: np.ndarray, n: np.ndarray, share: np.ndarray, total: int) -> np.ndar
     if near.any():
         vn = v[near]
         v2 = vn * vn
-        # Terms fall by v^2 <= 1/4 each: enough of them for 2^-56 of the first at the largest |v|,
-        # all at once (powers v^2, v^4, ... by rows), their signs alike, so no digit is lost.
+        # sum_j v^(2j) / (2j + 1), j >= 1, by Horner's rule: terms fall by v^2 <= 1/4 each, enough of
+        # them for 2^-56 of the first at the largest |v|; all positive, so no digit is lost.
         largest = float(v2.max())
         count = 1 if largest == 0.0 else min(27, math.ceil(-56 * math.log(2) / math.log(largest)))
-        powers = np.cumprod(np.repeat(v2[None, :], count, axis=0), axis=0)  # (count, near)
-        tail = (1.0 / np.arange(3, 2 * count + 2, 2)) @ powers
+        tail = np.full(v2.shape, 1.0 / (2 * count + 1))
+        for j in range(count - 1, 0, -1):
+            tail *= v2
+            tail += 1.0 / (2 * j + 1)
+        tail *= v2
         out[near] = diff[near] / total * vn + 2 * x[near] * vn * tail
     return out
 
