@@ -60,10 +60,14 @@ def _exact_binary_p_value(a: np.ndarray, b: np.ndarray, alternative: str) -> flo
     a share of its total; a long one tail by tail from the inner end (:func:`_hypergeom_mass`),
     and when the extreme intervals hold the mode, p is one minus the mass of the others.
     """
-    n_a, n_b = a.size, b.size
+    return _exact_count_p_value(int(round(float(a.sum()))), a.size, int(round(float(b.sum()))), b.size, alternative)
+
+
+def _exact_count_p_value(x_obs: int, n_a: int, y_obs: int, n_b: int, alternative: str) -> float:
+    """:func:`_exact_binary_p_value` from counts: ``x_obs`` ones among ``n_a`` rows, ``y_obs``
+    among ``n_b`` (what a verdict or a report of ten million rows holds, not the rows)."""
     n = n_a + n_b
-    x_obs = int(round(float(a.sum())))
-    k = x_obs + int(round(float(b.sum())))
+    k = x_obs + y_obs
     lo, hi = max(0, n_a - (n - k)), min(n_a, k)
     if alternative == "greater":
         extreme, rest = [(x_obs, hi)], [(lo, x_obs - 1)]

@@ -30,8 +30,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from faircode.formatting import format_p_value, format_points, format_ratio
 from faircode.significance._equivalence import (
     COMPARISONS,
@@ -41,7 +39,7 @@ from faircode.significance._equivalence import (
     equivalence_test_from_counts,
 )
 from faircode.significance._intervals import _mover_ratio, _newcombe, _z
-from faircode.significance._permutation import _exact_binary_p_value
+from faircode.significance._permutation import _exact_count_p_value
 from faircode.significance._power import permutation_test_power
 from faircode.significance._validation import _as_binary_sample, _check_choice, _check_open_unit
 
@@ -256,7 +254,7 @@ def gap_verdict_from_counts(count_a, n_a, count_b, n_b, *, margin, compare: str 
     equivalence = equivalence_test_from_counts(x1, n1, x2, n2, margin=(low, high), compare=compare, alpha=alpha,
                                                method=equivalence_method)
     ci_low, ci_high = _interval_of_gap(x1, n1, x2, n2, compare, 1 - alpha)
-    p_value = _exact_p_value(x1, n1, x2, n2)
+    p_value = _exact_count_p_value(x1, n1, x2, n2, "two-sided")
     verdict = classify_gap(p_value=p_value, ci_low=ci_low, ci_high=ci_high, equivalence_p_value=equivalence.p_value,
                            margin=(low, high), alpha=alpha) if not math.isnan(ci_low) else "inconclusive"
     return GapVerdict(
@@ -283,15 +281,6 @@ def _interval_of_gap(x1: int, n1: int, x2: int, n2: int, compare: str, confidenc
     if x1 == 0 and x2 == 0:
         return math.nan, math.nan
     return _mover_ratio(x1, n1, x2, n2, z)
-
-
-def _exact_p_value(x1: int, n1: int, x2: int, n2: int) -> float:
-    """The exact permutation test of equal rates, two-sided, from counts."""
-    a = np.zeros(n1)
-    a[:x1] = 1.0
-    b = np.zeros(n2)
-    b[:x2] = 1.0
-    return _exact_binary_p_value(a, b, "two-sided")
 
 
 def power_at_margin(rate_b: float, n_a: int, n_b: int, *, margin: tuple[float, float], compare: str,
