@@ -286,6 +286,71 @@ def test_memory_field_is_validated(tmp_path, value, ok):
         assert parse_explainer(path).meta.memory == ok
 
 
+def _commit_all(root: Path) -> None:
+    """Make ``root`` a git repository with every file of it committed (the files a run may not change)."""
+    for cmd in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "all"]):
+        subprocess.run(["git", *cmd], cwd=root, check=True, stdout=subprocess.DEVNULL)
+
+
+_CLOBBERS = {  # each way a run may try to destroy a file of the repository, and the file it names
+    "writes": ('Path("results/results_fairness.csv").write_text("oops\\n")', "results/results_fairness.csv"),
+    "swallows": ('try:\n    open("mkdocs.yml", "w").close()\nexcept OSError:\n    pass', "mkdocs.yml"),
+    "removes": ('os.remove("mkdocs.yml")', "mkdocs.yml"),
+    "replaces": ('Path("made.txt").write_text("x")\nos.replace("made.txt", "results/results_fairness.csv")',
+                 "results/results_fairness.csv"),
+    "pandas": ('import pandas as pd\npd.DataFrame({"a": [1]}).to_csv("results/results_fairness.csv")',
+               "results/results_fairness.csv"),
+}
+
+
+def test_a_run_cannot_change_a_tracked_file_and_is_named_with_it_beside_every_other_failure(copied_tinysite):
+    """A fresh user's explainer overwrote results/results_fairness.csv: the build then blamed the file
+    ("fix the file or re-run faircode benchmark"), and another explainer's memory failure was dropped
+    from the summary (issue 47, item 1). The file is never written; the explainer, its line and the
+    file are named; every failure is listed."""
+    root = copied_tinysite
+    _commit_all(root)
+    tracked = {p: (root / p).read_bytes() for p in ("results/results_fairness.csv", "mkdocs.yml")}
+    sources = {}
+    for slug, (code, _) in _CLOBBERS.items():
+        sources[slug] = _explainer(f"import os\nfrom pathlib import Path\n{code}\nx = 1\n")
+        _write(root, slug, sources[slug])
+    _write(root, "greedy", _explainer("big = bytearray(2 * 1024**3)", front="memory: 512MiB\n"))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root, jobs=2))
+    text = str(info.value)
+    assert {p: (root / p).read_bytes() for p in tracked} == tracked
+    for slug, (code, path) in _CLOBBERS.items():
+        line = _line_of(sources[slug], code.split("\n")[-1] if slug != "swallows" else "open(")
+        assert f"explainers/{slug}.md:{line}" in text, slug  # several that fail the same way are one entry
+        assert f"its code tried to change {path}, a file of the repository; refused: the file was left as it was" in text
+    assert "explainers/greedy.md" in text and "exceeded its memory limit of 512 MiB" in text
+    assert "fix the file" not in text
+
+
+def test_a_file_of_the_repository_a_child_process_changed_is_named(copied_tinysite):
+    """A child process is not watched by the audit hook: what it changed is named after the run."""
+    root = copied_tinysite
+    _commit_all(root)
+    _write(root, "shell", _explainer('import subprocess\nsubprocess.run("echo > mkdocs.yml", shell=True)\nx = 1'))
+    with pytest.raises(BuildFailed, match=r"explainers/shell\.md: mkdocs\.yml changed while its code ran a child "
+                                          r"process, which the build cannot watch"):
+        build(BuildOptions(root=root))
+
+
+def test_a_results_file_broken_by_hand_is_listed_with_the_failed_runs(copied_tinysite):
+    """Reading a broken results file at the render stage raised past the failures gathered before
+    it: the summary named the file alone (issue 47, item 1)."""
+    root = copied_tinysite
+    (root / "results" / "results_fairness.csv").write_text("oops\n")
+    _write(root, "greedy", _explainer("big = bytearray(2 * 1024**3)", front="memory: 512MiB\n"))
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    text = str(info.value)
+    assert "explainers/greedy.md" in text and "exceeded its memory limit of 512 MiB" in text
+    assert "results/results_fairness.csv:1: the header lacks the key column(s)" in text
+
+
 def test_a_build_killed_with_sigkill_takes_its_runs_with_it(copied_tinysite):
     root = copied_tinysite
     _write(root, "sleeps", _explainer("""
