@@ -420,6 +420,31 @@ def test_html_in_the_title_is_escaped_everywhere(copied_tinysite):
     assert "<img src=x" not in index
 
 
+def test_a_title_outside_the_basic_multilingual_plane_is_the_pages_title_nav_entry_and_search_title(copied_tinysite):
+    """An emoji in a title made the page's <title>, its sidebar entry and its search title "Index":
+    the page's front matter was written with JSON's surrogate escapes, which YAML reads as two lone
+    surrogates (issue 47, item 2). Tags and the description go the same way."""
+    import json
+
+    root = copied_tinysite
+    title, tag, summary = "Coin Flips 🎯: 𝔸 \"quoted\"", "fair 🪙", "Flips 🎲 of a coin."
+    page = (root / "explainers" / "coin-flips.md").read_text()
+    page = page.replace("title: Coin Flips", f"title: '{title}'").replace("tags: [fixture]", f"tags: [{tag}]")
+    page = re.sub(r"(?m)^summary: .*$", f"summary: {summary}", page)
+    (root / "explainers" / "coin-flips.md").write_text(page)
+    build(BuildOptions(root=root))
+    page = (root / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+    assert html.unescape(re.search(r"<title>(.*?) - ", page, re.S).group(1)) == title
+    assert html.unescape(re.search(r'<meta name="description" content="([^"]*)"', page).group(1)) == summary
+    home = (root / "site" / "index.html").read_text()
+    entry = re.search(r'href="explainers/coin-flips/" class="md-nav__link">.*?<span class="md-ellipsis">(.*?)</span>',
+                      home, re.S).group(1)
+    assert html.unescape(entry.strip()) == title
+    docs = json.loads((root / "site" / "search" / "search_index.json").read_text())["docs"]
+    assert [html.unescape(d["title"]) for d in docs if d["location"] == "explainers/coin-flips/"] == [title]
+    assert tag in html.unescape((root / "site" / "tags" / "index.html").read_text())
+
+
 _SITE_EXTENSIONS = ["attr_list", "def_list", "md_in_html", "tables", "toc", "pymdownx.superfences",
                     "pymdownx.emoji", "admonition"]
 
