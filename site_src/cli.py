@@ -82,15 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "new":
             from site_src.sources.collect import READING_ORDER
-            from site_src.sources.scaffold import new_explainer
+            from site_src.sources.scaffold import new_explainer, slugify
 
             path = new_explainer(root, args.title, slug=args.slug)
             order = path.parent / READING_ORDER
             listed = (f"list `{path.stem}` in {order.relative_to(root)}, under the part it belongs to, then "
                       if order.exists() else "")
+            whole = slugify(args.title) if args.slug is None else path.stem
+            cut = (f" (a file name cut from the title's {len(whole)} characters to {len(path.stem)}; choose another "
+                   "with --slug)" if whole != path.stem else "")
             # What to do next is the command's output (stdout), not a diagnostic: a script can read it.
             Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(
-                f"wrote {path.relative_to(root)}; {listed}build it with `fairsite build`")
+                f"wrote {path.relative_to(root)}{cut}; {listed}build it with `fairsite build`")
             return 0
         if args.command == "serve":
             return _serve(root, args)
