@@ -204,7 +204,7 @@ def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recor
     sys.path.insert(0, str(root))
     sys.addaudithook(recorder)
     result: dict = {"status": "ok"}
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), _cpu_seconds()
     try:
         result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"], figures=figures,
                                     line_of=lambda line: _source_line(spec, line))
@@ -214,9 +214,17 @@ def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recor
     faulthandler.cancel_dump_traceback_later()
     recorder.active = False  # what the runner does next (figures, the package scan) is not the run's
     result["duration_s"] = time.perf_counter() - started
+    result["cpu_s"] = _cpu_seconds() - cpu_started
     # Kept whether the code raised or caught the refusal: the build fails the run on it.
     result["refused"] = {path: line and _source_line(spec, line) for path, line in recorder.refused.items()}
     return result
+
+
+def _cpu_seconds() -> float:
+    """The CPU time of this process and of the children it has waited for (user and system): what
+    the code cost, whatever else the machine ran meanwhile (the time budget's measure)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figures: _FigureCapture,
