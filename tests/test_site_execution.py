@@ -129,7 +129,9 @@ _LEFTOVERS = """
     shell = subprocess.Popen(["sh", "-c", "sleep 604 & echo $!"], stdout=subprocess.PIPE, text=True)
     pids = [k.pid for k in kids] + [int(shell.stdout.readline())]
     shell.wait()
-    time.sleep(0.5)  # let setsid exec sleep
+    for pid in pids:  # until setsid and the shell's child have each become `sleep` (not timed: it happens)
+        while not open(f"/proc/{pid}/cmdline", "rb").read().startswith(b"sleep\\0"):
+            time.sleep(0.01)
 
     import multiprocessing
     with multiprocessing.get_context("fork").Pool(2) as pool:  # leaving stops its workers with SIGTERM
@@ -159,9 +161,7 @@ def cases(tmp_path_factory):
     _write(root, "figures", _explainer(_FIGURES, prose=places))
     _write(root, "leftovers", _explainer(_LEFTOVERS))
     _write(root, "forks", _explainer(_FORKED))
-    started = time.monotonic()
-    report = build(BuildOptions(root=root, jobs=2))
-    return root, report, time.monotonic() - started
+    return root, build(BuildOptions(root=root, jobs=2))
 
 
 def _run(report, slug):
@@ -169,7 +169,7 @@ def _run(report, slug):
 
 
 def test_bytes_that_are_not_utf8_are_replaced_and_named(cases):
-    root, report, _ = cases
+    root, report = cases
     run = _run(report, "prints-bytes")
     assert run.stdout == "before \ufffd\ufffd after\n"
     assert run.stderr == "caf\ufffd in Latin-1\n"
@@ -180,7 +180,7 @@ def test_bytes_that_are_not_utf8_are_replaced_and_named(cases):
 
 
 def test_terminal_colours_are_spans_and_no_control_byte_reaches_the_page(cases):
-    root, _, _ = cases
+    root, _ = cases
     page = (root / "site" / "explainers" / "prints-controls" / "index.html").read_text()
     output = page[page.index('<pre class="fc-output">'):]
     output = output[:output.index("</pre>")]
@@ -197,7 +197,7 @@ def test_terminal_colours_are_spans_and_no_control_byte_reaches_the_page(cases):
 
 
 def test_figures_are_captured_when_shown_or_closed_in_drawing_order(cases):
-    root, report, _ = cases
+    root, report = cases
     run = _run(report, "figures")
     titles = []
     for svg in run.figures:
@@ -209,14 +209,15 @@ def test_figures_are_captured_when_shown_or_closed_in_drawing_order(cases):
 
 
 def test_a_process_the_code_forks_stops_at_once_on_sigterm(cases):
-    _, report, _ = cases
+    _, report = cases
     assert _run(report, "forks").values["child_exit"] == 0  # 3: it inherited the runner's handler
 
 
 def test_leftover_processes_are_killed_and_named_and_the_build_does_not_wait(cases):
-    _, report, took = cases
+    # The build did not wait for them: the run ended and succeeded (with pipes, it waited for the
+    # leftovers to end, until its ten-minute timeout failed it). Not timed (issue 47, item 8).
+    _, report = cases
     run = _run(report, "leftovers")
-    assert took < 120  # not the ten-minute timeout the pipes used to cause
     pids = run.values["pids"]
     assert len(pids) == 5
     assert run.values["absolute"] == [1, 2]  # a pool's workers stopped with SIGTERM did not stop the run
@@ -363,9 +364,8 @@ def test_a_build_killed_with_sigkill_takes_its_runs_with_it(copied_tinysite):
     build_proc = subprocess.Popen([sys.executable, "-m", "site_src.cli", "--root", str(root), "build", "--jobs", "1"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pids_file = root / "pids.txt"
-    deadline = time.monotonic() + 120
-    while not pids_file.exists() or len(pids_file.read_text().split()) < 2:
-        assert time.monotonic() < deadline and build_proc.poll() is None
+    while not pids_file.exists() or len(pids_file.read_text().split()) < 2:  # however long the build takes to get there
+        assert build_proc.poll() is None
         time.sleep(0.2)
     pids = [int(p) for p in pids_file.read_text().split()]
     os.kill(build_proc.pid, signal.SIGKILL)
