@@ -496,6 +496,17 @@ def test_the_recorder_refuses_every_change_to_a_protected_file_and_keeps_the_lin
     assert rec.refused == {"mkdocs.yml": line, "results/r.csv": line}
 
 
+def test_outside_git_the_files_the_build_reads_are_the_ones_a_run_may_not_change(tmp_path):
+    from site_src.filestate import repository_files
+
+    for rel in ("mkdocs.yml", "results/results_fairness.csv", "explainers/a.md", "explainers/a.numbers.json",
+                "audits/x/audit.yaml", "data/made.db", "explainers/code/a.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    assert repository_files(tmp_path) == ("audits/x/audit.yaml", "explainers/a.md", "explainers/a.numbers.json",
+                                          "mkdocs.yml", "results/results_fairness.csv")
+
+
 _COMMENTED = """
     import numpy as np  # the generator
     # %% Draw

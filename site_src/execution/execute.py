@@ -179,7 +179,7 @@ def execute(
         """The run's timeout (s) and memory limit (bytes): part of its cache key."""
         return timeouts.get(slug, 600), (memory or {}).get(slug, DEFAULT_MEMORY)
 
-    protected = functools.cache(lambda: repository_files(root))  # asked once, if anything runs
+    protected = functools.cache(lambda: filestate.repository_files(root))  # asked once, if anything runs
 
     def run(code: CodeFile, reason: str, server: _ForkServer | None,
             places: _Places | None = None) -> RunResult | ExecutionError:
@@ -363,7 +363,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
     process and wait for it, collect what it reported, store the entry. A run that fails (or is
     interrupted) raises and leaves nothing in the cache folder. ``slot``: its place among the
     runs whose code may run at once, taken before it starts, given back when its code ends.
-    ``protected``: the repository's files (`repository_files`), which the run may not change."""
+    ``protected``: the repository's files (`filestate.repository_files`), which the run may not change."""
     source = _rel(code.source, root)
     slot = slot or _CodeSlot(None)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
@@ -552,26 +552,6 @@ def _written_outside(result: dict, *, source: str) -> list[str]:
     from the cache does not write them again)."""
     return [f"{source}: the code wrote {p}, outside the repository: a run served from the cache does not write it "
             "again" for p in result.get("written_outside", [])]
-
-
-# Outside a git repository (a downloaded archive), the files the build itself reads are the ones
-# a run may not change.
-_BUILD_READS = ("mkdocs.yml", "results/*", "explainers/*.md", "explainers/*.json", "explainers/*.yaml",
-                "audits/*/audit.yaml")
-
-
-def repository_files(root: Path) -> tuple[str, ...]:
-    """The files of the repository at ``root`` (relative paths) that an explainer's run may not
-    change: those git tracks; outside a git repository, those the build reads (`_BUILD_READS`).
-    A run that overwrote ``results/results_fairness.csv`` destroyed it, and the build blamed the
-    file (issue 47): the runner refuses such a write (`_inputs._InputRecorder`)."""
-    try:
-        done = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        done = None
-    if done is not None and done.returncode == 0:
-        return tuple(sorted(p for p in os.fsdecode(done.stdout).split("\0") if p))
-    return tuple(sorted(str(p.relative_to(root)) for pattern in _BUILD_READS for p in root.glob(pattern) if p.is_file()))
 
 
 def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, declared: list[str] | None,
