@@ -230,7 +230,7 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
         page = (root / "site" / "explainers" / slug / "index.html").read_text()
         shown = html.unescape(page.split("<title>", 1)[1].split("</title>", 1)[0])
         assert shown.startswith(f"{title} - ")
-    # The house form (README, "Writing an explainer"): the takeaway box first, the decision guide
+    # The house form (CONTRIBUTING.md, "Writing an explainer"): the takeaway box first, the decision guide
     # under it, the worked example opening with its scenario sentence, a figure with a caption.
     page = (root / "site" / "explainers" / "bias-a-primer" / "index.html").read_text()
     body = page.split('<div class="admonition tip">', 1)

@@ -83,8 +83,8 @@ class _InputRecorder:
     _SYSTEM = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc", "/usr", "/lib", "/lib32", "/lib64",
                                       "/bin", "/sbin", "/run", "/var/lib", "/var/cache", "/opt"))
 
-    # Events that change an existing file without opening it for writing: (event, indexes of
-    # its path arguments, index of its dir_fd argument for each).
+    # Events that change an existing file without opening it for writing: event -> a pair per path
+    # argument (its index, the index of its dir_fd argument or None).
     _CHANGES = {"os.remove": ((0, 1),), "os.rename": ((0, 2), (1, 3)), "os.truncate": ((0, None),),
                 "shutil.rmtree": ((0, 1),)}
 
