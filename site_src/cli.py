@@ -81,20 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     try:
         if args.command == "new":
-            from site_src.sources.collect import READING_ORDER
-            from site_src.sources.scaffold import new_explainer, slugify
-
-            path = new_explainer(root, args.title, slug=args.slug)
-            order = path.parent / READING_ORDER
-            listed = (f"list `{path.stem}` in {order.relative_to(root)}, under the part it belongs to, then "
-                      if order.exists() else "")
-            whole = slugify(args.title) if args.slug is None else path.stem
-            cut = (f" (a file name cut from the title's {len(whole)} characters to {len(path.stem)}; choose another "
-                   "with --slug)" if whole != path.stem else "")
-            # What to do next is the command's output (stdout), not a diagnostic: a script can read it.
-            Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(
-                f"wrote {path.relative_to(root)}{cut}; {listed}build it with `fairsite build`")
-            return 0
+            return _new(root, args)
         if args.command == "serve":
             return _serve(root, args)
         if args.command == "check" and args.against:
@@ -372,6 +359,25 @@ def _against(root: Path, source: str) -> int:
                   "or let the deploy workflow run")
         return 1
     out.print(f"[green]all {len(status.pages)} pages up to date[/]")
+    return 0
+
+
+def _new(root: Path, args) -> int:
+    """``fairsite new``: scaffold the explainer, then say what to do next (and that its file name
+    was cut from a long title, if it was)."""
+    from site_src.sources.collect import READING_ORDER
+    from site_src.sources.scaffold import new_explainer, slugify
+
+    path = new_explainer(root, args.title, slug=args.slug)
+    order = path.parent / READING_ORDER
+    listed = (f"list `{path.stem}` in {order.relative_to(root)}, under the part it belongs to, then "
+              if order.exists() else "")
+    whole = slugify(args.title) if args.slug is None else path.stem
+    cut = (f" (a file name cut from the title's {len(whole)} characters to {len(path.stem)}; choose another "
+           "with --slug)" if whole != path.stem else "")
+    # What to do next is the command's output (stdout), not a diagnostic: a script can read it.
+    Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(
+        f"wrote {path.relative_to(root)}{cut}; {listed}build it with `fairsite build`")
     return 0
 
 
