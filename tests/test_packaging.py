@@ -1,6 +1,6 @@
 """Packaging (issue 25, points 7 and 15): the library's dependencies apart from the site stack,
 `fairsite` without the `site` extra, the build backend inside the lock, license metadata that
-the locked setuptools takes without a deprecation warning, and the README's library example."""
+the locked setuptools takes without a deprecation warning, and the library example of LIBRARY.md."""
 
 from __future__ import annotations
 
@@ -125,12 +125,12 @@ def test_the_readme_library_example_runs_and_prints_what_the_readme_says(capsys)
     import pandas as pd
     import pytest
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("### Using the library", 1)[1]
+    readme = (REPO / "LIBRARY.md").read_text()
+    section = readme.split("## Using the library", 1)[1]
     block = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL).group(1)
     said = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
     namespace: dict = {}
-    exec(compile(block, "README.md (Using the library)", "exec"), namespace)  # noqa: S102 - our README
+    exec(compile(block, "LIBRARY.md (Using the library)", "exec"), namespace)  # noqa: S102 - our own docs
     assert capsys.readouterr().out.splitlines() == said
     # The gap and the exact p-value are those of the benchmark's committed row (its own code path:
     # faircode.benchmark, Newcombe interval, exact test), to the digits the file keeps.
