@@ -511,8 +511,8 @@ def test_calculator_page_answers_from_the_url_and_keeps_its_state_in_it(open_pag
     assert reading.inner_text().startswith("Per 100 women, about 6 fewer are flagged than per 100 men; chance alone")
     assert format_p_value(p) in out.inner_text()
     assert "Small group" not in out.inner_text()
+    page.locator("#fc-power-out[aria-busy=false]").wait_for(state="attached")  # computed off the page's thread
     power = page.locator("#fc-power-out dl")
-    power.wait_for()
     expected_power = permutation_test_power(12 / 140, 31 / 210, 140, 210)
     assert f"{100 * expected_power:.1f}%" in power.inner_text()
     # Keyboard: Tab from group A's people reaches its flagged count; typing updates the answers and the URL.
@@ -531,7 +531,7 @@ def test_calculator_page_answers_from_the_url_and_keeps_its_state_in_it(open_pag
         assert page.locator(region).get_attribute("aria-live") == "polite"
     # Invalid input: a clear message, not an exception.
     page.locator("#fc-ka").fill("25")
-    assert "cannot exceed" in out.locator(".fc-calc-error").inner_text()
+    assert out.locator(".fc-calc-error").inner_text() == "Flagged in women (25) cannot be more than the people in women (20)."
 
 
 def test_calculator_page_groups_and_adjustment(open_page):
@@ -555,7 +555,7 @@ def test_calculator_page_screenshots_and_no_overflow_on_a_phone(browser, base_ur
         context.route("**/*", guard.route)
         page = context.new_page()
         page.goto(base_url + PAGE, wait_until="load")
-        page.locator("#fc-power-out dl").wait_for()
+        page.locator("#fc-power-out[aria-busy=false]").wait_for(state="attached")
         assert page.evaluate("document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
         page.screenshot(path=str(ARTIFACTS / f"check-a-gap-{width}-{scheme}.png"), full_page=True)
         context.close()
@@ -598,8 +598,16 @@ def test_power_figure_draws_the_librarys_power_and_follows_the_keyboard(figure_p
     power = permutation_test_power(0.2, 0.3, 64, 136)
     detectable = brentq(lambda d: permutation_test_power(0.3 - d, 0.3, 64, 136) - 0.8, 1e-6, 0.3, xtol=1e-9)
     text = readout.inner_text()
-    assert f"An audit of 200 people finds a true gap of 10.0 pp {100 * power:.0f}% of the time" in text
-    assert f"minimum detectable gap is {100 * detectable:.1f} pp" in text
+    # Women's rate is the lower one: every gap the figure writes is women minus men, negative
+    # (issue 47: the slider read "10.0 pp").
+    assert f"An audit of 200 people finds a true gap of −10.0 pp {100 * power:.0f}% of the time" in text
+    assert f"minimum detectable gap is −{100 * detectable:.1f} pp" in text
+    assert page.locator("[data-fc-power] output").nth(1).inner_text() == "−10.0 pp"
+    assert "True gap (women minus men):" in page.locator("[data-fc-power] label").nth(1).inner_text()
+    svg_text = page.locator("[data-fc-power] svg").text_content()
+    assert f"detectable: −{100 * detectable:.1f} pp" in svg_text and "true gap, women minus men (pp)" in svg_text
+    ticks = page.locator("[data-fc-power] svg text[text-anchor=middle]").all_text_contents()
+    assert "−10" in ticks and "10" not in ticks and "0" in ticks
     # Keyboard: the audit-size slider takes focus and moves one step with the arrow key.
     size = page.locator("[data-fc-power] input[type=range]").first
     size.focus()
