@@ -350,6 +350,7 @@ _READ_PAGE_JS = """([base, reference]) => {
         reference_headings: Object.fromEntries(reference.map(id => [id, all('article h2#' + id).length])),
         cards: all('.fc-cards li').map(li => ({hrefs: [...li.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
                                               times: [...li.querySelectorAll('.fc-card-time')].map(e => e.innerText)})),
+        empty_headers: all('article th').filter(th => !th.textContent.trim()).map(th => th.closest('table').innerText.slice(0, 60)),
     };
 }"""
 

@@ -10,6 +10,8 @@
 //   calculator scripts on pages with no calculator): the calculator and the interactive figures,
 //   the results explorer, the glossary's tooltips. In the order listed (async = false), from the
 //   folder this script came from, so they load at any address and from disk.
+// - The left navigation on a laptop: the link that Material's scrolling leaves half under the
+//   navigation's sticky title is shown whole.
 // - Material's search index (half a megabyte): its request is held until the reader turns to
 //   search (the search box takes focus or is tapped, by mouse, finger, keyboard or shortcut), or
 //   a page is opened to highlight a search's words (?h=). Material makes the request as it always
@@ -56,6 +58,35 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", begin);
   else begin();
+
+  // ------------------------------------------------------------------ the left navigation
+
+  // Material scrolls the left navigation to centre the page's link, in the first frame after the
+  // page shows. The link that comes to rest at the top could sit half under the navigation's
+  // sticky title and its fading shadow (issue 47: "the first item is cut"). Two frames later the
+  // navigation is scrolled up by what the title covers of that link, so it shows whole; the
+  // reader's own scrolling is left alone.
+  function uncoverNavigation() {
+    if (!window.matchMedia("(min-width: 76.25em)").matches) return;  // a laptop's sidebar, not the phone's drawer
+    window.requestAnimationFrame(function () {
+      window.requestAnimationFrame(function () {
+        var wrap = document.querySelector(".md-sidebar--primary .md-sidebar__scrollwrap");
+        var title = wrap && wrap.querySelector(".md-nav--primary > .md-nav__title");
+        if (!title || wrap.scrollTop === 0) return;
+        // Under the title, and under its shadow (a box-shadow: x y blur spread) up to half its blur.
+        var shadow = (getComputedStyle(title).boxShadow.match(/-?[\d.]+px/g) || []).map(parseFloat);
+        var covered = title.getBoundingClientRect().bottom + (shadow[3] || 0) + (shadow[2] || 0) / 2;
+        var links = wrap.querySelectorAll(".md-nav__link");
+        for (var i = 0; i < links.length; i++) {
+          var r = links[i].getBoundingClientRect();
+          if (r.height === 0 || r.bottom <= covered) continue;  // not shown, or wholly under the title
+          if (r.top < covered) wrap.scrollTop -= Math.ceil(covered - r.top);
+          return;
+        }
+      });
+    });
+  }
+  window.fcOnEveryPage(uncoverNavigation);
 
   // ------------------------------------------------------------------ the search index, when wanted
 
