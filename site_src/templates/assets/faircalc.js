@@ -627,20 +627,27 @@
     if (o.direction !== 1 && o.direction !== -1) fail(RangeError, "`direction` must be 1 (A flagged more) or -1 (A flagged less); got " + o.direction);
     var widest = o.direction > 0 ? 1 - baseRate : baseRate;
     var out = { gap: NaN, magnitude: NaN, rate_a: NaN, rate_b: baseRate, power: NaN };
-    function f(d) { return exactPower(baseRate + o.direction * d, baseRate, nA, nB, o.alpha, "two-sided") - o.power; }
+    // Each gap's exact power once (the power reported at the root is one Brent's method computed).
+    var seen = new Map();
+    function f(d) {
+      if (!seen.has(d)) seen.set(d, exactPower(baseRate + o.direction * d, baseRate, nA, nB, o.alpha, "two-sided") - o.power);
+      return seen.get(d);
+    }
     var fw = widest > 0 ? f(widest) : -1;
     if (!(fw >= 0)) {
       return withReasons(out, { gap: "no gap in this direction is found " + Math.round(100 * o.power) + "% of the time by an audit of these sizes" });
     }
-    var f0 = exactPower(baseRate, baseRate, nA, nB, o.alpha, "two-sided") - o.power;
-    // A bracket around the sample-size formula's answer saves evaluations; else the whole range.
-    var a = 0, b = widest, fa = f0, fb = fw;
+    // A bracket around the sample-size formula's answer saves evaluations; else the whole range
+    // (its end at no gap evaluated only then: each evaluation is an exact power, up to a minute's
+    // work at a million people).
+    var a = 0, b = widest, fb = fw, fa;
     var guess = formulaGap(nA, nB, baseRate, o.direction, o.power, o.alpha, widest);
     if (guess > 0) {
       var g1 = guess / 2, g2 = Math.min(2 * guess, widest);
       var f1 = f(g1);
       if (f1 < 0) { a = g1; fa = f1; var f2 = g2 === widest ? fw : f(g2); if (f2 >= 0) { b = g2; fb = f2; } }
     }
+    if (a === 0) fa = f(0);
     var d = brent(f, a, b, fa, fb, o.xtol);
     out.magnitude = d;
     out.gap = o.direction * d;
