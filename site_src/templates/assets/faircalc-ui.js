@@ -189,6 +189,7 @@
     stopPower(calc);
     out.textContent = "";
     powerOut.textContent = "";
+    powerOut.removeAttribute("aria-busy");  // set again when a computation starts
     var g = readTwo(calc);
     if (g.problems) {
       g.problems.forEach(function (text) { problem(out, text + "."); });
