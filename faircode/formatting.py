@@ -20,8 +20,11 @@ from collections.abc import Iterable
 
 __all__ = [
     "INTERSECTION_SEPARATOR", "format_p_value", "check_positive_int", "did_you_mean", "closest", "yaml_list_hint",
-    "yaml_value_problem", "yaml_syntax_hint", "at",
+    "yaml_value_problem", "yaml_syntax_hint", "at", "format_points", "format_ratio", "MINUS",
 ]
+
+#: The true minus sign every number written for people carries (never a hyphen).
+MINUS = "\u2212"
 
 #: Joins the parts of an intersection's group label ("Female & Black"). Here, not in
 #: :mod:`faircode.groups`, because the manifest checks that no two cells would be written alike,
@@ -348,6 +351,44 @@ def format_p_value(p, *, floor: float | None = None, digits: int = 2) -> str:
     if p == 0.0:
         return "p < 10\u207b\u00b3\u2070\u2070"  # smaller than any positive double
     return f"p = {_p_digits(p, digits)}"
+
+
+def format_points(gap: float, *, signed: bool = True, unit: bool = True) -> str:
+    """A gap between two rates in percentage points, with the digits that matter.
+
+    ``gap`` is a difference of rates in [-1, 1] (``-0.123`` -> ``"−12.3 percentage points"``).
+    One decimal, or more (up to four) when one decimal would round a gap that is not zero to
+    zero: ``-0.0004`` -> ``"−0.04 percentage points"``, so the sign of an interval's limit, and
+    whether the interval holds zero, can be read. ``signed``: a ``+`` or true minus sign
+    (``signed=False`` writes the size alone); ``unit``: the words "percentage points".
+    """
+    points = 100 * float(gap)
+    if math.isnan(points):
+        return "n/a"
+    decimals = 1
+    while decimals < 4 and points != 0 and round(abs(points), decimals) == 0:
+        decimals += 1
+    text = f"{abs(points):,.{decimals}f}"
+    if signed and float(text.replace(",", "")) != 0:
+        text = ("+" if points > 0 else MINUS) + text
+    return f"{text} percentage points" if unit else text
+
+
+def format_ratio(ratio: float, *, near: Iterable = ()) -> str:
+    """A ratio of two rates to two decimals (``0.7312`` -> ``"0.73"``; ``inf`` -> ``"∞"``).
+
+    ``near``: lines the ratio is read against (0.8, 1.25); a ratio that two decimals would round
+    onto a line it is not on gets a third (``0.797`` -> ``"0.797"``, not ``"0.80"``).
+    """
+    ratio = float(ratio)
+    if math.isnan(ratio):
+        return "n/a"
+    if math.isinf(ratio):
+        return "\u221e"
+    text = f"{ratio:.2f}"
+    if any(float(text) == line != ratio for line in near):
+        text = f"{ratio:.3f}"
+    return text
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")

@@ -295,6 +295,7 @@ def _missing_audit(tmp_path, *, target_missing=None, protected_missing=None, adv
         "name": "Missing", "dataset": {"file": str(data), "sha256": hashlib.sha256(data.read_bytes()).hexdigest()},
         "target": target, "protected": [protected], "core_features": ["score"],
         "test_size": 0.25, "random_state": 0, "models": ["logistic_regression"], "strategies": ["S0"],
+        "practical_margin": {"points": 5, "ratio": [0.8, 1.25], "reason": "the test's margin"},
     }
     if derived:
         raw["derived"] = [{"name": "young", "from": "age", "op": "lt", "value": 30}]

@@ -411,3 +411,43 @@ def test_a_key_given_twice_is_named_with_both_lines(tmp_path):
         assert f"first on line {first}" in problem, problem
     # One key per mapping, the same key in two mappings: still valid.
     assert read_manifest_yaml(FIX / "valid.yaml")["test_size"] == 0.2
+
+
+# ---------------------------------------------------------------------------------------------
+# The practical margin (issue 45): declared, named, never a silent default
+# ---------------------------------------------------------------------------------------------
+
+
+def _margin_problems(tmp_path, margin) -> list[str]:
+    text = (FIX / "valid.yaml").read_text(encoding="utf-8")
+    head, _, _ = text.partition("\npractical_margin:")
+    body = head if margin is None else head + "\n" + yaml.safe_dump({"practical_margin": margin})
+    path = tmp_path / "audit.yaml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    return info.value.problems
+
+
+def test_a_manifest_without_a_practical_margin_is_refused(tmp_path):
+    problems = _margin_problems(tmp_path, None)
+    assert any(p.endswith("practical_margin: required field is missing") for p in problems), problems
+
+
+@pytest.mark.parametrize(("margin", "fragment"), [
+    ({"points": 5, "ratio": [1.25, 0.8], "reason": "r"}, "0 < low < 1 < high"),
+    ({"points": 0, "ratio": [0.8, 1.25], "reason": "r"}, "practical_margin.points"),
+    ({"points": 5, "ratio": [0.8, 1.25]}, "practical_margin.reason: required field is missing"),
+    ({"points": 5, "ratio": [0.8, 1.25], "reason": "r", "alpha": 0.05}, "unknown key 'alpha'"),
+])
+def test_a_bad_practical_margin_is_named(tmp_path, margin, fragment):
+    problems = _margin_problems(tmp_path, margin)
+    assert any(fragment in p for p in problems), problems
+
+
+def test_the_practical_margin_reads_in_the_units_of_each_gap():
+    margin = load_manifest(FIX / "valid.yaml").practical_margin
+    assert margin.difference == (-0.05, 0.05) and margin.of("difference") == (-0.05, 0.05)
+    assert margin.ratio_band == (0.8, 1.25) == margin.of("ratio")
+    one_sided = type(margin)(points=2.5, ratio=[0.8], reason="at least four fifths")
+    assert one_sided.ratio_band == (0.8, float("inf")) and one_sided.difference == (-0.025, 0.025)

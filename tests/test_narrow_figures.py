@@ -8,6 +8,7 @@ code under test.
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from pathlib import Path
@@ -289,3 +290,125 @@ def test_a_figure_legends_title_is_kept_when_it_is_set_in_one_column(tmp_path):
     (legend,) = fig.legends
     assert legend._ncols == 1 and legend.get_title().get_text() == "Group shown"
     assert [t.get_text() for t in legend.get_texts()] == ["women", "men"]
+
+
+# Issue 47: text measured at the size a phone shows it. The phone's content column is 358 CSS px
+# wide on a 390 px screen (Material's 16 px margins; Chromium measured the built page's figures
+# there at 358 px), and a matplotlib SVG's width is in points, 4/3 CSS px each: a text of s points
+# shows at s * 4/3 * 358 / (the SVG's width in CSS px), or at s * 4/3 in a figure narrower than 358.
+PHONE_PX = 358
+
+
+def _svg_width_pt(path: Path) -> float:
+    return float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', path.read_text()).group(1))
+
+
+def _pairs_figure(size: float):
+    """The shape of "More than two groups"' Figure 2: bars, three-line tick labels, ``size`` points."""
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    ax.bar(range(3), [9, 15, 18], width=0.6)
+    ax.set_xticks(range(3), ["Black\nWhite\n(n=572)", "Black\nHispanic\n(n=364)", "Other\nWhite\n(n=307)"],
+                  fontsize=size)
+    ax.set_ylabel("gap (pp)")
+    fig.tight_layout()
+    return fig
+
+
+def test_text_a_phone_shows_smaller_than_the_minimum_is_named_with_the_figure(tmp_path):
+    problems = ["left over from before"]
+    assert save_narrow_variant(_pairs_figure(8), tmp_path / "figure-2-narrow.svg", problems=problems)
+    width = _svg_width_pt(tmp_path / "figure-2-narrow.svg")
+    shown = 8 * 4 / 3 * PHONE_PX / (width * 4 / 3)
+    assert 5.5 < shown < 6.5  # what the reader measured on the page: 5-6 CSS px
+    assert problems == [f"the x-axis tick labels ('Black White (n=572)', 'Black Hispanic (n=364)', ...) are set in "
+                        f"8 pt: {shown:.1f} px on a phone, which shows the figure {PHONE_PX} px wide; use at least 9 pt "
+                        f"(the smallest text a phone shows readably is {9 * PHONE_PX / width:.1f} px)"]
+    with pytest.raises(ExecutionError) as err:
+        _check_narrow_figures([{"svg": "figure-1.svg", "narrow": "figure-1-narrow.svg", "narrow_problems": []},
+                               {"svg": "figure-2.svg", "narrow": "figure-2-narrow.svg", "narrow_problems": problems}],
+                              source="explainers/more-than-two-groups.md")
+    assert "figure 2 (figure-2-narrow.svg): the x-axis tick labels ('Black White (n=572)'" in str(err.value)
+    # At the minimum, 9 pt in the phone variant, nothing is found.
+    assert save_narrow_variant(_pairs_figure(9), tmp_path / "n.svg", problems=problems)
+    assert problems == []
+
+
+def test_a_figure_with_one_layout_is_measured_at_the_width_a_phone_shows_it(tmp_path):
+    # A grid of panels keeps its one layout; a phone shows its 10 in (960 px) scaled to 358 px.
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6))
+    fig.tight_layout()
+    fig.savefig(tmp_path / "grid.svg")
+    width = _svg_width_pt(tmp_path / "grid.svg")
+    tick_pt = plt.rcParams["xtick.labelsize"]  # the site's 12 pt
+    problems = wide_text_problems(fig)
+    assert any(p.startswith(f"the x-axis tick labels ('0.0', '0.2', ...) are set in {tick_pt:g} pt: "
+                            f"{tick_pt * PHONE_PX / width:.1f} px on a phone") for p in problems)
+    # A figure narrower than the phone's column is shown at its own size: 8 pt is 10.7 px there.
+    small, small_axes = plt.subplots(2, 2, figsize=(3.5, 3))
+    for ax in small_axes.flat:
+        ax.tick_params(labelsize=8)
+    small.tight_layout()
+    assert not [p for p in wide_text_problems(small) if "px on a phone" in p]
+
+
+def test_the_tick_labels_of_an_axis_not_drawn_are_not_measured():
+    # ax.axis("off") and a twin's hidden x axis keep tick labels matplotlib never draws.
+    fig, axes = plt.subplots(1, 2, figsize=(NARROW_WIDTH_IN, 3))
+    axes[0].tick_params(labelsize=5)
+    axes[0].axis("off")
+    twin = axes[1].twinx()
+    twin.tick_params(axis="x", labelsize=5)
+    fig.tight_layout()
+    assert narrow_text_problems(fig) == []
+    axes[1].tick_params(axis="x", labelsize=5)  # the twin's panel draws its x axis: that one counts
+    assert [p.split(" are set")[0] for p in narrow_text_problems(fig)] == ["the x-axis tick labels ('0.0', '0.2', ...)"]
+
+
+def test_a_phone_legend_made_again_draws_each_entry_as_its_artist(tmp_path):
+    # The power page's legend (issue 47): made again in one column from the legend's own handles,
+    # an error bar's entry lost its marker and showed as a line.
+    from matplotlib.lines import Line2D
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+    for ax in axes:
+        ax.plot([100, 1000], [0.2, 0.9], marker="o", label="exact power")
+    axes[0].errorbar([200], [0.3], yerr=0.05, fmt="D", label="simulated audits")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2)
+    fig.tight_layout(rect=(0, 0.15, 1, 1))
+    assert save_narrow_variant(fig, tmp_path / "n.svg")
+    (legend,) = fig.legends
+    assert legend._ncols == 1
+    assert [t.get_text() for t in legend.get_texts()] == ["exact power", "simulated audits"]
+    assert {line.get_marker() for line in legend.findobj(Line2D)} >= {"o", "D"}  # each entry's marker drawn
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_more_than_two_groups_numbers_its_figures_in_the_order_a_reader_meets_them():
+    # Issue 47: Figure 2 came before Figure 1, and "Figure 1 (left)" meant nothing on a phone.
+    source = (ROOT / "explainers" / "more-than-two-groups.md").read_text()
+    prose = source.split("\n---\n", 1)[1].split("```python explainer")[0]  # after the front matter
+    placed = [int(n) for n in re.findall(r"\{\{ figure\((\d+),", prose)]
+    assert placed == sorted(placed) == list(range(1, len(placed) + 1))
+    mentioned = [int(n) for n in re.findall(r"Figure (\d+)", re.sub(r"\{\{ figure\(.*?\}\}", "", prose, flags=re.S))]
+    assert [n for k, n in enumerate(mentioned) if n not in mentioned[:k]] == sorted(set(mentioned))
+    assert not re.search(r"Figure \d+ \((left|right)\)|\b(left|right) panel", prose)
+
+
+def test_more_than_two_groups_figures_pass_the_phone_check(tmp_path):
+    # The real page's code, run as the build runs it (no cache): its Figure 2 set its tick labels
+    # in 8 pt, 6.0 px on a phone; the build now fails a run whose figures do that.
+    from site_src.execution.execute import execute
+    from site_src.sources.collect import parse_explainer
+    from site_src.sources.extract import extract
+
+    code = extract([parse_explainer(ROOT / "explainers" / "more-than-two-groups.md")], ROOT / "explainers" / "code")
+    runs, errors = execute(code, root=ROOT, cache_dir=tmp_path, timeouts={"more-than-two-groups": 300},
+                           use_cache=False)
+    assert errors == []
+    (run,) = runs
+    assert len(run.figures) == 3
+    for figure in run.figures:
+        narrow = figure.with_name(figure.stem + "-narrow.svg")
+        assert narrow.exists() and _svg_width_pt(narrow) * 4 / 3 > PHONE_PX  # shown scaled down: measured so

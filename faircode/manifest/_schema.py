@@ -3,7 +3,7 @@
 :class:`AuditManifest` and its parts (:class:`DatasetSpec` with its :class:`ParseOptions` and
 :class:`DecodeSpec`, :class:`DerivedColumn`, :class:`RowFilter`, :class:`TargetSpec`,
 :class:`ProtectedAttribute`, :class:`GroupsSpec` with its :class:`GroupAttribute` and
-:class:`Intersection`, proxies and excluded columns), each refusing unknown keys, with the checks
+:class:`Intersection`, proxies and excluded columns, :class:`PracticalMargin`), each refusing unknown keys, with the checks
 that need one field's value only; :class:`ManifestError`, the one error type of a bad manifest;
 ``MODEL_NAMES`` and ``STRATEGY_NAMES``. The checks across fields and against the data are in
 :mod:`faircode.manifest._checks`; reading a file and reporting every problem, in
@@ -361,6 +361,46 @@ class GroupsSpec(_Strict):
         return {a.name: a for a in [*self.attributes, *self.intersections]}
 
 
+class PracticalMargin(_Strict):
+    """The smallest gap that matters, declared before looking at the results (issue 45).
+
+    Every verdict on a gap reads it: a gap is *shown* when its interval lies beyond it, *no gap
+    of practical size* is shown when an equivalence test puts the gap within it, and the verdict
+    is *inconclusive* otherwise (:func:`faircode.significance.gap_verdict`). ``points``: a
+    difference of rates within ``±points`` percentage points is too small to matter (5 means
+    ``|gap| < 0.05``). ``ratio``: the band a ratio of rates must stay inside, ``[0.8, 1.25]`` (the
+    four-fifths band of the Uniform Guidelines, 29 CFR 1607.4(D), read both ways) or ``[0.8]``
+    alone for "at least 0.8". ``reason``: why these values, in words a reader can check.
+    """
+
+    points: float = Field(gt=0, lt=100)
+    ratio: list[float] = Field(min_length=1, max_length=2)
+    reason: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _band_around_one(self) -> PracticalMargin:
+        low = self.ratio[0]
+        high = self.ratio[1] if len(self.ratio) == 2 else float("inf")
+        if not 0 < low < 1 < high:
+            raise ValueError(f"`ratio` must be [low, high] with 0 < low < 1 < high (e.g. [0.8, 1.25], the "
+                             f"four-fifths band), or [low] alone; got {self.ratio}")
+        return self
+
+    @property
+    def difference(self) -> tuple[float, float]:
+        """The margin of a difference of rates, ``(-points / 100, points / 100)``."""
+        return -self.points / 100, self.points / 100
+
+    @property
+    def ratio_band(self) -> tuple[float, float]:
+        """The band of a ratio, ``(low, high)``; ``high`` is ``inf`` when only ``low`` is given."""
+        return self.ratio[0], (self.ratio[1] if len(self.ratio) == 2 else float("inf"))
+
+    def of(self, kind: str) -> tuple[float, float]:
+        """The margin for a gap of ``kind`` ``"difference"`` or ``"ratio"``."""
+        return self.ratio_band if kind == "ratio" else self.difference
+
+
 class AuditManifest(_Strict):
     """The validated content of one ``audit.yaml``.
 
@@ -384,6 +424,7 @@ class AuditManifest(_Strict):
     models: list[str] = Field(min_length=1)
     strategies: list[str] = Field(min_length=1)
     groups: GroupsSpec | None = None
+    practical_margin: PracticalMargin
     # Set by load_manifest, never read from YAML (private attributes are not YAML keys).
     _path: Path = PrivateAttr(default=Path("audit.yaml"))
     _root: Path = PrivateAttr(default=Path("."))

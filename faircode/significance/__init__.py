@@ -31,6 +31,12 @@ in a private module of its own, which this namespace gathers, the layout of
   within strata, :func:`cmh_test`, :func:`breslow_day_test` and
   :func:`stratified_permutation_test`. These last five are also importable from
   :mod:`faircode.group_tests`, their former home.
+- Absence of evidence. ``_equivalence``: :func:`equivalence_test` (two one-sided tests, TOST,
+  that a difference of rates lies within a margin or a ratio within a band such as the
+  four-fifths band; exact unconditional where the tables are few, score otherwise).
+  ``_verdict``: :func:`gap_verdict`, the three-state verdict every page, table and report uses
+  (a gap shown; no gap of practical size shown; inconclusive), with :func:`classify_gap` (the
+  rule) and :func:`verdict_sentence` (the words).
 - ``_results``: the result types the families share (:class:`ConfidenceInterval`,
   :class:`PermutationTestResult`, :class:`SignificanceReport`, :class:`DegenerateSampleWarning`,
   ``SMALL_SAMPLE_THRESHOLD``); ``_validation``: the input checks, shared options and special
@@ -54,6 +60,12 @@ compared and ``b`` the one it is compared with (the reference, when there is one
 
 from faircode.formatting import format_p_value
 from faircode.significance._bootstrap import binary_bootstrap_ci, bootstrap_ci, bootstrap_ratio_ci
+from faircode.significance._equivalence import (
+    EXACT_MAX_TABLES,
+    EquivalenceTestResult,
+    equivalence_test,
+    equivalence_test_from_counts,
+)
 from faircode.significance._groups import MaxGapTestResult, PairwiseComparison, max_gap_test, pairwise_tests
 from faircode.significance._homogeneity import (
     MAX_EXACT_TABLES,
@@ -73,6 +85,15 @@ from faircode.significance._results import (
     DegenerateSampleWarning,
     PermutationTestResult,
     SignificanceReport,
+)
+from faircode.significance._verdict import (
+    VERDICTS,
+    GapVerdict,
+    classify_gap,
+    gap_verdict,
+    gap_verdict_from_counts,
+    power_at_margin,
+    verdict_sentence,
 )
 from faircode.significance._strata import (
     BreslowDayResult,
@@ -95,12 +116,15 @@ from faircode.significance._subset_sums import _SubsetSums
 from faircode.significance._validation import _as_groups
 
 __all__ = [
+    "EXACT_MAX_TABLES",
     "MAX_EXACT_TABLES",
     "SMALL_SAMPLE_THRESHOLD",
     "BreslowDayResult",
     "CMHTestResult",
     "ConfidenceInterval",
     "DegenerateSampleWarning",
+    "EquivalenceTestResult",
+    "GapVerdict",
     "HomogeneityTestResult",
     "MaxGapTestResult",
     "MaxTTestResult",
@@ -113,8 +137,13 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_ratio_ci",
     "breslow_day_test",
+    "classify_gap",
     "cmh_test",
+    "equivalence_test",
+    "equivalence_test_from_counts",
     "format_p_value",
+    "gap_verdict",
+    "gap_verdict_from_counts",
     "homogeneity_test",
     "max_gap_test",
     "max_t_test",
@@ -123,9 +152,12 @@ __all__ = [
     "permutation_test_power",
     "permutation_test_result",
     "permutation_tests",
+    "power_at_margin",
     "proportion_difference_ci",
     "proportion_ratio_ci",
     "significance_report",
     "stratified_permutation_test",
+    "verdict_sentence",
     "wilson_interval",
+    "VERDICTS",
 ]

@@ -9,6 +9,7 @@ and those still open or never shown at the end), as the output of the cell that 
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
@@ -71,6 +72,8 @@ class _FigureCapture:
                 self._owner.setdefault(id(fig), self.cell)
 
         Figure.__init__ = init
+        self.code_file: str | None = None  # the explainer's code as run (run_cells names it)
+        _note_where_formulas_are_set(lambda: self.code_file if self.tracking else None)
         self.tracking = True  # off once the run ends: the runner's own figures are not the run's
         self.cell = 0  # the cell running now; a figure saved while it runs is its output
         self._owner: dict[int, int] = {}  # id(figure) -> the cell that opened it
@@ -89,9 +92,48 @@ class _FigureCapture:
         for fid in figure_ids:
             self._owner.setdefault(fid, cell)
 
+    def raise_readable(self, raised: ValueError) -> None:
+        """If ``raised``, an error drawing a figure raised, comes from a text of it that is a formula
+        matplotlib cannot read (mathtext), raise instead one sentence naming the text and what is
+        wrong, at the explainer's lines that set the text (:func:`_formula_error`); else return."""
+        text = _text_drawn_when(raised)
+        readable = None if text is None else _formula_error(text)
+        if readable is None:
+            return
+        if readable.__traceback__ is None:  # set by no line of the code: name the line that drew it
+            frames, tb = [], raised.__traceback__
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == self.code_file:
+                    frames.insert(0, (tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
+                tb = tb.tb_next
+            readable.with_traceback(_traceback_of(frames))
+        raise readable from None  # matplotlib's 50 lines from inside its parser say no more
+
+    def unreadable_formula(self) -> ValueError | None:
+        """:func:`_formula_error` of the first text of a figure still open that matplotlib cannot
+        read as a formula, or None: found when the code ends, so the error names the line that set
+        the text, before the figure is saved (where the explainer's lines are no longer running)."""
+        from matplotlib.text import Text
+
+        for fig in list(self._created.values()):
+            for text in fig.findobj(Text):
+                if "$" in text.get_text() and text.get_visible() and (text.axes is None or text.axes.get_visible()):
+                    if (error := _formula_error(text)) is not None:
+                        return error
+        return None
+
     def finish(self) -> None:
         """Save the figures still open, then the narrow (phone) variant of each figure's last
-        file: it re-lays the figure out, so it is drawn only once the code can no longer change it."""
+        file: it re-lays the figure out, so it is drawn only once the code can no longer change it.
+        A formula matplotlib cannot read in a text set while drawing (a tick formatter's) is
+        reported as :meth:`raise_readable` says."""
+        try:
+            self._finish()
+        except ValueError as raised:
+            self.raise_readable(raised)
+            raise
+
+    def _finish(self) -> None:
         self.capture_open()
         self.tracking = False
         for fig in list(self._created.values()):
@@ -128,6 +170,99 @@ class _FigureCapture:
         self.files.append({"svg": svg.name, "cell": self._owner.get(id(fig), self.cell)})
         self._figs.append(fig)
         self.seconds += time.perf_counter() - started
+
+
+def _note_where_formulas_are_set(code_file) -> None:
+    """Have each text that may hold a formula (a ``$`` in it) remember the frames of the
+    explainer's code that set it, innermost first (``code_file()``: the file the code runs as, or
+    None when nothing is to be noted): matplotlib reads the formula only when it draws the figure,
+    often after the code has ended, and the line to name is the one that set the text (issue 47)."""
+    import sys
+
+    from matplotlib.text import Text
+
+    real_set_text = Text.set_text
+
+    def set_text(text, s):
+        before = text.get_text()
+        real_set_text(text, s)
+        name = code_file()
+        # Set again to the same (a tick label at each drawing): the line that first set it stays.
+        if name is not None and "$" in text.get_text() and text.get_text() != before:
+            frame, frames = sys._getframe(1), []
+            while frame is not None:
+                if frame.f_code.co_filename == name:
+                    frames.append((frame, frame.f_lasti, frame.f_lineno))  # where it is now, not later
+                frame = frame.f_back
+            text._fairsite_set_at = frames
+
+    Text.set_text = set_text
+
+
+def _text_drawn_when(raised: BaseException):
+    """The text matplotlib was laying out or drawing when it raised ``raised``, if any: the innermost
+    frame of its traceback that is a method of a ``Text``."""
+    from matplotlib.text import Text
+
+    found, tb = None, raised.__traceback__
+    while tb is not None:
+        if isinstance(tb.tb_frame.f_locals.get("self"), Text):
+            found = tb.tb_frame.f_locals["self"]
+        tb = tb.tb_next
+    return found
+
+
+def _formula_error(text) -> ValueError | None:
+    """A ``ValueError`` saying in one sentence why matplotlib cannot draw ``text``'s formula
+    (mathtext: what stands between two ``$``), or None if it can. Its traceback is the frames of the
+    explainer's code that set the text (:func:`_note_where_formulas_are_set`), so the build's
+    report names that line of the explainer's source, as it names the line of any error the code
+    raises; a text set by no line of the code (a tick formatter's) has none."""
+    import re
+
+    from matplotlib import cbook
+
+    if text.get_usetex() or not text.get_parse_math():
+        return None  # LaTeX's own errors, or no formula at all
+    for line in text.get_text().split("\n"):  # matplotlib lays each line out on its own
+        if not cbook.is_math_text(line):
+            continue
+        try:
+            _mathtext_parser().parse(line, 72, text.get_fontproperties())
+        except ValueError as err:
+            # pyparsing's report: the formula, a caret under the fault, then "SomeException: what,
+            # found what (at char N), (line:1, col:N+1)".
+            formula, *_, said = str(err).strip("\n").split("\n")
+            m = re.match(r"(?:\w+: )?(.*?)\s*\(at char (\d+)\), \(line:\d+, col:\d+\)$", said)
+            what, at = (m.group(1), int(m.group(2)) + 1) if m else (said, None)
+            if len(what) > 100 and ", found " in what:  # a list of every construct the grammar allows
+                what = "expected more" + what[what.rindex(", found "):]
+            # Quoted as written in the figure, not repr'd: a formula's backslashes are single there.
+            where = f"at character {at} of '{formula}'" if at else f"in '{formula}'"
+            shown = " ".join(text.get_text().split())
+            error = ValueError(f"the figure text '{shown}' is not a formula matplotlib can draw (between two $ signs "
+                               f"it reads mathtext): {where}, {what[:1].lower()}{what[1:]}; correct the formula, or "
+                               "write a literal dollar sign as \\$")
+            return error.with_traceback(_traceback_of(getattr(text, "_fairsite_set_at", [])))
+    return None
+
+
+def _traceback_of(frames: list):
+    """A traceback through ``frames`` (``(frame, lasti, lineno)``, innermost first), or None."""
+    import types
+
+    tb = None
+    for frame, lasti, lineno in frames:
+        tb = types.TracebackType(tb, frame, lasti, lineno)
+    return tb
+
+
+@functools.cache
+def _mathtext_parser():
+    """The mathtext parser matplotlib's SVG backend uses (one: it caches what it parsed)."""
+    from matplotlib.mathtext import MathTextParser
+
+    return MathTextParser("path")
 
 
 # The site's figure style, applied to every explainer run (the reader who runs the file gets
@@ -226,13 +361,13 @@ def _panels_in_one_row(fig) -> list[list] | None:
     return [panels[cell] for cell in sorted(panels)]
 
 
-def _save_measured(fig, path, *, legend_size: bool = True) -> list[str]:
+def _save_measured(fig, path) -> list[str]:
     """Save ``fig`` as SVG to ``path``; return its text problems (:func:`_text_problems`) as
     measured in the drawing."""
     figure_dpi = fig.dpi  # the problems' pixels are the figure's; the SVG is drawn at 72 dpi
     found: list[list[str]] = []
     _save_svg(fig, path, drawn=lambda renderer: found.append(
-        _text_problems(fig, renderer, figure_dpi / fig.dpi, legend_size=legend_size)))
+        _text_problems(fig, renderer, figure_dpi / fig.dpi)))
     return found[-1]  # the last drawing is the one written
 
 
@@ -303,7 +438,12 @@ def _room_for_figure_legends(fig, height: float) -> tuple[float, float, float, f
         if leg.get_visible() and leg._ncols > 1:
             # A legend lays its columns out when it is made: make it again, in one column.
             texts, title = leg.get_texts(), leg.get_title()
-            again = fig.legend(leg.legend_handles, [t.get_text() for t in texts], loc=leg._loc, ncols=1,
+            # Made from the artists it stands for where an axes has one of that label (the first
+            # panel's, where panels share labels): a legend's own handle is only a part of some
+            # (an error bar's: its bars, not its marker; issue 47, the power page on a phone).
+            drawn = {label: handle for ax in reversed(fig.axes) for handle, label in zip(*ax.get_legend_handles_labels())}
+            handles = [drawn.get(t.get_text(), handle) for handle, t in zip(leg.legend_handles, texts)]
+            again = fig.legend(handles, [t.get_text() for t in texts], loc=leg._loc, ncols=1,
                                frameon=leg.get_frame_on(), fontsize=texts[0].get_fontsize() if texts else None,
                                **({"title": title.get_text(), "title_fontsize": title.get_fontsize()}
                                   if title.get_visible() and title.get_text() else {}))
@@ -320,9 +460,26 @@ def _room_for_figure_legends(fig, height: float) -> tuple[float, float, float, f
     return (0, bottom + (0.01 if bottom else 0), 1, 1 - top - (0.01 if top else 0))
 
 
-# The smallest legend text a phone shows readably: the narrow variant (``NARROW_WIDTH_IN``) is
-# shown about 364 px wide, some 0.77 px per point, so 9 pt is about 7 px.
+# The width a phone shows a figure at, in CSS px: on the reviews' phone, 390 px wide (issue 47),
+# Material's content column keeps 16 px a side (its `.md-content__inner { margin: 0 .8rem }` at the
+# phone's root font size, `html { font-size: 125% }`, 20 px), and extra.css shows a figure at most
+# that wide (`.fc-figure img { max-width: 100% }`); a narrower figure keeps its own size. Chromium
+# measures the figures of the built page at 390 px: 358 px.
+PHONE_CONTENT_PX = 390 - 2 * 16
+
+
+def _phone_px_per_pt(width_in: float) -> float:
+    """The CSS px a phone shows a point of text as, in a figure ``width_in`` inches wide: its SVG is
+    ``width_in * 96`` CSS px wide (72 pt an inch, 4/3 px a point), shown at most ``PHONE_CONTENT_PX``."""
+    return min(PHONE_CONTENT_PX, width_in * 96) / (width_in * 72)
+
+
+# The smallest text a phone shows readably: 9 pt in the narrow variant (``NARROW_WIDTH_IN``), which
+# a phone shows 358 px wide, 6.8 CSS px. Every text a phone shows is held to that size in px, in the
+# narrow variant and in a figure that keeps one layout, which a phone shows scaled (issue 47: a
+# phone showed 8 pt tick labels at 6.0 px, and 12 pt ones in a 10 in figure at 6.0 px too).
 MIN_NARROW_LEGEND_PT = 9.0
+MIN_PHONE_TEXT_PX = MIN_NARROW_LEGEND_PT * _phone_px_per_pt(NARROW_WIDTH_IN)
 
 # A text may touch the canvas's edge by this much (pixels at the figure's dpi): anti-aliasing and
 # rounding, not a cut letter.
@@ -332,15 +489,15 @@ _EDGE_TOLERANCE_PX = 1.0
 def narrow_text_problems(fig) -> list[str]:
     """What a phone reader would lose in ``fig`` as laid out now (its narrow variant): each text
     that runs past the canvas's edge, each legend that covers an axis label or a tick label, and
-    each legend set smaller than ``MIN_NARROW_LEGEND_PT``.
+    each text a phone shows smaller than ``MIN_PHONE_TEXT_PX`` (:func:`_phone_px_per_pt`).
 
     Read from matplotlib's own extents (``artist.get_window_extent(renderer)``) in a drawing of
     the figure as SVG, the file a phone shows (its text drawn as paths, which measure about 3%
     wider than the Agg renderer's hinted text), in pixels at the figure's dpi. Texts clipped to
-    their axes, empty texts and the tick labels of ticks outside the axis's view are not drawn,
-    so they are not checked. Returns one sentence per problem, naming the text (``[]`` when
-    every text fits). The build measures the same in the drawing that writes the variant
-    (:func:`save_narrow_variant`'s ``problems``).
+    their axes cannot leave the canvas, empty texts and the tick labels of ticks outside the
+    axis's view are not drawn, so they are not checked. Returns one sentence per problem, naming
+    the text (``[]`` when every text fits). The build measures the same in the drawing that writes
+    the variant (:func:`save_narrow_variant`'s ``problems``).
     """
     import io
 
@@ -350,35 +507,33 @@ def narrow_text_problems(fig) -> list[str]:
 def wide_text_problems(fig) -> list[str]:
     """What any reader loses in a figure that keeps one layout (no phone variant: insets, colour
     bars, grids of panels, no axes): each text past the canvas's edge and each legend over an axis
-    label or tick label, measured as :func:`narrow_text_problems` measures them. Its legends'
-    size is not judged: :data:`MIN_NARROW_LEGEND_PT` is for a figure ``NARROW_WIDTH_IN`` wide."""
+    label or tick label, measured as :func:`narrow_text_problems` measures them, and each text a
+    phone, which shows the figure scaled to its width, shows smaller than ``MIN_PHONE_TEXT_PX``."""
     import io
 
-    return _save_measured(fig, io.BytesIO(), legend_size=False)
+    return _save_measured(fig, io.BytesIO())
 
 
-def _text_problems(fig, renderer, scale: float, *, legend_size: bool = True) -> list[str]:
+def _text_problems(fig, renderer, scale: float) -> list[str]:
     """:func:`narrow_text_problems` of ``fig`` as ``renderer`` has just drawn it; ``scale`` turns the
-    drawing's pixels into the figure's (its dpi over the drawing's: an SVG is drawn at 72);
-    ``legend_size``: judge the legends' text size too."""
+    drawing's pixels into the figure's (its dpi over the drawing's: an SVG is drawn at 72)."""
     from matplotlib.text import Text
 
     width, height = fig.bbox.width, fig.bbox.height
-    problems = []
-    for text in _drawn_texts(fig, Text):
+    axes = _all_axes(fig)
+    ticks = {id(t) for ax in axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_tick_labels(axis)}
+    texts = _drawn_texts(fig, Text)
+    problems = _small_text_problems(fig, texts)
+    for text in texts:
+        if text.get_clip_on() and text.get_clip_box() is not None and id(text) not in ticks:
+            continue  # cut to its axes: it cannot reach past the canvas
         box = text.get_window_extent(renderer)
         over = {"left": -box.x0, "right": box.x1 - width, "bottom": -box.y0, "top": box.y1 - height}
         sides = [f"{px * scale:.0f} px past the {side} edge" for side, px in over.items()
                  if px * scale > _EDGE_TOLERANCE_PX]
         if sides:
             problems.append(f"text {_quoted(text)} runs {' and '.join(sides)} of the canvas")
-    axes = _all_axes(fig)
-    legends = [leg for leg in [*fig.legends, *(ax.get_legend() for ax in axes)] if leg is not None and leg.get_visible()]
-    for legend in legends:
-        small = [t for t in legend.get_texts() if t.get_text().strip() and t.get_fontsize() < MIN_NARROW_LEGEND_PT]
-        if small and legend_size:
-            problems.append(f"the legend ({_legend_name(legend)}) is set in {small[0].get_fontsize():g} pt, about "
-                            f"{small[0].get_fontsize() * 0.77:.0f} px on a phone; use at least {MIN_NARROW_LEGEND_PT:g} pt")
+    for legend in _legends(fig, axes):
         box = legend.get_window_extent(renderer)
         for ax in axes:
             for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
@@ -393,23 +548,48 @@ def _text_problems(fig, renderer, scale: float, *, legend_size: bool = True) -> 
     return problems
 
 
+def _small_text_problems(fig, texts: list) -> list[str]:
+    """Each of ``texts`` (drawn in ``fig``) that a phone shows smaller than ``MIN_PHONE_TEXT_PX``, a
+    legend's texts named as the legend and an axis's tick labels as that axis's: one sentence each,
+    with the size that would do. Read from the font sizes, in points, and the figure's width: a
+    text's size on the page does not depend on where it is drawn."""
+    import math
+
+    per_pt = _phone_px_per_pt(fig.get_size_inches()[0])
+    names: dict[int, str] = {}  # id(text) -> what a sentence calls it, with its verb
+    for legend in _legends(fig, _all_axes(fig)):
+        names.update({id(t): f"the legend ({_legend_name(legend)}) is" for t in [*legend.get_texts(), legend.get_title()]})
+    for ax in _all_axes(fig):
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = _drawn_tick_labels(axis)
+            shown = ", ".join(_quoted(t) for t in labels[:2]) + (", ..." if len(labels) > 2 else "")
+            names.update({id(t): f"the {name}-axis tick labels ({shown}) are" for t in labels})
+    small: dict[str, float] = {}  # what is too small -> its smallest size in points
+    for text in texts:
+        if text.get_fontsize() * per_pt < MIN_PHONE_TEXT_PX - 1e-9:
+            name = names.get(id(text), f"text {_quoted(text)} is")
+            small[name] = min(small.get(name, math.inf), text.get_fontsize())
+    need = math.ceil(MIN_PHONE_TEXT_PX / per_pt * 10 - 1e-6) / 10  # points, rounded up to a tenth
+    shown_px = fig.get_size_inches()[0] * 72 * per_pt
+    return [f"{name} set in {pt:g} pt: {pt * per_pt:.1f} px on a phone, which shows the figure {shown_px:.0f} px "
+            f"wide; use at least {need:g} pt (the smallest text a phone shows readably is {MIN_PHONE_TEXT_PX:.1f} px)"
+            for name, pt in small.items()]
+
+
+def _legends(fig, axes: list) -> list:
+    """The figure's visible legends: its own (``fig.legend``), then its axes'."""
+    return [leg for leg in [*fig.legends, *(ax.get_legend() for ax in axes)] if leg is not None and leg.get_visible()]
+
+
 def _drawn_texts(fig, text_type) -> list:
-    """The texts a draw of ``fig`` shows that can leave the canvas: visible, not empty, not clipped
-    to an axes, tick labels only within the axis's view."""
+    """The texts a draw of ``fig`` shows: visible, not empty, tick labels only within the axis's view."""
     axes = _all_axes(fig)
     ticks = {id(t) for ax in axes for axis in (ax.xaxis, ax.yaxis)
              for t in [*axis.get_majorticklabels(), *axis.get_minorticklabels()]}
     shown_ticks = {id(t) for ax in axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_tick_labels(axis)}
-    out = []
-    for text in fig.findobj(text_type):
-        if not text.get_visible() or not text.get_text().strip() or text.figure is None:
-            continue
-        if id(text) in ticks and id(text) not in shown_ticks:
-            continue
-        if text.get_clip_on() and text.get_clip_box() is not None and id(text) not in ticks:
-            continue  # cut to its axes: it cannot reach past the canvas
-        out.append(text)
-    return out
+    return [text for text in fig.findobj(text_type)
+            if text.get_visible() and text.get_text().strip() and text.figure is not None
+            and (id(text) not in ticks or id(text) in shown_ticks)]
 
 
 def _all_axes(fig) -> list:
@@ -425,7 +605,10 @@ def _all_axes(fig) -> list:
 
 
 def _drawn_tick_labels(axis) -> list:
-    """The labels of the ticks matplotlib draws: those within the axis's view interval."""
+    """The labels of the ticks matplotlib draws: those within the axis's view interval, on an axis
+    that is drawn (a twin's hidden axis, ``ax.axis("off")``: none)."""
+    if not (axis.get_visible() and axis.axes.axison and axis.axes.get_visible()):
+        return []
     low, high = sorted(axis.get_view_interval())
     span = (high - low) * 1e-9
     out = []

@@ -200,8 +200,12 @@ def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, f
     numbers are those of the whole file; ``line_of`` turns such a line into the one a warning is
     reported at (the explainer source's). ``figures`` (a ``_FigureCapture``) learns which cell
     opened each figure and which is running when one is saved: a figure is its opener's output.
-    Raises what the code raises.
+    Raises what the code raises; a figure's text that matplotlib cannot draw as a formula, raised
+    while the code draws or found when it ends, as one sentence at the line that set the text
+    (``_FigureCapture.raise_readable``).
     """
+    if figures is not None:
+        figures.code_file = filename
     cells = []
     for k, (first_line, source) in enumerate(split_code_cells(code, header_lines)):
         if figures is not None:
@@ -213,6 +217,10 @@ def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, f
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
                     _recording_warnings(record, filename, line_of):
                 exec(compile("\n" * (first_line - 1) + source, filename, "exec"), namespace)
+        except ValueError as raised:
+            if figures is not None:
+                figures.raise_readable(raised)
+            raise
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -220,4 +228,6 @@ def run_cells(code: str, namespace: dict, filename: str, header_lines: int, *, f
             figures.opened_by(figures.open_figures() - before, k)
         cells.append({"line": first_line, "stdout": record.text("stdout"), "stderr": record.text("stderr"),
                       "streams": record.streams, "warnings": record.warnings})
+    if figures is not None and (unreadable := figures.unreadable_formula()) is not None:
+        raise unreadable
     return cells

@@ -1087,9 +1087,11 @@
     groups: groups,
     background: background,
     text: Object.freeze({ fixed: fixed, signed: signed, pp: pp, pct: pct, ppDecimals: ppDecimals, pValue: pValue, plural: plural }),
-    // Exposed for the page and the tests: the normal quantile and distribution function.
+    // Exposed for the page, the tests and faircalc-equivalence.js: the normal quantile and
+    // distribution function, and the log binomial probability.
     ndtri: ndtri,
     ndtr: ndtr,
+    logDbinom: logDbinom,
   });
   if (inWorker) serve(root);
 })(typeof window !== "undefined" ? window : this);

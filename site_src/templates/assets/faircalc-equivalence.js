@@ -1,0 +1,477 @@
+// FairCalc's equivalence test and three-state verdict: faircode.significance._equivalence and
+// _verdict, in the browser, step for step (the same grid, refinement and bisection, so the numbers
+// agree to rounding; tests/e2e/test_faircalc.py holds them to the library).
+//
+//   FairCalcEquivalence.test(kA, nA, kB, nB, options)     equivalence_test_from_counts: TOST p-value,
+//                                                         its 1 - 2 alpha interval, the method used
+//   FairCalcEquivalence.verdict(kA, nA, kB, nB, options)  gap_verdict_from_counts: the state, the
+//                                                         numbers behind it, the power at the margin
+//   FairCalcEquivalence.sentence(verdict, numbers)        verdict_sentence: the same words
+//
+// options.margin: 0.05 (a difference within 5 points either way) or [low, high]; for a ratio
+// [0.8, 1.25] or [0.8, Infinity]. options.compare "difference" (default) or "ratio";
+// options.alpha (0.05); options.method "auto" (default), "exact" or "score"; for verdict(),
+// options.names ([A, B]) and options.outcome ("flagged"). For a ratio the counts are of the
+// favourable outcome (the rate the four-fifths rule divides). Needs faircalc.js first.
+(function (root) {
+  "use strict";
+
+  var FC = root.FairCalc;
+  var EXACT_MAX_TABLES = 40401; // faircode.significance.EXACT_MAX_TABLES
+  var GRID_MIN = 65, REFINE_POINTS = 33, REFINE_LEVELS = 4, BISECTION_STEPS = 42, TIE_RTOL = 1e-10;
+  var MINUS = "\u2212";
+  var VERDICTS = {
+    gap_shown: "a gap shown",
+    no_practical_gap_shown: "no gap of practical size shown",
+    inconclusive: "inconclusive",
+  };
+
+  function fail(Kind, message) { throw new Kind("FairCalc: " + message); }
+
+  // ------------------------------------------------------------------ validation (as _as_margin)
+
+  function asMargin(margin, compare) {
+    var fifths = "[0.8, 1.25] for the four-fifths band, [0.8, Infinity] for a ratio of at least 0.8";
+    if (margin === undefined || margin === null) {
+      fail(TypeError, "`margin` is required: the smallest gap that matters, declared before looking (e.g. 0.05 for 5 percentage points); there is no default");
+    }
+    if (typeof margin === "number") {
+      if (compare === "ratio") fail(TypeError, "`margin` of a ratio must be a pair [low, high]: " + fifths + "; got " + margin);
+      if (!(margin > 0 && margin < 1)) {
+        var hint = margin >= 1 && margin < 100 ? " (did you mean " + margin / 100 + ", " + margin + " percentage points?)" : "";
+        fail(RangeError, "`margin` of a difference must be a rate strictly between 0 and 1" + hint + "; got " + margin);
+      }
+      return [-margin, margin];
+    }
+    if (!Array.isArray(margin) || margin.length !== 2 || margin.some(function (v) { return typeof v !== "number" || Number.isNaN(v); })) {
+      fail(TypeError, "`margin` must be a number or a pair of numbers [low, high]; got " + JSON.stringify(margin));
+    }
+    var low = margin[0], high = margin[1];
+    if (compare === "difference" && !(-1 < low && low < 0 && 0 < high && high < 1)) {
+      fail(RangeError, "`margin` [low, high] of a difference must satisfy -1 < low < 0 < high < 1; got [" + low + ", " + high + "]");
+    }
+    if (compare === "ratio" && !(0 < low && low < 1 && 1 < high)) {
+      fail(RangeError, "`margin` [low, high] of a ratio must satisfy 0 < low < 1 < high (high may be Infinity): " + fifths + "; got [" + low + ", " + high + "]");
+    }
+    return [low, high];
+  }
+
+  function asCounts(k, n, name) {
+    if (!Number.isInteger(k)) fail(TypeError, "`count_" + name + "` must be a whole number; got " + String(k));
+    if (!Number.isInteger(n)) fail(TypeError, "`n_" + name + "` must be a whole number; got " + String(n));
+    if (n < 1) fail(RangeError, "`n_" + name + "` must be at least 1 (a group with rows); got " + n);
+    if (k < 0 || k > n) fail(RangeError, "`count_" + name + "` must lie between 0 and n_" + name + " = " + n + "; got " + k);
+  }
+
+  function choice(value, name, choices) {
+    if (choices.indexOf(value) < 0) fail(RangeError, "`" + name + "` must be one of " + choices.map(function (c) { return JSON.stringify(c); }).join(", ") + "; got " + JSON.stringify(value));
+    return value;
+  }
+
+  // ------------------------------------------------------------------ the score statistic
+
+  // Maximum likelihood rates under p1 - p2 = value (Farrington and Manning's cubic for p1) or
+  // p1 = value * p2 (Miettinen and Nurminen's quadratic for p2): _restricted_rates.
+  function restrictedRates(x1, n1, x2, n2, value, compare) {
+    if (compare === "difference") {
+      var d = value, theta = n2 / n1, r1 = x1 / n1, r2 = x2 / n2;
+      var a = 1 + theta;
+      var b = -(1 + theta + r1 + theta * r2 + d * (theta + 2));
+      var c = d * d + d * (2 * r1 + theta + 1) + r1 + theta * r2;
+      var e = -r1 * d * (1 + d);
+      var v = Math.pow(b, 3) / (27 * Math.pow(a, 3)) - b * c / (6 * a * a) + e / (2 * a);
+      var u = Math.sqrt(Math.max(b * b / (9 * a * a) - c / (3 * a), 0));
+      if (v < 0) u = -u;
+      var cosArg = u === 0 ? 0 : v / Math.pow(u, 3);
+      var angle = (Math.PI + Math.acos(Math.min(1, Math.max(-1, cosArg)))) / 3;
+      var p1 = Math.min(Math.min(1, 1 + d), Math.max(Math.max(0, d), 2 * u * Math.cos(angle) - b / (3 * a)));
+      return [p1, p1 - d];
+    }
+    var total = n1 + n2, count = x1 + x2;
+    var qa = total * value, qb = -(n1 * value + x1 + n2 + x2 * value);
+    var disc = Math.sqrt(Math.max(qb * qb - 4 * qa * count, 0));
+    var p2 = Math.min(Math.min(1, 1 / value), Math.max(0, 2 * count / (-qb + disc)));
+    return [Math.min(1, Math.max(0, value * p2)), p2];
+  }
+
+  function scoreStatistic(x1, n1, x2, n2, value, compare) {
+    var r = restrictedRates(x1, n1, x2, n2, value, compare), excess, variance;
+    if (compare === "difference") {
+      excess = x1 / n1 - x2 / n2 - value;
+      variance = r[0] * (1 - r[0]) / n1 + r[1] * (1 - r[1]) / n2;
+    } else {
+      excess = x1 / n1 - value * x2 / n2;
+      variance = r[0] * (1 - r[0]) / n1 + value * value * r[1] * (1 - r[1]) / n2;
+    }
+    variance = variance * (n1 + n2) / (n1 + n2 - 1);
+    if (variance > 0) return excess / Math.sqrt(variance);
+    return excess === 0 ? 0 : (excess > 0 ? Infinity : -Infinity);
+  }
+
+  // ------------------------------------------------------------------ one-sided p-values
+
+  function nuisanceRange(value, compare) {
+    return compare === "difference" ? [Math.max(0, -value), Math.min(1, 1 - value)] : [0, Math.min(1, 1 / value)];
+  }
+
+  function linspace(start, stop, num) {
+    var out = new Float64Array(num), step = (stop - start) / (num - 1);
+    for (var i = 0; i < num; i++) out[i] = i * step + start;
+    out[num - 1] = stop;
+    return out;
+  }
+
+  // P(Binomial(n, p) = k) for k = 0..n: the mode from the log probability, the rest by the ratio
+  // of neighbouring terms (n - k) p / ((k + 1) q), walking outwards (a few hundred thousand of
+  // these arrays make one exact interval; a logarithm each would take seconds).
+  function pmf(n, p, out) {
+    var q = 1 - p, k;
+    out.fill(0);
+    if (p === 0 || q === 0) { out[p === 0 ? 0 : n] = 1; return out; }
+    var mode = Math.min(n, Math.floor((n + 1) * p)), odds = p / q;
+    out[mode] = Math.exp(FC.logDbinom(mode, n, p, q));
+    for (k = mode; k < n && out[k] > 0; k++) out[k + 1] = out[k] * ((n - k) / (k + 1)) * odds;
+    for (k = mode; k > 0 && out[k] > 0; k--) out[k - 1] = out[k] * (k / (n - k + 1)) / odds;
+    return out;
+  }
+
+  // The region of tables at least as extreme: in each row x1 the run [first, stop) of x2, whose
+  // end is found by bisection on x2 (the statistic falls as x2 rises: _region_runs).
+  function Tail(x1Obs, n1, x2Obs, n2, value, side, compare) {
+    var zObs = scoreStatistic(x1Obs, n1, x2Obs, n2, value, compare);
+    var tie = Number.isFinite(zObs) ? TIE_RTOL * Math.max(1, Math.abs(zObs)) : 0;
+    this.n1 = n1; this.n2 = n2; this.value = value; this.compare = compare;
+    this.first = new Int32Array(n1 + 1); this.stop = new Int32Array(n1 + 1);
+    this.pmf1 = new Float64Array(n1 + 1); this.pmf2 = new Float64Array(n2 + 1); this.cdf2 = new Float64Array(n2 + 2);
+    for (var i = 0; i <= n1; i++) {
+      var low = 0, high = n2 + 1;
+      while (low < high) {
+        var middle = Math.floor((low + high) / 2);
+        var z = scoreStatistic(i, n1, middle, n2, value, compare);
+        var past = side === "larger" ? z < zObs - tie : z <= zObs + tie;
+        if (past) high = middle; else low = middle + 1;
+      }
+      if (side === "larger") { this.first[i] = 0; this.stop[i] = low; } else { this.first[i] = low; this.stop[i] = n2 + 1; }
+    }
+  }
+
+  Tail.prototype.probability = function (p2) {
+    var p1 = this.compare === "difference" ? p2 + this.value : this.value * p2;
+    var pmf1 = pmf(this.n1, Math.min(1, Math.max(0, p1)), this.pmf1), pmf2 = pmf(this.n2, p2, this.pmf2);
+    var total = 0, i, j, cdf2 = this.cdf2;
+    for (j = 0; j <= this.n2; j++) cdf2[j + 1] = cdf2[j] + pmf2[j];
+    for (i = 0; i <= this.n1; i++) total += pmf1[i] * (cdf2[this.stop[i]] - cdf2[this.first[i]]);
+    return total;
+  };
+
+  // The largest probability over the nuisance range: a grid, then finer grids around the three
+  // highest local maxima (_Tail.supremum, with NumPy's stable-sort tie order).
+  Tail.prototype.supremum = function () {
+    var range = nuisanceRange(this.value, this.compare);
+    var size = Math.max(GRID_MIN, 2 * Math.ceil(4 * Math.sqrt(Math.max(this.n1, this.n2))) + 1);
+    var grid = linspace(range[0], range[1], size), self = this;
+    var values = Array.prototype.map.call(grid, function (p) { return self.probability(p); });
+    var best = Math.max.apply(null, values);
+    var peaks = [];
+    for (var i = 0; i < size; i++) {
+      var left = i > 0 ? values[i - 1] : -1, right = i < size - 1 ? values[i + 1] : -1;
+      if (values[i] >= left && values[i] >= right) peaks.push(i);
+    }
+    // np.argsort(values[peaks], kind="stable")[::-1][:3]: descending, later index first on ties.
+    var order = peaks.map(function (p, k) { return k; }).sort(function (a, b) { return values[peaks[a]] - values[peaks[b]] || a - b; }).reverse();
+    var chosen = order.slice(0, 3).map(function (k) { return peaks[k]; });
+    var lefts = chosen.map(function (p) { return grid[Math.max(p - 1, 0)]; });
+    var rights = chosen.map(function (p) { return grid[Math.min(p + 1, size - 1)]; });
+    for (var level = 0; level < REFINE_LEVELS; level++) {
+      for (var r = 0; r < chosen.length; r++) {
+        var lo = lefts[r], span = rights[r] - lo, fine = [], vals = [], at = 0;
+        for (var s = 0; s < REFINE_POINTS; s++) {
+          fine.push(lo + span * (s / (REFINE_POINTS - 1)));
+          vals.push(this.probability(fine[s]));
+          if (vals[s] > vals[at]) at = s;
+        }
+        best = Math.max(best, vals[at]);
+        lefts[r] = fine[Math.max(at - 1, 0)];
+        rights[r] = fine[Math.min(at + 1, REFINE_POINTS - 1)];
+      }
+    }
+    return Math.min(1, best);
+  };
+
+  function oneSidedP(x1, n1, x2, n2, value, side, compare, method) {
+    if (!Number.isFinite(value)) return 0;
+    if (method === "score") {
+      var z = scoreStatistic(x1, n1, x2, n2, value, compare);
+      return side === "larger" ? FC.ndtr(-z) : FC.ndtr(z);
+    }
+    return new Tail(x1, n1, x2, n2, value, side, compare).supremum();
+  }
+
+  // ------------------------------------------------------------------ the interval (_interval, _limit)
+
+  function limit(p, start, outward, bounds, alpha, step) {
+    var edge = outward < 0 ? bounds[0] : bounds[1];
+    var inner = start, inward = step;
+    while (p(inner) < alpha) {
+      inner = inner - outward * inward;
+      inward *= 2;
+      if (!(bounds[0] < inner && inner < bounds[1])) return outward < 0 ? bounds[1] : bounds[0];
+    }
+    var outer = inner + outward * step;
+    for (;;) {
+      if ((outer - edge) * outward >= 0) {
+        outer = edge;
+        if (p(outer) >= alpha) return edge;
+        break;
+      }
+      if (p(outer) < alpha) break;
+      inner = outer; step *= 2;
+      outer = inner + outward * step;
+    }
+    for (var k = 0; k < BISECTION_STEPS; k++) {
+      var middle = (inner + outer) / 2;
+      if (p(middle) >= alpha) inner = middle; else outer = middle;
+    }
+    return (inner + outer) / 2;
+  }
+
+  function estimateOf(x1, n1, x2, n2, compare) {
+    if (compare === "difference") return x1 / n1 - x2 / n2;
+    if (x2 === 0) return x1 === 0 ? NaN : Infinity;
+    return (x1 / n1) / (x2 / n2);
+  }
+
+  function interval(x1, n1, x2, n2, alpha, compare, method) {
+    if (compare === "ratio" && x1 === 0 && x2 === 0) return [NaN, NaN];
+    var pLow = function (v) { return oneSidedP(x1, n1, x2, n2, v, "larger", compare, method); };
+    var pHigh = function (v) { return oneSidedP(x1, n1, x2, n2, v, "smaller", compare, method); };
+    var est = estimateOf(x1, n1, x2, n2, compare);
+    if (compare === "difference") {
+      var b = [-1 + 1e-12, 1 - 1e-12];
+      return [limit(pLow, est, -1, b, alpha, 0.05), limit(pHigh, est, 1, b, alpha, 0.05)];
+    }
+    var start = est > 0 && est < Infinity ? Math.log(est) : Math.log(((x1 || 0.5) / n1) / ((x2 || 0.5) / n2));
+    var bounds = [start - 60, start + 60];
+    var low = x1 === 0 ? 0 : Math.exp(limit(function (t) { return pLow(Math.exp(t)); }, start, -1, bounds, alpha, 0.25));
+    var high = x2 === 0 ? Infinity : Math.exp(limit(function (t) { return pHigh(Math.exp(t)); }, start, 1, bounds, alpha, 0.25));
+    return [low <= Math.exp(bounds[0]) * 1.0000001 ? 0 : low, high >= Math.exp(bounds[1]) / 1.0000001 ? Infinity : high];
+  }
+
+  // ------------------------------------------------------------------ the public test
+
+  function options(o, defaults) {
+    o = o || {};
+    var out = {};
+    Object.keys(defaults).forEach(function (k) { out[k] = k in o ? o[k] : defaults[k]; });
+    return out;
+  }
+
+  function test(kA, nA, kB, nB, opts) {
+    asCounts(kA, nA, "a");
+    asCounts(kB, nB, "b");
+    var o = options(opts, { margin: null, compare: "difference", alpha: 0.05, method: "auto", interval: true });
+    choice(o.compare, "compare", ["difference", "ratio"]);
+    choice(o.method, "method", ["auto", "exact", "score"]);
+    var m = asMargin(o.margin, o.compare);
+    if (!(o.alpha > 0 && o.alpha < 0.5)) fail(RangeError, "`alpha` must be strictly between 0 and 0.5 (the interval is 1 - 2 alpha); got " + o.alpha);
+    var method = o.method === "auto" ? ((nA + 1) * (nB + 1) <= EXACT_MAX_TABLES ? "exact" : "score") : o.method;
+    var pLow = oneSidedP(kA, nA, kB, nB, m[0], "larger", o.compare, method);
+    var pHigh = oneSidedP(kA, nA, kB, nB, m[1], "smaller", o.compare, method);
+    var ci = o.interval ? interval(kA, nA, kB, nB, o.alpha, o.compare, method) : [NaN, NaN];
+    var p = Math.max(pLow, pHigh);
+    return {
+      compare: o.compare, estimate: estimateOf(kA, nA, kB, nB, o.compare), margin_low: m[0], margin_high: m[1],
+      p_value: p, p_value_low: pLow, p_value_high: pHigh, equivalent: p < o.alpha, alpha: o.alpha,
+      ci_low: ci[0], ci_high: ci[1], confidence_level: 1 - 2 * o.alpha, method: method,
+      count_a: kA, n_a: nA, count_b: kB, n_b: nB,
+    };
+  }
+
+  // ------------------------------------------------------------------ the verdict (_verdict)
+
+  function classify(p, ciLow, ciHigh, pEq, margin, alpha) {
+    if (p < alpha && (ciLow >= margin[1] || ciHigh <= margin[0])) return "gap_shown";
+    if (pEq < alpha) return "no_practical_gap_shown";
+    return "inconclusive";
+  }
+
+  function powerAtMargin(rateB, nA, nB, margin, compare, alpha) {
+    var powers = [];
+    margin.forEach(function (bound) {
+      var rateA = compare === "difference" ? rateB + bound : bound * rateB;
+      if (Number.isFinite(rateA) && rateA >= 0 && rateA <= 1 && rateA !== rateB) {
+        powers.push(FC.power(rateA, rateB, nA, nB, { alpha: alpha }).power);
+      }
+    });
+    return powers.length ? Math.min.apply(null, powers) : NaN;
+  }
+
+  function verdict(kA, nA, kB, nB, opts) {
+    var o = options(opts, { margin: null, compare: "difference", alpha: 0.05, method: "auto", names: ["group A", "group B"], outcome: "flagged" });
+    var eq = test(kA, nA, kB, nB, { margin: o.margin, compare: o.compare, alpha: o.alpha, method: o.method });
+    if (!Array.isArray(o.names) || o.names.length !== 2 || o.names.some(function (s) { return typeof s !== "string" || !s.trim(); })) {
+      fail(RangeError, "`names` must be two non-empty words, the groups as a sentence names them; got " + JSON.stringify(o.names));
+    }
+    if (typeof o.outcome !== "string" || !o.outcome.trim()) fail(RangeError, "`outcome` must be non-empty words (\"flagged\", \"approved\"); got " + JSON.stringify(o.outcome));
+    // Newcombe's interval and the exact test (compare(), with 1s as the "flagged" count), or MOVER-R.
+    var c = FC.compare(kA, nA, kB, nB, { favourable: "positive", confidenceLevel: 1 - o.alpha });
+    var ci = o.compare === "difference" ? [c.ci_low, c.ci_high] : [c.ratio_low, c.ratio_high];
+    var margin = [eq.margin_low, eq.margin_high];
+    var state = Number.isNaN(ci[0]) ? "inconclusive" : classify(c.p_value, ci[0], ci[1], eq.p_value, margin, o.alpha);
+    var out = {
+      verdict: state, label: VERDICTS[state], compare: o.compare, estimate: eq.estimate, ci_low: ci[0], ci_high: ci[1],
+      confidence_level: 1 - o.alpha, p_value: c.p_value, log_p_value: c.log_p_value, equivalence: eq,
+      margin_low: margin[0], margin_high: margin[1], alpha: o.alpha,
+      power_at_margin: powerAtMargin(kB / nB, nA, nB, margin, o.compare, o.alpha),
+      count_a: kA, n_a: nA, count_b: kB, n_b: nB, names: [o.names[0].trim(), o.names[1].trim()], outcome: o.outcome.trim(),
+    };
+    out.sentence = sentence(state, {
+      compare: o.compare, estimate: out.estimate, ci_low: ci[0], ci_high: ci[1], p_value: out.p_value,
+      equivalence_p_value: eq.p_value, equivalence_ci: [eq.ci_low, eq.ci_high], margin: margin,
+      power_at_margin: out.power_at_margin, alpha: o.alpha, names: out.names, outcome: out.outcome,
+    });
+    return out;
+  }
+
+  // ------------------------------------------------------------------ the words (verdict_sentence)
+
+  // x.toFixed(f), but an exact tie rounds to even, as Python's format() does.
+  function fixed(x, f) {
+    var scale = Math.pow(10, f), scaled = x * scale;
+    if (Math.abs(scaled - Math.trunc(scaled)) === 0.5 && scaled / scale === x) {
+      var even = Math.trunc(scaled) % 2 === 0 ? Math.trunc(scaled) : Math.trunc(scaled) + Math.sign(scaled);
+      return (even / scale).toFixed(f);
+    }
+    return x.toFixed(f);
+  }
+
+  function grouped(text) { // "12345.6" -> "12,345.6", as Python's "," option
+    var parts = text.split(".");
+    parts[0] = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    return parts.join(".");
+  }
+
+  // faircode.formatting.format_points
+  function formatPoints(gap, signed, unit) {
+    signed = signed !== false; unit = unit !== false;
+    var points = 100 * gap;
+    if (Number.isNaN(points)) return "n/a";
+    var decimals = 1;
+    while (decimals < 4 && points !== 0 && Number(fixed(Math.abs(points), decimals)) === 0) decimals++;
+    var text = grouped(fixed(Math.abs(points), decimals));
+    if (signed && Number(text.replace(/,/g, "")) !== 0) text = (points > 0 ? "+" : MINUS) + text;
+    return unit ? text + " percentage points" : text;
+  }
+
+  // faircode.formatting.format_ratio
+  function formatRatio(ratio, near) {
+    if (Number.isNaN(ratio)) return "n/a";
+    if (!Number.isFinite(ratio)) return "\u221e";
+    var text = fixed(ratio, 2);
+    if ((near || []).some(function (line) { return Number(text) === line && line !== ratio; })) text = fixed(ratio, 3);
+    return text;
+  }
+
+  var SUPERSCRIPT = { "-": "\u207b", "0": "\u2070", "1": "\u00b9", "2": "\u00b2", "3": "\u00b3", "4": "\u2074", "5": "\u2075", "6": "\u2076", "7": "\u2077", "8": "\u2078", "9": "\u2079" };
+
+  // faircode.formatting.format_p_value, two significant digits (no Monte Carlo floor here).
+  function formatP(p) {
+    if (Number.isNaN(p)) return "p = n/a";
+    if (p === 0) return "p < 10\u207b\u00b3\u2070\u2070";
+    if (p >= 0.001) {
+      var e = Math.floor(Math.log10(p)), text = fixed(p, Math.max(0, 1 - e));
+      if (Number(text) >= Math.pow(10, e + 1)) text = fixed(p, Math.max(0, -e)); // 0.0999 -> "0.10"
+      return "p = " + text;
+    }
+    // toExponential rounds a tie up where Python rounds it to even; a p-value below 0.001 is
+    // never a decimal tie of two digits in binary, so the two agree.
+    var parts = p.toExponential(1).split("e"), mantissa = parts[0], exponent = Number(parts[1]);
+    return "p = " + mantissa + " \u00d7 10" + String(exponent).split("").map(function (ch) { return SUPERSCRIPT[ch]; }).join("");
+  }
+
+  function percent0(x) { return fixed(100 * x, 0) + "%"; }
+
+  function roundNumber(text) { // a margin is a round number: "10 percentage points", not "10.0"
+    if (/ points$/.test(text)) return text.replace(".0 ", " ");
+    return /\.0$/.test(text) ? text.slice(0, -2) : text;
+  }
+
+  function Words(n) {
+    this.compare = n.compare; this.estimate = n.estimate; this.ci = [n.ci_low, n.ci_high];
+    this.low = n.margin[0]; this.high = n.margin[1]; this.alpha = n.alpha;
+    this.a = n.names[0]; this.b = n.names[1]; this.outcome = n.outcome;
+  }
+  Words.prototype.level = function (sides) { return percent0(1 - sides * this.alpha); };
+  Words.prototype.ratio = function (v) { return formatRatio(v, [this.low, this.high, 1]); };
+  Words.prototype.what = function () {
+    return this.compare === "ratio" ? "the ratio (" + this.a + " over " + this.b + ")" : "the gap (" + this.a + " minus " + this.b + ")";
+  };
+  Words.prototype.gap = function () {
+    if (this.compare === "ratio") return "the rate of " + this.a + " " + this.outcome + " is " + this.ratio(this.estimate) + " times that of " + this.b;
+    if (this.estimate === 0) return this.a + " and " + this.b + " were " + this.outcome + " at the same rate";
+    return this.a + " were " + this.outcome + " " + formatPoints(Math.abs(this.estimate), false) + " " + (this.estimate > 0 ? "more" : "less") + " often than " + this.b;
+  };
+  Words.prototype.interval = function (low, high) {
+    if (this.compare === "ratio") return this.ratio(low) + " to " + this.ratio(high);
+    return formatPoints(low, true, false) + " to " + formatPoints(high);
+  };
+  Words.prototype.marginName = function () {
+    if (this.compare === "ratio") {
+      if (!Number.isFinite(this.high)) return this.low === 0.8 ? "the four-fifths line of 0.8" : "a ratio of " + this.ratio(this.low);
+      return "the band " + this.ratio(this.low) + " to " + this.ratio(this.high);
+    }
+    if (-this.low === this.high) return "the margin of \u00b1" + roundNumber(formatPoints(this.high, false));
+    return "the margin of " + roundNumber(formatPoints(this.low, true, false)) + " to " + roundNumber(formatPoints(this.high));
+  };
+  Words.prototype.beyond = function () {
+    if (this.compare === "ratio") {
+      var side = this.ci[1] <= this.low ? "below " + this.ratio(this.low) : "above " + this.ratio(this.high);
+      return side + ", beyond " + this.marginName();
+    }
+    return "beyond " + this.marginName();
+  };
+  Words.prototype.inside = function () {
+    if (this.compare === "ratio") return Number.isFinite(this.high) ? "the ratio stays inside it" : "the ratio stays above it";
+    return "the gap stays inside it";
+  };
+  Words.prototype.mayRemain = function () {
+    if (this.compare === "ratio") return "The rates may still differ, by less than " + this.marginName() + " allows.";
+    return "A gap smaller than the margin may remain.";
+  };
+  Words.prototype.within = function () {
+    return this.compare === "ratio" && !Number.isFinite(this.high) ? "above " + this.marginName() : "within " + this.marginName();
+  };
+
+  function sentence(state, n) {
+    choice(state, "verdict", Object.keys(VERDICTS));
+    var w = new Words(n);
+    if (state === "gap_shown") {
+      return "A gap of practical size is shown: " + w.gap() + ". The " + w.level(1) + " interval of " + w.what() + ", " +
+        w.interval(n.ci_low, n.ci_high) + ", lies " + w.beyond() + " (exact test, " + formatP(n.p_value) + ").";
+    }
+    if (state === "no_practical_gap_shown") {
+      var lo = n.equivalence_ci[0], hi = n.equivalence_ci[1];
+      var where = !(Number.isNaN(lo) || Number.isNaN(hi)) ? "Its " + w.level(2) + " interval, " + w.interval(lo, hi) + ", lies " + w.within() : "It lies " + w.within();
+      return "No gap of practical size is shown: " + w.gap() + ". " + where + " (equivalence test, " + formatP(n.equivalence_p_value) + "). " + w.mayRemain();
+    }
+    var numbers = w.gap() + "; the " + w.level(1) + " interval of " + w.what() + " is " + w.interval(n.ci_low, n.ci_high) +
+      "; exact test " + formatP(n.p_value) + ", equivalence test " + formatP(n.equivalence_p_value);
+    var head = n.p_value < n.alpha
+      ? "Inconclusive: a gap is statistically significant, but the data show neither that it reaches " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ")."
+      : "Inconclusive: the data show neither a gap beyond " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ").";
+    if (Number.isNaN(n.power_at_margin)) return head;
+    return head + " This audit had a " + percent0(n.power_at_margin) + " chance of finding a true gap at " + w.marginName() +
+      (n.power_at_margin < 0.8 ? ": it was too small to tell." : ".");
+  }
+
+  root.FairCalcEquivalence = Object.freeze({
+    VERDICTS: VERDICTS,
+    EXACT_MAX_TABLES: EXACT_MAX_TABLES,
+    test: test,
+    verdict: verdict,
+    sentence: sentence,
+    formatPoints: formatPoints,
+    formatRatio: formatRatio,
+    formatP: formatP,
+  });
+})(typeof window !== "undefined" ? window : this);
