@@ -20,7 +20,9 @@ class Term:
 
     ``anchor`` is the heading id on the glossary page; ``pattern`` a case-insensitive regular
     expression that finds the term in a page's text; ``definition`` Markdown (links relative to
-    the glossary page).
+    the glossary page). A definition also travels as a tooltip to every page that links the term
+    (``publishing.mkdocs_hooks.define_terms``), so it names what it points to ("the glossary's
+    table"), never where it is ("the table above": issue 47).
     """
 
     anchor: str
@@ -56,8 +58,8 @@ TERMS: tuple[Term, ...] = (
     Term("flagged", "Flagged, flag rate, selection rate", r"\bflag(s|ged|ging)?\b|selection rate",
          "A model **flags** a person when it puts them in its positive class. The **flag rate** (the "
          "field's term is **selection rate**) is the share of a group the model flags. In every audit "
-         "on this site the flag is the *harmful* decision: see the table above for what it means in "
-         "each."),
+         "on this site the flag is the *harmful* decision; the glossary's [table of the "
+         "audits](#audits) says what it means in each."),
     Term("favourable", "Favourable outcome", r"favourable",
          "The decision the person wants: in every audit here, *not* being flagged. Each audit's "
          "manifest declares it (`target.favourable`). Equal opportunity and the four-fifths rule are "
