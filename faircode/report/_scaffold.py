@@ -153,7 +153,8 @@ def _label_counts(path: Path, parse: ParseOptions | None, columns: list[str]) ->
     for column in columns:
         codes, texts = _codes(frame[column])
         counts = np.bincount(codes, minlength=len(texts))
-        out[column] = {texts[i]: int(n) for i, n in enumerate(counts) if n}
+        found = {texts[i]: int(n) for i, n in enumerate(counts) if n}
+        out[column] = {t: found[t] for t in sorted(found, key=lambda t: (t.lower(), t))}  # the same from CSV or Parquet
     return out
 
 

@@ -54,8 +54,6 @@ class ReportRow:
     p_adjusted: float
     equivalence_p_value: float
     equivalence_p_adjusted: float
-    equivalence_ci_low: float
-    equivalence_ci_high: float
     power_at_margin: float
     power_method: str | None
     verdict: str | None
@@ -162,7 +160,7 @@ class ReportTables:
         return verdict_sentence(
             row.verdict, compare="ratio", estimate=row.impact_ratio, ci_low=row.impact_ratio_ci_low,
             ci_high=row.impact_ratio_ci_high, p_value=row.p_adjusted, equivalence_p_value=row.equivalence_p_adjusted,
-            equivalence_ci=(row.equivalence_ci_low, row.equivalence_ci_high), margin=self.band,
+            equivalence_ci=(math.nan, math.nan), margin=self.band,
             power_at_margin=row.power_at_margin, alpha=self.alpha, names=names or (category, t.reference),
             outcome=outcome)
 
@@ -315,7 +313,6 @@ def _tested_row(base: dict, result, p_adjusted: float, eq_adjusted: float, band,
                      p_value=result.p_value, p_adjusted=p_adjusted,
                      equivalence_p_value=result.equivalence_p_value,
                      equivalence_p_adjusted=math.nan if math.isnan(result.equivalence_p_value) else eq_adjusted,
-                     equivalence_ci_low=result.equivalence_ci_low, equivalence_ci_high=result.equivalence_ci_high,
                      power_at_margin=result.power_at_margin, power_method=result.power_method, verdict=verdict)
 
 
@@ -325,5 +322,5 @@ def _untested_row(base: dict) -> ReportRow:
     reference = base["reference"] and base["n_selected"] > 0
     return ReportRow(**base, impact_ratio=1.0 if reference else nan, impact_ratio_ci_low=nan,
                      impact_ratio_ci_high=nan, below_four_fifths=False if reference else None, p_value=nan,
-                     p_adjusted=nan, equivalence_p_value=nan, equivalence_p_adjusted=nan, equivalence_ci_low=nan,
-                     equivalence_ci_high=nan, power_at_margin=nan, power_method=None, verdict=None)
+                     p_adjusted=nan, equivalence_p_value=nan, equivalence_p_adjusted=nan, power_at_margin=nan,
+                     power_method=None, verdict=None)
