@@ -100,14 +100,18 @@ def _two_sided_exact_p(x_a: int, n_a: int, x_b: int, n_b: int) -> float:
     return float(hypergeom(n, k, n_a).pmf(support)[far].sum())
 
 
-def test_exact_p_values_enumerate_the_hypergeometric_distribution(report):
-    tables, _ = report
+def _tested(tables):
+    """Each tested row with its table and its reference's row."""
     for table in tables.tables:
-        ref = table.row(table.reference)
         for row in table.rows:
             if row.tested:
-                want = _two_sided_exact_p(row.n_selected, row.n, ref.n_selected, ref.n)
-                assert row.p_value == pytest.approx(want, rel=1e-9, abs=1e-300), (table.table, row.category)
+                yield table, row, table.row(table.reference)
+
+
+def test_exact_p_values_enumerate_the_hypergeometric_distribution(report):
+    for table, row, ref in _tested(report[0]):
+        want = _two_sided_exact_p(row.n_selected, row.n, ref.n_selected, ref.n)
+        assert row.p_value == pytest.approx(want, rel=1e-9, abs=1e-300), (table.table, row.category)
 
 
 def test_holm_over_each_table_equals_statsmodels(report):
@@ -136,14 +140,10 @@ def _mover_r(x_a: int, n_a: int, x_b: int, n_b: int) -> tuple[float, float]:
 
 
 def test_impact_ratio_intervals_are_mover_r_from_wilson_limits(report):
-    tables, _ = report
-    for table in tables.tables:
-        ref = table.row(table.reference)
-        for row in table.rows:
-            if row.tested:
-                low, high = _mover_r(row.n_selected, row.n, ref.n_selected, ref.n)
-                assert (row.impact_ratio_ci_low, row.impact_ratio_ci_high) == pytest.approx((low, high), rel=1e-9)
-                assert row.impact_ratio_ci_low < row.impact_ratio < row.impact_ratio_ci_high
+    for _, row, ref in _tested(report[0]):
+        low, high = _mover_r(row.n_selected, row.n, ref.n_selected, ref.n)
+        assert (row.impact_ratio_ci_low, row.impact_ratio_ci_high) == pytest.approx((low, high), rel=1e-9)
+        assert row.impact_ratio_ci_low < row.impact_ratio < row.impact_ratio_ci_high
 
 
 def test_verdicts_are_classify_gap_on_the_adjusted_values(report):

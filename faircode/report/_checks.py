@@ -27,7 +27,7 @@ from faircode.formatting import did_you_mean
 from faircode.manifest import ParseOptions
 from faircode.manifest._checks import _try
 from faircode.report._counts import CategoryCounts
-from faircode.report._data import data_columns, data_kind, data_sha256
+from faircode.report._data import data_columns, data_kind, data_sha256, resolve_data
 from faircode.report._schema import CategoriesSpec, CategorySpec, OutcomeSpec
 
 #: What a manifest's author writes where the scaffold could not know the answer.
@@ -62,7 +62,7 @@ def data_problems(raw: dict, root: Path, data: Path | None, *, check_sha256: boo
     spec = _try(_DataLocation, raw.get("data"))
     if spec is None:
         return [], None  # the schema names what is wrong with `data:`
-    path = data if data is not None else (Path(spec.file) if Path(spec.file).is_absolute() else root / spec.file)
+    path = resolve_data(spec.file, root, data)
     if not path.exists():
         return [f"data.file: {spec.file!r} does not exist (looked in {path.parent})"], None
     problems = []

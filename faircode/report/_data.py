@@ -27,6 +27,14 @@ _PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 _SCAN_ROWS = 1_000_000
 
 
+def resolve_data(file: str, root: Path, data: Path | None = None) -> Path:
+    """The data a manifest names: ``data`` when given (a copy to read instead), else ``file``,
+    absolute or from ``root``."""
+    if data is not None:
+        return data
+    return Path(file) if Path(file).is_absolute() else root / file
+
+
 def data_kind(path: Path) -> str:
     """``"parquet_folder"`` (a folder), ``"parquet"`` (a ``.parquet`` file) or ``"csv"`` (any
     other file: delimited text, read with the manifest's ``parse`` options)."""

@@ -19,7 +19,7 @@ from faircode.manifest import ManifestError
 from faircode.manifest._load import _dedupe, _display, _find_root, _format_pydantic, _read_yaml, _text, located
 from faircode.report._checks import column_problems, data_problems, fill_ins, sections, value_problems
 from faircode.report._counts import CategoryCounts, count_rows
-from faircode.report._data import first_rows
+from faircode.report._data import first_rows, resolve_data
 from faircode.report._schema import ReportManifest
 
 
@@ -122,8 +122,7 @@ def _counted(raw: dict, root: Path, data: Path | None, engine: str) -> tuple[Cat
     if outcome is None or categories is None:
         return None, []
     spec = raw["data"]
-    path = data if data is not None else (Path(spec["file"]) if Path(spec["file"]).is_absolute() else root / spec["file"])
-    parse = _parse(spec)
+    path, parse = resolve_data(spec["file"], root, data), _parse(spec)
     try:
         counts = count_rows(path, parse, outcome, categories, engine=engine)
     except ValueError as exc:  # a score column holding text

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from faircode.formatting import INTERSECTION_SEPARATOR
 from faircode.manifest import ParseOptions, PracticalMargin
+from faircode.manifest._schema import _FromFile
 
 Label = Union[bool, int, float, str]
 
@@ -232,7 +233,7 @@ class ExclusionRule(_Strict):
     reason: str = Field(min_length=1)
 
 
-class ReportManifest(_Strict):
+class ReportManifest(_FromFile):
     """The validated content of one ``report.yaml``.
 
     :attr:`path`, :attr:`root` and :attr:`text` record where and what was read; relative data
@@ -249,36 +250,16 @@ class ReportManifest(_Strict):
     exclusion: ExclusionRule | None = None
     practical_margin: PracticalMargin
     # Set by load_report_manifest, never read from YAML.
-    _path: Path = PrivateAttr(default=Path("report.yaml"))
-    _root: Path = PrivateAttr(default=Path("."))
     _text: str = PrivateAttr(default="")
     _data_path: Path | None = PrivateAttr(default=None)
     _counts: object = PrivateAttr(default=None)
-
-    @property
-    def path(self) -> Path:
-        """The ``report.yaml`` this manifest was read from (absolute)."""
-        return self._path
-
-    @property
-    def root(self) -> Path:
-        """The folder relative paths in the manifest start from."""
-        return self._root
 
     @property
     def text(self) -> str:
         """The manifest's text, whole, as read (the record keeps it)."""
         return self._text
 
-    @property
-    def slug(self) -> str:
-        """The report's folder name, e.g. ``"compas-ll144"``."""
-        return self.path.parent.name
-
     def data_path(self) -> Path:
         """The data file or folder: the one given to the loader (``data=``), else ``data.file``
         from :attr:`root`."""
-        if self._data_path is not None:
-            return self._data_path
-        p = Path(self.data.file)
-        return p if p.is_absolute() else self.root / p
+        return self._data_path if self._data_path is not None else self.resolve(self.data.file)
