@@ -12,8 +12,8 @@ import yaml
 
 from faircode.data import project_root
 from faircode.manifest import ManifestError
-from faircode.report import count_categories, data_sha256, load_report_manifest, report_tables
-from faircode.report._scaffold import scaffold_report_manifest
+from faircode.report import (count_categories, data_sha256, load_report_manifest, report_tables,
+                             scaffold_report_manifest)
 
 from report_data import frame, manifest, write, write_manifest
 

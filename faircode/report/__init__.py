@@ -30,6 +30,7 @@ from faircode.report._counts import ABOVE, NOT_ABOVE, CategoryCounts
 from faircode.report._data import data_sha256
 from faircode.report._load import count_categories, load_report_manifest
 from faircode.report._record import FORMAT, ROUNDING, ROW_FIELDS, Difference, build_record, record_csv, verify_record
+from faircode.report._scaffold import scaffold_report_manifest
 from faircode.report._schema import (
     INTERSECTION,
     RACE_ETHNICITY,
@@ -81,5 +82,6 @@ __all__ = [
     "load_report_manifest",
     "record_csv",
     "report_tables",
+    "scaffold_report_manifest",
     "verify_record",
 ]

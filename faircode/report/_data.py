@@ -110,7 +110,8 @@ def read_columns(path: Path, parse: ParseOptions | None, *, labels: list[str], s
     A CSV file's label columns are read as text straight into categories (pandas parses each
     field once and keeps one copy of each label), so ``1`` in the file is the label ``"1"``;
     missing values are those of ``parse.na_values`` (an empty field by default). Only the named
-    columns are parsed (``usecols``).
+    columns are parsed (``usecols``). Parquet's are read by pyarrow, labels dictionary-encoded
+    (``read_dictionary``: categoricals too; a score keeps its stored type).
 
     Raises
     ------
@@ -121,7 +122,10 @@ def read_columns(path: Path, parse: ParseOptions | None, *, labels: list[str], s
 
     columns = list(dict.fromkeys([*labels, *scores]))
     if data_kind(path) != "csv":
-        return pd.read_parquet(path, columns=columns)
+        import pyarrow.parquet as pq
+
+        # Labels dictionary-encoded as they are read: pandas gets categoricals, not one string each.
+        return pq.read_table(path, columns=columns, read_dictionary=list(labels)).to_pandas()
     dtypes = {**{c: "category" for c in labels}, **{c: "float64" for c in scores}}
     return pd.read_csv(path, usecols=columns, dtype=dtypes, **_read_csv_kwargs(parse or ParseOptions()))
 
