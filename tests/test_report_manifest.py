@@ -184,6 +184,11 @@ def test_a_scaffold_loads_with_fill_this_in_problems_until_completed(tmp_path, k
     path.write_text(text)
     problems = _problems(path, root=tmp_path)
     assert problems and all("fill this in" in p for p in problems)
+    # A label taken out of the mapping is named beside the fill-ins, not after them.
+    path.write_text(text.replace("      female: Female", "      femme: Female"))
+    problems = _problems(path, root=tmp_path)
+    assert any("the label 'female' of column 'gender'" in p for p in problems)
+    path.write_text(text)
     assert any(p.startswith(f"report.yaml:{_line_of(path, 'audit_date:')}: audit_date: fill this in") for p in problems)
     path.write_text(_filled(text))
     m = load_report_manifest(path, root=tmp_path)

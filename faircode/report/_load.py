@@ -85,7 +85,8 @@ def _load(text: str, label: str, path: Path | None, root: Path, *, data: Path | 
     readable, data_found = _data_section_problems(raw, root, data, check_sha256)
     # The values are checked whenever the columns are there, even when a date or a digest is not
     # yet right: a new manifest's author sees every unmapped label at once.
-    to_fill = any(loc[0] in ("data", "outcome", "categories") for loc in filled)
+    to_fill = any(loc[0] in ("outcome", "categories") or loc[:2] in (("data", "file"), ("data", "parse"))
+                  for loc in filled)
     counts, more = _counted(raw, root, data, engine) if check_values and readable and not to_fill else (None, [])
     problems += located(path, label, found + data_found + more, text=text)
     if problems:
