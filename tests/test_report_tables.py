@@ -2,7 +2,7 @@
 
 Selection rates against fairlearn's MetricFrame and a pandas computation by hand; impact ratios
 and unknowns by hand; the MOVER-R interval from statsmodels' Wilson limits and Donner and Zou's
-formula; the exact test by enumerating the hypergeometric distribution with SciPy; Holm against
+formula (test_significance's oracle); the exact test by enumerating the hypergeometric distribution with SciPy; Holm against
 statsmodels' multipletests; the equivalence test against statsmodels' score test; the exact power
 by enumerating both groups' outcomes by hand, its normal approximation against statsmodels; the
 2% exclusion at its boundary.
@@ -27,6 +27,7 @@ from faircode.report._statistics import EXACT_POWER_SIZE, normal_power
 from faircode.significance import VERDICTS, classify_gap, permutation_test_power
 
 from report_data import RACE_LABELS, SEX_LABELS, frame, write
+from test_significance import _mover_r_by_hand  # MOVER-R over statsmodels' Wilson limits, by hand
 
 RTOL = 1e-9  # floating-point rounding: every number here is a closed form or an exact sum
 
@@ -127,21 +128,9 @@ def test_holm_over_each_table_equals_statsmodels(report):
         assert [r.equivalence_p_adjusted for r in tested] == pytest.approx(list(want), rel=RTOL)
 
 
-def _mover_r(x_a: int, n_a: int, x_b: int, n_b: int) -> tuple[float, float]:
-    """Donner and Zou's (2012) MOVER-R, eq. 9, from statsmodels' 95% Wilson limits of each rate."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    p1, p2 = x_a / n_a, x_b / n_b
-    l1, u1 = proportion_confint(x_a, n_a, alpha=0.05, method="wilson")
-    l2, u2 = proportion_confint(x_b, n_b, alpha=0.05, method="wilson")
-    low = (p1 * p2 - math.sqrt((p1 * p2) ** 2 - l1 * u2 * (2 * p1 - l1) * (2 * p2 - u2))) / (u2 * (2 * p2 - u2))
-    high = (p1 * p2 + math.sqrt((p1 * p2) ** 2 - u1 * l2 * (2 * p1 - u1) * (2 * p2 - l2))) / (l2 * (2 * p2 - l2))
-    return low, high
-
-
 def test_impact_ratio_intervals_are_mover_r_from_wilson_limits(report):
     for _, row, ref in _tested(report[0]):
-        low, high = _mover_r(row.n_selected, row.n, ref.n_selected, ref.n)
+        low, high = _mover_r_by_hand(row.n_selected, row.n, ref.n_selected, ref.n)
         assert (row.impact_ratio_ci_low, row.impact_ratio_ci_high) == pytest.approx((low, high), rel=1e-9)
         assert row.impact_ratio_ci_low < row.impact_ratio < row.impact_ratio_ci_high
 
