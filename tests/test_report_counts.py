@@ -137,8 +137,12 @@ def test_a_folder_of_parquet_files_is_counted_on_a_local_cluster(tmp_path):
     path = write_manifest(tmp_path, raw)
     (tmp_path / "whole").mkdir()
     expected = count_categories(load_report_manifest(write(tmp_path / "whole", data, outcome=SCORE)), engine="pandas")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client, get_task_stream(client) as stream:
+    # Two worker processes, each importing pandas, pyarrow and Dask: on a loaded 2-core machine
+    # starting them can outlast distributed's 30 s default, so the startup gets the deadline
+    # tests/test_benchmark_dask_cluster.py gives its cluster.
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      timeout="180s") as cluster, \
+            Client(cluster, timeout="180s") as client, get_task_stream(client) as stream:
         m = load_report_manifest(path)  # a folder: counted with Dask, on the cluster
         counts = count_categories(m)
     assert counts.engine == "dask" and dict(counts.counts) == dict(expected.counts)
