@@ -530,10 +530,12 @@ def _check_narrow_figures(figures: list[dict], *, source: str) -> None:
     found = [f"figure {n} ({f.get('narrow', f['svg'])}): {problem}"
              for n, f in enumerate(figures, start=1) for problem in f.get("narrow_problems", [])]
     if found:
-        raise ExecutionError("a figure would cut or cover text: on a phone where the line names its phone variant "
-                             "(-narrow.svg), on every screen where it names the figure itself (it has no phone "
-                             "variant); give the text room (a legend above or beside the axes, fewer columns, shorter "
-                             "labels, a wider figure), or do what the line says:\n  "
+        raise ExecutionError("a figure would cut, cover or shrink its text out of reading: where a line names a "
+                             "phone variant (-narrow.svg), on a phone; where it names the figure itself (one layout "
+                             "for every screen, which a phone shows scaled down), text cut or covered is so on every "
+                             "screen and text too small is so on a phone; give the text room or size (a legend above "
+                             "or beside the axes, fewer columns, shorter labels, larger fonts), or do what the line "
+                             "says:\n  "
                              + "\n  ".join(found), explainer=source)
 
 
