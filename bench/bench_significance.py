@@ -56,29 +56,36 @@ def kernel_steps(pooled: np.ndarray, size: int, resamples: int, between, runs: i
     the steps are timed in the test's conditions (caches and allocator as the reference left them).
     """
     z = (np.sort(pooled) - pooled.mean())[:, None]
-    steps: dict[str, list[float]] = {"raw words": [], "membership bits": [], "table sums": [], "size correction": []}
+    steps: dict[str, list[float]] = {key: [] for key in STEPS}
     for _ in range(runs):
         between()
         sampler, rng = _SubsetSums(z, size), np.random.default_rng(0)
         spent = dict.fromkeys(steps, 0.0)
         rows = sampler.batch_rows(_BATCH_ELEMENTS)
         for start in range(0, resamples, rows):
-            count = min(rows, resamples - start)
-            test = np.zeros(count, dtype=np.intp)
-            t0 = time.process_time()
-            raw = rng.bit_generator.random_raw(count * sampler.row_words).reshape(count, sampler.row_words)
-            t1 = time.process_time()
-            member = sampler._members(raw[:, : sampler.bits * sampler.words])
-            t2 = time.process_time()
-            sums = sampler._table_sums(member, test)
-            t3 = time.process_time()
-            sampler._correct(sums, member, raw, test)
-            t4 = time.process_time()
-            for key, seconds in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            for key, seconds in zip(steps, step_seconds(sampler, rng, min(rows, resamples - start))):
                 spent[key] += seconds
         for key in steps:
             steps[key].append(spent[key])
     return {key: sorted(v)[len(v) // 2] for key, v in steps.items()}
+
+
+STEPS = ("raw words", "membership bits", "table sums", "size correction")
+
+
+def step_seconds(sampler: _SubsetSums, rng: np.random.Generator, count: int) -> tuple[float, ...]:
+    """CPU seconds of each of the ``STEPS`` of ``sampler.draw(rng, count)``, step by step."""
+    test = np.zeros(count, dtype=np.intp)
+    t0 = time.process_time()
+    raw = rng.bit_generator.random_raw(count * sampler.row_words).reshape(count, sampler.row_words)
+    t1 = time.process_time()
+    member = sampler._members(raw[:, : sampler.bits * sampler.words])
+    t2 = time.process_time()
+    sums = sampler._table_sums(member, test)
+    t3 = time.process_time()
+    sampler._correct(sums, member, raw, test)
+    t4 = time.process_time()
+    return t1 - t0, t2 - t1, t3 - t2, t4 - t3
 
 
 def best_time(fn, repeats: int = REPEATS) -> float:

@@ -2,7 +2,8 @@
 
 Public names are re-exported here; the modules are manifest (the schema of ``audit.yaml``), data
 (where the project's files are, reading a data file, a file's SHA-256), audit, strategies, models,
-metrics, groups, significance and benchmark, with formatting (p-values and error hints),
+metrics, groups, significance and benchmark, report (bias-audit reports of a user's own decisions:
+``from faircode.report import load_report_manifest, report_tables``), with formatting (p-values and error hints),
 tolerances (how a re-run is compared with committed numbers) and environment (the installed
 packages against the lock).
 """

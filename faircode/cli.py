@@ -10,6 +10,7 @@ subcommands hang off the same parser (see `_build_parser`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -39,7 +40,8 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--backend", choices=("joblib", "dask"), default="joblib", help="where tasks run (default joblib)")
     bench.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://127.0.0.1:8786 (with --backend dask)")
     bench.add_argument("--check", action="store_true", help="re-run and compare with the committed files instead of writing; exit 1 on any difference")
-    bench.add_argument("--output", default="results", metavar="DIR", help="results directory (default: results)")
+    bench.add_argument("--output", metavar="DIR", help="results directory (default: the project's results/, "
+                       "wherever the command starts)")
     bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     bench.set_defaults(handler=_benchmark)
     return parser
@@ -54,7 +56,8 @@ def _benchmark(args: argparse.Namespace) -> int:
         _error(console, "--backend dask needs --scheduler ADDRESS")
         return 2
     try:
-        _warn_if_not_locked(console)
+        root = _project(console)
+        args.output = args.output or str(root / "results")
         start = time.perf_counter()
         fairness, performance, by_group = _run(args)
     except (ValueError, FileNotFoundError) as exc:  # bad names, unknown audit, broken manifest, no audits/
@@ -181,11 +184,27 @@ def _example(within) -> str:
     return f"{row['column']} of {row['audit']}/{row['strategy']}/{row['model']}: {row['difference']}, {row['tolerance']}"
 
 
-def _warn_if_not_locked(console) -> None:
-    from faircode.data import project_root
+def _project(console):
+    """The one project folder the benchmark reads ``audits/`` and ``data/`` from and writes
+    ``results/`` to: `faircode.data.project_root`'s (``FAIRCODE_ROOT``, else the clone faircode
+    is installed from, else the current folder's), after the lock warning.
+
+    Raises FileNotFoundError (the command says it and stops, exit code 2) when the current folder
+    lies in another project than that one: from a second clone sharing a virtual environment, the
+    benchmark read the first clone's manifests and compared them with this clone's results, so a
+    broken ``audit.yaml`` passed ``--check`` (issue 47)."""
+    from faircode.data import ROOT_ENV, enclosing_project, project_root
     from faircode.environment import print_lock_warning
 
-    print_lock_warning(project_root(), console)
+    root = project_root()
+    here = enclosing_project(".")
+    if here is not None and here != root and not os.environ.get(ROOT_ENV):  # the variable is a choice made
+        raise FileNotFoundError(
+            f"the current folder is in the project {here}, but faircode reads audits/, data/ and results/ from "
+            f"{root} (the clone it is installed from): run it there, install this clone into the environment "
+            f"(`pip install --no-deps --no-build-isolation -e {here}`), or name this one with {ROOT_ENV}={here}")
+    print_lock_warning(root, console)
+    return root
 
 
 def main(argv: Sequence[str] | None = None) -> int:

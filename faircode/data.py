@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import pandas as pd  # imported where a file is read: the site's build reads manifests without it
 
-__all__ = ["ROOT_ENV", "ReadOptions", "project_root", "read_data", "read_header", "sha256_of"]
+__all__ = ["ROOT_ENV", "ReadOptions", "enclosing_project", "project_root", "read_data", "read_header", "sha256_of"]
 
 #: The environment variable naming the project folder (the one holding ``audits/``), for a
 #: ``faircode`` installed apart from it (``pip install .``, a wheel, a container).
@@ -66,15 +66,22 @@ def project_root(root: str | Path | None = None) -> Path:
             return folder
     beside_package = Path(__file__).resolve().parent.parent
     cwd = Path.cwd().resolve()
-    for folder in (beside_package, cwd, *cwd.parents):
-        if (folder / "audits").is_dir():
-            return folder
+    found = beside_package if (beside_package / "audits").is_dir() else enclosing_project(cwd)
+    if found is not None:
+        return found
     raise FileNotFoundError(
         f"cannot find the project folder holding audits/: it is not beside the faircode package "
         f"({beside_package}) nor in the current folder ({cwd}) or above it. Say where it is: pass "
         f"`root` (e.g. load_audit(name, root='/path/to/fair-code')) or set the environment variable "
         f"{ROOT_ENV}=/path/to/fair-code (a clone of the repository, holding audits/ and data/)"
     )
+
+
+def enclosing_project(folder: str | Path) -> Path | None:
+    """The nearest of ``folder`` and the folders above it that holds ``audits/`` (a project folder),
+    or None: the project a command started in ``folder`` is in, whichever one `project_root` reads."""
+    folder = Path(folder).resolve()
+    return next((f for f in (folder, *folder.parents) if (f / "audits").is_dir()), None)
 
 
 class ReadOptions(Protocol):

@@ -218,9 +218,11 @@ def build(options: BuildOptions) -> BuildReport:
         finally:
             if early is not None:
                 early.close()  # a no-op once the runs have used and closed it
-        writer = stream.wait() if stream is not None else None
-        checked = checker.merge(explainers, runs, published_problems)
-        errors += run_errors + checked.errors
+        errors += run_errors
+        with _listed_with(errors, runs):
+            writer = stream.wait() if stream is not None else None
+            checked = checker.merge(explainers, runs, published_problems)
+        errors += checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
         fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
         filestate.save_digests(cache_dir)
@@ -233,11 +235,12 @@ def build(options: BuildOptions) -> BuildReport:
         if stage is None:
             stage = later.enter_context(staging(root))
         by_slug = {r.slug: r for r in runs}
-        if writer is not None:
-            problems, pages_rendered = writer.finish(by_slug, banners=checked.banners)
-        else:
-            problems, pages_rendered = render(explainers, by_slug, results, stage / "docs", root=root, facts=facts,
-                                              banners=checked.banners, reuse_pages=options.use_cache)
+        with _listed_with(errors, runs):
+            if writer is not None:
+                problems, pages_rendered = writer.finish(by_slug, banners=checked.banners)
+            else:
+                problems, pages_rendered = render(explainers, by_slug, results, stage / "docs", root=root,
+                                                  facts=facts, banners=checked.banners, reuse_pages=options.use_cache)
         errors += problems
         if errors:
             raise BuildFailed(_cause_first(_after_their_manifest(errors)), runs=runs)
@@ -251,6 +254,20 @@ def build(options: BuildOptions) -> BuildReport:
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
                        words=site.words(), edited=edited, wall_s=time.perf_counter() - started, docs_edited=docs_edited,
                        shown_change=provenance.shown_change(shown_before, facts.shown(), root=root))
+
+
+@contextlib.contextmanager
+def _listed_with(errors: list[SiteError], runs: list[RunResult]) -> Iterator[None]:
+    """A stage that stops on a problem (a results file it cannot read) fails the build with every
+    problem found before it, not instead of them: a fresh user's summary named a broken results
+    file and dropped an explainer that had run out of memory (issue 47)."""
+    try:
+        yield
+    except SiteError as exc:
+        if not errors:
+            raise
+        found = exc.errors if isinstance(exc, BuildFailed) else [exc]
+        raise BuildFailed(_cause_first(_after_their_manifest(errors + found)), runs=runs) from None
 
 
 # Within one explainer's problems, what comes first is what the others follow from: a run that

@@ -21,6 +21,7 @@ SITE_EXTRA: dict[str, str] = {
     "mkdocs-glightbox": "mkdocs_glightbox",
     "selectolax": "selectolax",
     "statsmodels": "statsmodels",
+    "pyarrow": "pyarrow",
 }
 
 INSTALL_HINT = (".venv/bin/pip install --require-hashes -r requirements/site.txt (the locked versions), "

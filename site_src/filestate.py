@@ -122,6 +122,26 @@ def _git_status(root: Path, *, strict: bool = False,
     return commit, changes
 
 
+# Outside a git repository (a downloaded archive), the files the build itself reads are the ones
+# a run may not change.
+_BUILD_READS = ("mkdocs.yml", "results/*", "explainers/*.md", "explainers/*.json", "explainers/*.yaml",
+                "audits/*/audit.yaml")
+
+
+def repository_files(root: Path) -> tuple[str, ...]:
+    """The files of the repository at ``root`` (relative paths) that an explainer's run may not
+    change: those git tracks; outside a git repository, those the build reads (`_BUILD_READS`).
+    A run that overwrote ``results/results_fairness.csv`` destroyed it, and the build blamed the
+    file (issue 47): the runner refuses such a write (`execution._inputs._InputRecorder`)."""
+    try:
+        done = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        done = None
+    if done is not None and done.returncode == 0:
+        return tuple(sorted(p for p in os.fsdecode(done.stdout).split("\0") if p))
+    return tuple(sorted(str(p.relative_to(root)) for pattern in _BUILD_READS for p in root.glob(pattern) if p.is_file()))
+
+
 def committed_bytes(root: Path, path: str) -> bytes | None:
     """The bytes of ``path`` (relative to ``root``) as ``HEAD`` has it; None if it has not, or
     outside git. What a file changed from, when a message names the change (`snapshot.changed_since`)."""

@@ -57,6 +57,40 @@ def _lines(path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
+def test_the_results_folder_is_the_projects_from_any_folder_inside_it(run, monkeypatch, capsys):
+    """From a subfolder, `faircode benchmark` read the manifests of the project but wrote a stray
+    explainers/results/ (issue 47, item 3): results/ is the project's, wherever it is started."""
+    from faircode.data import project_root
+
+    root = project_root()
+    written = []
+    monkeypatch.setattr(cli, "_run", lambda args: run)
+    monkeypatch.setattr(bm, "write_results", lambda *tables, by_group=None: written.append(Path(tables[2])) or [
+        Path(tables[2]) / "results_fairness.csv"])
+    monkeypatch.chdir(root / "explainers")
+    assert cli.main(["benchmark", "--no-progress"]) == 0
+    assert written == [root / "results"]
+    assert not (root / "explainers" / "results").exists()
+
+
+def test_a_second_clone_sharing_the_install_is_refused_by_name(monkeypatch, tmp_path, capsys):
+    """From a second clone whose venv runs the first clone's faircode, --check compared this clone's
+    results with the other clone's manifests (a broken audit.yaml passed): refused, naming both."""
+    from faircode.data import project_root
+
+    other = tmp_path / "other-clone"
+    (other / "audits").mkdir(parents=True)
+    (other / "explainers").mkdir()
+    monkeypatch.delenv("FAIRCODE_ROOT", raising=False)
+    monkeypatch.chdir(other / "explainers")
+    monkeypatch.setattr(cli, "_run", lambda args: pytest.fail("the benchmark ran"))
+    assert cli.main(["benchmark", "--check", "--no-progress"]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"the current folder is in the project {other}, but faircode reads audits/, data/ and results/ from " \
+           f"{project_root()}" in out
+    assert f"FAIRCODE_ROOT={other}" in out and "pip install" in out
+
+
 def test_the_unchanged_files_reproduce(check):
     code, out = check()
     assert code == 0 and "results reproduce" in out and "partial check" not in out

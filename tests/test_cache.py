@@ -430,7 +430,6 @@ def test_reads_outside_the_repository_rerun_and_writes_are_named(tmp_path):
         from pathlib import Path
         n_lines = len(Path({str(outside / 'in.txt')!r}).read_text().splitlines())
         Path({str(outside / 'out.txt')!r}).write_text("made by the run")
-        Path("data/tracked.csv").write_text("x\\n2\\n")
         Path("data/untracked.csv").write_text("y\\n")  # the run's own output: fine
         """, prose="The file has {{ n_lines | number }} lines.")
     run = _runs(root)["outside"]
@@ -438,8 +437,6 @@ def test_reads_outside_the_repository_rerun_and_writes_are_named(tmp_path):
     assert run.untracked == [f"read {outside / 'in.txt'} (outside the repository)"]
     assert (f"explainers/outside.md: the code wrote {outside / 'out.txt'}, outside the repository: a run served "
             "from the cache does not write it again") in run.warnings
-    assert any(w.startswith("explainers/outside.md: the code wrote to data/tracked.csv, a file git tracks")
-               for w in run.warnings)
     assert not any("untracked.csv" in w for w in run.warnings)
     (outside / "in.txt").write_text("a\nb\nc\n")
     again = _runs(root)["outside"]
@@ -468,6 +465,46 @@ def test_the_recorder_sorts_outside_reads_listings_and_writes(tmp_path):
                                    f"listed {elsewhere} (os.listdir, outside the repository)"]
     assert rec.written_outside() == [str(elsewhere / "made.csv")]
     assert list(rec.written) == ["data.csv"] and "data.csv" in rec.opened
+
+
+def test_the_recorder_refuses_every_change_to_a_protected_file_and_keeps_the_line(tmp_path):
+    """Opening for writing, removing, renaming onto, truncating or removing the folder of a file of
+    the repository is refused before it happens, with the code's line; reading it, and writing
+    any other file, is not (issue 47, item 1)."""
+    import os
+
+    root, out = tmp_path / "repo", tmp_path / "repo" / ".cache" / "run"
+    (root / "results").mkdir(parents=True)
+    out.mkdir(parents=True)
+    rec = _runner._InputRecorder(root.resolve(), out.resolve(), protected=frozenset({"results/r.csv", "mkdocs.yml"}),
+                                 code_file=__file__)
+    folder = os.open(root / "results", os.O_RDONLY)
+    refused = [("open", (str(root / "mkdocs.yml"), "w", 0)), ("open", (str(root / "mkdocs.yml"), "r+", 0)),
+               ("open", (str(root / "results" / "r.csv"), None, os.O_WRONLY | os.O_TRUNC)),
+               ("os.remove", ("r.csv", folder)), ("os.rename", (str(root / "new.csv"), str(root / "mkdocs.yml"), -1, -1)),
+               ("os.truncate", (str(root / "mkdocs.yml"), 0)), ("shutil.rmtree", (str(root / "results"), None))]
+    try:
+        for event, args in refused:
+            with pytest.raises(PermissionError, match="is a file of the repository: a run may not change it"):
+                rec(event, args)
+        for event, args in [("open", (str(root / "mkdocs.yml"), "r", 0)), ("open", (str(root / "new.csv"), "w", 0)),
+                            ("os.remove", (str(root / "new.csv"), -1)), ("shutil.rmtree", (str(root / "data"), None))]:
+            rec(event, args)
+    finally:
+        os.close(folder)
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), start=1) if "rec(event, args)" in text)
+    assert rec.refused == {"mkdocs.yml": line, "results/r.csv": line}
+
+
+def test_outside_git_the_files_the_build_reads_are_the_ones_a_run_may_not_change(tmp_path):
+    from site_src.filestate import repository_files
+
+    for rel in ("mkdocs.yml", "results/results_fairness.csv", "explainers/a.md", "explainers/a.numbers.json",
+                "audits/x/audit.yaml", "data/made.db", "explainers/code/a.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    assert repository_files(tmp_path) == ("audits/x/audit.yaml", "explainers/a.md", "explainers/a.numbers.json",
+                                          "mkdocs.yml", "results/results_fairness.csv")
 
 
 _COMMENTED = """

@@ -104,6 +104,7 @@ def test_faircode_benchmark_check_names_the_mismatch_first(tmp_path, capsys, mon
 
     monkeypatch.setenv("COLUMNS", "250")
     monkeypatch.setattr(faircode.data, "project_root", lambda root=None: _lock(tmp_path, "numpy==0.0.1\n"))
+    monkeypatch.chdir(tmp_path)  # in no project: not in another than the one it reads (the command refuses that)
     argv = ["benchmark", "--audit", "german-credit", "--strategy", "S0", "--model", "logistic_regression",
             "--output", str(tmp_path / "results"), "--no-progress", "--check"]
     assert main(argv) == 1  # no committed results there: the run fails after the warning

@@ -244,6 +244,96 @@ def test_breslow_day_matches_statsmodels(tarone):
     assert res.dof == 4
 
 
+def _informative_tables(y, g, s):
+    """The 2 x 2 tables of the strata with both groups and both outcomes (the only ones with an odds ratio)."""
+    tables = []
+    for k in np.unique(s):
+        m = s == k
+        t = np.array([[np.sum(m & (g == 1) & (y == 1)), np.sum(m & (g == 1) & (y == 0))],
+                      [np.sum(m & (g == 0) & (y == 1)), np.sum(m & (g == 0) & (y == 0))]])
+        if t.sum(axis=0).min() > 0 and t.sum(axis=1).min() > 0:
+            tables.append(t)
+    return tables
+
+
+@pytest.mark.parametrize("tarone", [True, False])
+def test_breslow_day_leaves_out_strata_whose_outcome_is_constant(tarone):
+    # Issue 47: a stratum with both groups but one outcome only made the statistic NaN, or
+    # counted a degree of freedom too many. Oracle: statsmodels on the informative strata.
+    constant_seen = 0
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        k = int(rng.integers(3, 8))
+        s = rng.integers(0, k, int(rng.integers(60, 200)))
+        g = rng.integers(0, 2, s.size)
+        y = rng.binomial(1, rng.uniform(0.03, 0.3, k)[s])
+        tables = _informative_tables(y, g, s)
+        oracle = StratifiedTable(tables)
+        if len(tables) < 2 or not 0 < oracle.oddsratio_pooled < np.inf:
+            continue
+        both_groups = [k for k in np.unique(s) if 0 < g[s == k].sum() < (s == k).sum()]
+        constant = sum(1 for k in both_groups if y[s == k].min() == y[s == k].max())
+        constant_seen += constant
+        res = breslow_day_test(y, g, s, tarone=tarone)
+        expected = oracle.test_equal_odds(adjust=tarone)
+        assert res.statistic == pytest.approx(expected.statistic, rel=1e-9), seed
+        assert res.p_value == pytest.approx(expected.pvalue, rel=1e-9), seed
+        assert (res.dof, res.n_strata, res.n_strata_constant) == (len(tables) - 1, len(tables), constant), seed
+        assert res.n_strata_dropped == np.unique(s).size - len(tables), seed
+    assert constant_seen >= 10  # the cases the issue is about did occur
+
+
+def test_breslow_day_on_the_simpson_pages_age_by_prior_strata():
+    # Issue 47: the stratified-comparisons page's 18 age x prior strata gave NaN (one of them, 11
+    # defendants, 10 of them Black, all flagged, has one outcome only); the page filtered to 17 by hand.
+    from faircode import load_audit
+
+    audit = load_audit("recidivism-risk")
+    pair = (audit.masks["race"] == 1) | (audit.reference_masks["race"] == 1)
+    df = audit.df[pair]
+    black = (audit.masks["race"][pair] == 1).astype(int)
+    flagged = (df["decile_score"].to_numpy() >= 5).astype(int)
+    priors = df["priors_count"].to_numpy()
+    band = np.select([(priors >= lo) & (priors <= hi) for lo, hi in ((0, 0), (1, 1), (2, 3), (4, 6), (7, 10))],
+                     range(5), 5)
+    age = np.select([df["age_cat"].to_numpy() == a for a in ("Less than 25", "25 - 45")], (0, 1), 2)
+    strata = band * 3 + age
+    res = breslow_day_test(flagged, black, strata)
+    expected = StratifiedTable(_informative_tables(flagged, black, strata)).test_equal_odds(adjust=True)
+    assert np.unique(strata).size == 18 and (res.n_strata, res.n_strata_constant, res.dof) == (17, 1, 16)
+    assert res.statistic == pytest.approx(expected.statistic, rel=1e-9)
+    assert res.p_value == pytest.approx(expected.pvalue, rel=1e-9)
+    assert "n_strata=17, dropped=1 (1 with one outcome only)" in repr(res)
+
+
+def test_breslow_day_needs_two_strata_with_both_groups_and_both_outcomes():
+    y = [0, 1, 1, 0, 1, 1, 0, 0, 1, 1]
+    g = [1, 1, 0, 0, 1, 0, 1, 1, 1, 1]
+    s = [0, 0, 0, 0, 1, 1, 2, 2, 2, 2]  # 0 informative, 1 all ones, 2 group 1 only
+    with pytest.raises(ValueError, match=r"at least two with both groups and both outcomes; 1 of 3 have them "
+                                         r"\(1 hold one group only, 1 one outcome only\)"):
+        breslow_day_test(y, g, s)
+
+
+def test_cmh_continuity_correction_stops_at_zero_as_scipys_yates_correction_does():
+    # Judgement call (issue 47): with |sum a - E| < 1/2 the corrected statistic is 0 (p = 1), as in
+    # SciPy's chi2_contingency and R's chisq.test, and as the exact conditional test says; R's
+    # mantelhaen.test leaves the correction out there, statsmodels subtracts 1/2 anyway.
+    for n1, n0, m1, a in [(1, 28, 1, 0), (1, 28, 15, 1), (3, 4, 2, 1), (5, 5, 5, 3), (10, 12, 9, 6), (2, 2, 2, 2)]:
+        table = np.array([[a, n1 - a], [m1 - a, n0 - m1 + a]])
+        y = np.r_[np.ones(a), np.zeros(n1 - a), np.ones(m1 - a), np.zeros(n0 - m1 + a)]
+        g = np.r_[np.ones(n1), np.zeros(n0)]
+        res = cmh_test(y, g, np.zeros(y.size), correction=True)
+        n = n1 + n0  # Pearson's X^2 has n where the Mantel-Haenszel statistic has n - 1
+        assert res.statistic == pytest.approx(chi2_contingency(table, correction=True).statistic * (n - 1) / n,
+                                              rel=1e-12, abs=1e-15)
+    y, g = np.r_[np.zeros(1), np.ones(1), np.zeros(27)], np.r_[np.ones(1), np.zeros(28)]  # the 1 fell in group 0
+    strata = np.zeros(29)
+    assert cmh_test(y, g, strata, correction=True).p_value == 1.0 == pytest.approx(_exact_convolution_p(y, g, strata))
+    statsmodels = StratifiedTable([np.array([[0, 1], [1, 27]])]).test_null_odds(correction=True).pvalue
+    assert statsmodels == pytest.approx(0.0107, abs=1e-4)  # the value the docstring quotes against it
+
+
 def _exact_convolution_p(y, g, s):
     """Sum over strata of hypergeometric counts, convolved by SciPy's pmfs, two-sided."""
     dist = {0: 1.0}

@@ -351,7 +351,7 @@ def test_a_merge_needs_two_values_and_declared_values_must_occur(tmp_path):
          groups:
            min_size: 30
            attributes: [{name: colour, column: colour, categories: [Black, White], reference: White, lables: {}}]
-         """, ":19: groups.attributes[0].lables: unknown key 'lables' (did you mean 'labels'?)"),
+         """, f":{len(BASE.splitlines()) + 4}: groups.attributes[0].lables: unknown key 'lables' (did you mean 'labels'?)"),
         ("""
          groups:
            min_size: 30
@@ -381,7 +381,7 @@ def test_a_merge_needs_two_values_and_declared_values_must_occur(tmp_path):
     ],
 )
 def test_groups_section_problems_name_file_and_field(tmp_path, groups, expected):
-    # An unknown key keeps its line (file:19: ...); the others are compared without theirs.
+    # An unknown key keeps its line (file:L: ..., 4 lines into the section); the others are compared without theirs.
     assert f"groups.yaml{'' if expected.startswith(':') else ': '}{expected}" in _problems(_manifest(tmp_path, groups))
 
 

@@ -139,12 +139,15 @@ def test_an_explainer_gets_its_reading_time_and_its_card_too():
             f'<details class="fc-cell"><summary>Code</summary><p>{words} {words}</p></details>')
     page = SimpleNamespace(url="explainers/x/")
     out = mkdocs_hooks.add_reading_time(html, page)
-    # 700 + 2 + 1 (title) + 2 (subtitle) + 1 (summary) visible words at 230 a minute: 4 minutes
-    assert '<p class="fc-subtitle">A question?</p>\n<p class="fc-reading-time"><span class="fc-reading-time__minutes" title="at 230 words a minute, folds closed">4 min read</span></p>' in out
+    # 700 + 1 (title) + 2 (subtitle) + 1 (summary) visible words at 230 a minute: 4 minutes; with
+    # the fold open, 1,400 more: 10 minutes (issue 47)
+    assert ('<p class="fc-subtitle">A question?</p>\n<p class="fc-reading-time"><span class="fc-reading-time__minutes" '
+            'title="at 230 words a minute: the page with its folds closed, then with them open">'
+            '4 min read, 10 with the details</span></p>') in out
     home = ('<div class="grid cards fc-cards"><ul><li><p><strong><a href="explainers/x/">X</a></strong></p>'
             '<p><a href="explainers/x/" tabindex="-1" aria-hidden="true"><img></a></p></li></ul></div>')
     card = mkdocs_hooks.on_post_page(home, SimpleNamespace(is_homepage=True), None)
-    assert card.count("4 min read") == 1 and '</a></strong> <span class="fc-card-time">· ' in card
+    assert card.count("4 min read, 10 with the details") == 1 and '</a></strong> <span class="fc-card-time">· ' in card
 
 
 def test_permalinks_leave_the_tab_order():

@@ -1,6 +1,6 @@
 """Packaging (issue 25, points 7 and 15): the library's dependencies apart from the site stack,
 `fairsite` without the `site` extra, the build backend inside the lock, license metadata that
-the locked setuptools takes without a deprecation warning, and the README's library example."""
+the locked setuptools takes without a deprecation warning, and the library example of LIBRARY.md."""
 
 from __future__ import annotations
 
@@ -47,10 +47,13 @@ def test_installing_the_library_does_not_pull_the_site_stack():
     site = _names(PYPROJECT["project"]["optional-dependencies"]["site"])
     assert not library & site
     assert site == set(SITE_EXTRA)  # fairsite's check names exactly the extra
-    # Each module faircode imports is a declared dependency of the library (the dask backend's
-    # `distributed` is the `dask` extra, imported only when asked for).
+    # Each module faircode imports is a declared dependency of the library, or of the `dask` extra
+    # (the benchmark's dask backend, a report counting a folder of Parquet files), imported only
+    # when asked for.
     modules = {MODULE_OF.get(name, name.replace("-", "_")) for name in library}
-    assert _third_party_imports(REPO / "faircode") - {"distributed"} <= modules
+    on_request = _names(PYPROJECT["project"]["optional-dependencies"]["dask"])
+    assert on_request == {"distributed", "dask", "pyarrow"}
+    assert _third_party_imports(REPO / "faircode") - on_request <= modules
 
 
 def test_the_library_imports_and_runs_without_the_site_stack():
@@ -125,12 +128,12 @@ def test_the_readme_library_example_runs_and_prints_what_the_readme_says(capsys)
     import pandas as pd
     import pytest
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("### Using the library", 1)[1]
+    readme = (REPO / "LIBRARY.md").read_text()
+    section = readme.split("## Using the library", 1)[1]
     block = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL).group(1)
     said = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
     namespace: dict = {}
-    exec(compile(block, "README.md (Using the library)", "exec"), namespace)  # noqa: S102 - our README
+    exec(compile(block, "LIBRARY.md (Using the library)", "exec"), namespace)  # noqa: S102 - our own docs
     assert capsys.readouterr().out.splitlines() == said
     # The gap and the exact p-value are those of the benchmark's committed row (its own code path:
     # faircode.benchmark, Newcombe interval, exact test), to the digits the file keeps.

@@ -58,6 +58,19 @@ def test_terms_used_finds_terms_in_prose_not_in_code():
     assert not found & {"calibration", "precision"}
 
 
+def test_no_definition_points_to_a_place_on_the_page():
+    """A definition is also the tooltip of every link to its term, on any page (issue 47: "see the
+    table above" on pages with no table): it names what it points to, not where it is."""
+    from site_src.rendering.glossary import definition_text
+
+    # "the table above", "see below", "(above)": a place; "below 0.05", "above $50K": a number
+    where = re.compile(r"\b(?:see|the \w+) (?:above|below)\b|\b(?:above|below)\s*(?:[.,;:)]|$)", re.I)
+    assert [t.anchor for t in TERMS if where.search(definition_text(t))] == []
+    flagged = next(t for t in TERMS if t.anchor == "flagged")
+    assert "the glossary's table of the audits says what it means in each" in definition_text(flagged)
+    assert "](#audits)" in flagged.definition  # on the glossary page, a link to that table
+
+
 def test_every_issue_term_has_one_glossary_entry():
     anchors = [t.anchor for t in TERMS]
     assert len(anchors) == len(set(anchors))

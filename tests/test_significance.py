@@ -9,6 +9,7 @@ tolerance derived from the number of resamples, never a hand-picked epsilon.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import itertools
 import math
 import warnings
@@ -81,6 +82,40 @@ def hypergeom_oracle(x_obs: int, n_a: int, k: int, n_b: int, alternative: str) -
     else:
         mask = [abs(gap(x)) >= abs(g_obs) for x in xs]
     return float(pmf[np.array(mask)].sum())
+
+
+def decimal_hypergeom_oracle(x_obs: int, n_a: int, k: int, n_b: int, alternative: str) -> float:
+    """The exact p as a ratio of sums of hypergeometric terms, in 60-digit decimal arithmetic.
+
+    Terms relative to the mode, each the one before times an exact ratio of integers, so the only
+    error is 60-digit rounding; terms below 1e-700 of the mode (far below any double) are left out.
+    """
+    n = n_a + n_b
+    lo, hi, rest = max(0, n_a - (n - k)), min(n_a, k), n - k - n_a
+
+    def extreme(x):
+        if alternative == "greater":
+            return x >= x_obs
+        if alternative == "less":
+            return x <= x_obs
+        return abs(x * n - k * n_a) >= abs(x_obs * n - k * n_a)
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        tiny, mode = decimal.Decimal(10) ** -700, min(hi, max(lo, (n_a + 1) * (k + 1) // (n + 2)))
+        total = tail = decimal.Decimal(0)
+        for step in (1, -1):
+            term, x = decimal.Decimal(1), mode
+            if step == -1:  # the mode was counted going up
+                term, x = term * x * (rest + x) / ((k - x + 1) * (n_a - x + 1)), x - 1
+            while (x <= hi if step == 1 else x >= lo) and term > tiny:
+                total += term
+                tail += term if extreme(x) else 0
+                if step == 1:
+                    term, x = term * (k - x) * (n_a - x) / ((x + 1) * (rest + x + 1)), x + 1
+                else:
+                    term, x = term * x * (rest + x) / ((k - x + 1) * (n_a - x + 1)), x - 1
+        return float(tail / total)
 
 
 def enumeration_oracle(a, b, alternative="two-sided") -> float:
@@ -170,6 +205,22 @@ def test_exact_p_at_a_million_rows_matches_scipy_hypergeom_tails():
     expected = stats.hypergeom.cdf(lo, n, k, n_a) + stats.hypergeom.sf(hi - 1, n, k, n_a)
     assert 1e-8 < expected < 0.5  # a p-value where precision matters
     assert permutation_test(a, b) == pytest.approx(expected, rel=1e-7)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize(
+    ("x_obs", "n_a", "k", "n_b"),
+    [(1_200, 400_000, 4_200, 600_000),  # issue 47: 5.89141688839e-51, off by 1.1e-9 relative
+     (0, 500_000, 300, 500_000),  # a tail of 1e-90
+     (300_400, 1_000_000, 749_400, 1_500_000),  # 2.5 million rows, p near 0.07
+     (30_000, 100_000, 59_000, 100_000), (100, 200, 150, 200), (1, 2, 1, 1_000_000), (3, 10, 9, 15)],
+)
+def test_exact_p_is_exact_to_1e_13_at_a_million_rows_and_in_extreme_tails(x_obs, n_a, k, n_b, alternative):
+    # Issue 47: a sum of log-gammas of 10^6 kept nine digits of the tail. The oracle sums exact
+    # ratios in 60 digits.
+    expected = decimal_hypergeom_oracle(x_obs, n_a, k, n_b, alternative)
+    got = permutation_test(binary(x_obs, n_a), binary(k - x_obs, n_b), alternative=alternative)
+    assert got == pytest.approx(expected, rel=1e-13, abs=0)
 
 
 def test_exact_p_tiny_but_not_zero_at_large_n():
@@ -456,6 +507,70 @@ def test_many_tests_of_few_kinds_of_unit_agree_with_permutation_test():
         assert abs(singletons[i] - exact) <= mc_tolerance(exact, m)
 
 
+def test_a_long_permutation_test_says_up_front_how_long_and_what_is_faster(monkeypatch):
+    # Issue 47: 5 million against 5 million continuous rows ran 18 minutes with no word. The bound
+    # on the work is lowered here so that a small test passes it; whether a call warns depends only
+    # on rows x relabellings, never on the machine. The timing uses a generator of its own: the
+    # p-value and null distribution are those of a call that does not warn.
+    from faircode.significance import _permutation
+
+    rng = np.random.default_rng(26)
+    a, b = rng.normal(0.3, 1, 40), rng.normal(0, 1, 60)
+    quiet = permutation_test_result(a, b, n_permutations=499, random_state=9)
+    monkeypatch.setattr(_permutation, "_LONG_WORK", 100 * 499)
+    with pytest.warns(UserWarning, match=r"^the permutation test's 499 relabellings of 100 rows will take about \d+ "
+                                         r"seconds on this machine \(a first draw, timed\); faster: n_permutations=999 "
+                                         r".*scipy\.stats\.ttest_ind\(a, b, equal_var=False\)") as record:
+        loud = permutation_test_result(a, b, n_permutations=499, random_state=9)
+    assert record[0].filename == __file__  # it points at the caller, not into faircode
+    assert loud.p_value == quiet.p_value
+    np.testing.assert_array_equal(loud.null_distribution, quiet.null_distribution)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one relabelling fewer: below the bound, silent
+        permutation_test_result(a, b, n_permutations=498, random_state=9)
+
+
+def test_a_long_bootstrap_says_up_front_how_long_and_the_report_says_it_before_its_test(monkeypatch):
+    from faircode.significance import _bootstrap
+
+    rng = np.random.default_rng(27)
+    a, b = rng.normal(0.3, 1, 40), rng.normal(0, 1, 50)
+    quiet_ci = bootstrap_ci(a, b, n_resamples=499, random_state=10)
+    quiet = significance_report(a, b, n_permutations=199, n_resamples=499, random_state=10)
+    monkeypatch.setattr(_bootstrap, "_LONG_WORK", 90 * 499)
+    faster = r"faster: n_resamples=999 .*scipy\.stats\.ttest_ind\(a, b, equal_var=False\)\.confidence_interval\(\)"
+    with pytest.warns(UserWarning, match=r"^bootstrap_ci's 499 bootstrap resamples of 40 and 50 rows will take about "
+                                         r"\d+ seconds on this machine .*" + faster):
+        assert bootstrap_ci(a, b, n_resamples=499, random_state=10) == quiet_ci
+    with pytest.warns(UserWarning, match=r"^significance_report's 499 bootstrap resamples of 40 and 50 rows, after the "
+                                         r"permutation test, will take about \d+ seconds") as record:
+        loud = significance_report(a, b, n_permutations=199, n_resamples=499, random_state=10)
+    assert len(record) == 1 and record[0].filename == __file__  # said once, by the report
+    assert loud == quiet
+
+
+def test_a_large_test_of_few_distinct_values_draws_counts_of_each(monkeypatch):
+    # From 2^20 rows, outcomes of at most 32 distinct values (a rating of 1 to 5) are relabelled as
+    # multivariate hypergeometric counts of each value: O(values), not O(rows), per relabelling.
+    # Lowered bound, small data: the null distribution has the exact permutation mean (0) and
+    # variance s^2 (1/n_a + 1/n_b) (s^2 the pooled rows' variance with N - 1), and the p-value is
+    # permutation_tests' for the same generator (the same counts).
+    from faircode.significance import _permutation
+
+    rng = np.random.default_rng(28)
+    a, b = rng.integers(1, 6, 70).astype(float), rng.integers(1, 6, 90).astype(float)
+    m = 20_000
+    subsets = permutation_test(a, b, n_permutations=m, random_state=12)  # 160 rows: random subsets
+    monkeypatch.setattr(_permutation, "_KINDS_FROM_ROWS", 100)
+    res = permutation_test_result(a, b, n_permutations=m, random_state=11)
+    pooled = np.r_[a, b]
+    variance = pooled.var(ddof=1) * (1 / a.size + 1 / b.size)
+    assert abs(res.null_distribution.mean()) <= 5 * math.sqrt(variance / m)
+    assert res.null_distribution.var() == pytest.approx(variance, rel=5 * math.sqrt(2 / m))
+    assert res.p_value == permutation_tests(a[None], b[None], n_permutations=m, random_state=11)[0]
+    assert abs(res.p_value - subsets) <= mc_tolerance(subsets, m, n_estimates=2)
+
+
 def test_many_grouped_tests_hold_their_level_under_the_null():
     """Clustered data with no true gap: the share of p < 0.1 over 400 tests is within binomial error."""
     rng = np.random.default_rng(24)
@@ -574,6 +689,35 @@ def test_bootstrap_invariant_to_batch_size(a, b, batch, method):
     assert not any(map(math.isnan, full))
 
 
+def test_coverage_at_10_against_10_rows_is_the_figure_the_docstrings_give():
+    # Issue 47: _intervals.py said the bootstrap "covers about 65%". Exact coverage at rates 5% and
+    # 20%: binomial probabilities summed over all 11 x 11 pairs of counts (an interval depends on
+    # the data only through them). The ideal bootstrap's quantiles, from the exact convolution of
+    # two binomials, are an independent check on the resampled ones.
+    p_a, p_b, truth = 0.05, 0.2, 0.05 - 0.2
+    values = np.arange(11)
+
+    def ideal(k_a, k_b):
+        gaps = np.round((values[:, None] - values[None, :]) / 10, 12).ravel()
+        weights = np.outer(stats.binom.pmf(values, 10, k_a / 10), stats.binom.pmf(values, 10, k_b / 10)).ravel()
+        order = np.argsort(gaps, kind="stable")
+        cdf = np.cumsum(weights[order])
+        return gaps[order][np.searchsorted(cdf, 0.025 - 1e-12)], gaps[order][np.searchsorted(cdf, 0.975 - 1e-12)]
+
+    covered = {"ideal": 0.0, "percentile": 0.0, "newcombe": 0.0}
+    for k_a, k_b in itertools.product(range(11), repeat=2):
+        a, b = binary(k_a, 10), binary(k_b, 10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateSampleWarning)  # an all-0 group cannot vary
+            intervals = {"ideal": ideal(k_a, k_b), "percentile": bootstrap_ci(a, b, random_state=0),
+                         "newcombe": proportion_difference_ci(a, b)}
+        weight = stats.binom.pmf(k_a, 10, p_a) * stats.binom.pmf(k_b, 10, p_b)
+        for name, (low, high) in intervals.items():
+            covered[name] += weight * (low <= truth <= high)
+    assert round(covered["ideal"], 3) == round(covered["percentile"], 3) == 0.870
+    assert round(covered["newcombe"], 3) == 0.986
+
+
 def test_bootstrap_returns_named_tuple_that_unpacks():
     ci = bootstrap_ci([0.0, 1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0], n_resamples=200, random_state=0)
     low, high = ci
@@ -667,6 +811,56 @@ def test_report_bootstraps_other_outcomes_clusters_and_on_request():
     groups = (np.repeat(np.arange(6), 10), np.repeat(np.arange(6, 12), 10))
     clustered = significance_report(a, b, groups=groups, n_permutations=200, n_resamples=200, random_state=0)
     assert clustered.ci_method == "percentile" and clustered.method == "grouped_monte_carlo"
+
+
+@pytest.mark.parametrize("unit", [2.0**1023, 2.0**400, 2.0**-600])
+def test_outcomes_near_the_largest_float_give_the_results_of_a_change_of_unit(unit):
+    # Issue 47: outcomes around 1e308 gave gap=+inf, "significant" and a false "cannot vary"
+    # warning (sums overflow; BCa's cubes overflow from 1e103, its squares underflow below 1e-154).
+    # A change of unit by a power of two is exact: every p-value must be the same, every gap,
+    # mean and interval end the same times `unit`, and nothing may warn (warnings are errors here).
+    rng = np.random.default_rng(47)
+    a, b = rng.uniform(0.5, 1.7, 40), rng.uniform(0.5, 1.7, 55)
+    for ci_method in ("percentile", "bca"):
+        small = significance_report(a, b, n_permutations=999, n_resamples=999, ci_method=ci_method, random_state=1)
+        large = significance_report(a * unit, b * unit, n_permutations=999, n_resamples=999, ci_method=ci_method,
+                                    random_state=1)
+        assert (large.p_value, large.significant) == (small.p_value, small.significant)
+        for field in ("gap", "ci_low", "ci_high", "mean_a", "mean_b"):
+            assert getattr(large, field) == getattr(small, field) * unit, field
+    test_small = permutation_test_result(a, b, n_permutations=199, random_state=2)
+    test_large = permutation_test_result(a * unit, b * unit, n_permutations=199, random_state=2)
+    assert test_large.p_value == test_small.p_value and test_large.statistic == test_small.statistic * unit
+    np.testing.assert_array_equal(test_large.null_distribution, test_small.null_distribution * unit)
+    assert tuple(bootstrap_ci(a * unit, b * unit, method="bca", n_resamples=499, random_state=3)) == tuple(
+        v * unit for v in bootstrap_ci(a, b, method="bca", n_resamples=499, random_state=3))
+    many = [permutation_tests(np.stack([a, a / 2]) * u, np.stack([b, b]) * u, n_permutations=99, random_state=4)
+            for u in (1.0, unit)]
+    np.testing.assert_array_equal(many[1], many[0])
+
+
+def test_k_group_and_stratified_tests_follow_a_change_of_unit_near_the_largest_float():
+    from faircode.significance import max_gap_test, max_t_test, pairwise_tests, stratified_permutation_test
+
+    rng = np.random.default_rng(48)
+    x, groups, strata = rng.uniform(0.5, 1.7, 90), np.repeat([0, 1, 2], 30), rng.integers(0, 3, 90)
+    unit = 2.0**1023
+    for test, field in ((lambda y: max_gap_test(y, groups, n_permutations=99, random_state=0), "statistic"),
+                        (lambda y: max_t_test(y, groups, n_permutations=99, random_state=0), "means"),
+                        (lambda y: pairwise_tests(y, groups, n_permutations=99, random_state=0)[0], "gap"),
+                        (lambda y: stratified_permutation_test(y, groups == 0, strata, n_permutations=99,
+                                                               random_state=0), "statistic")):
+        small, large = test(x), test(x * unit)
+        assert large.p_value == small.p_value
+        assert np.all(np.asarray(getattr(large, field)) == np.asarray(getattr(small, field)) * unit), field
+
+
+def test_outcomes_spanning_more_than_the_largest_float_are_refused_naming_the_arguments():
+    with pytest.raises(ValueError, match=r"`a` and `b`: the outcomes run from -1\.5e\+308 to 1\.5e\+308, a span "
+                                         r"beyond the largest float"):
+        significance_report([-1.5e308, 1.0, 2.0], [1.5e308, 3.0])
+    with pytest.raises(ValueError, match=r"`a\[1\]` and `b\[1\]`: the outcomes run from"):
+        permutation_tests([[1.0, 2.0], [-1.5e308, 1.0]], [[3.0, 4.0], [1.5e308, 2.0]])
 
 
 def test_report_repr_is_readable():

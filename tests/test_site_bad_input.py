@@ -125,10 +125,10 @@ def test_a_manifest_that_does_not_validate_is_one_problem_named_once(tmp_path, c
 # ------------------------------------------------------------------ links between pages (a new user's finding)
 
 def _readme_link_example() -> str:
-    """The example link of README's "Writing an explainer" (its one ```markdown block)."""
+    """The example link of CONTRIBUTING.md's "Writing an explainer" (its one ```markdown block)."""
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[1] / "CONTRIBUTING.md").read_text(encoding="utf-8")
     section = readme.split("## Writing an explainer", 1)[1]
     return section.split("```markdown\n", 1)[1].split("\n```", 1)[0]
 

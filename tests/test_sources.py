@@ -109,6 +109,29 @@ def test_a_slug_that_cannot_name_a_page_is_refused(tmp_path, slug):
     assert not (tmp_path / "explainers").exists()
 
 
+def test_a_long_title_gets_a_shortened_file_name_and_the_command_says_so(tmp_path, capsys):
+    """A 400-character title raised a raw `OSError: File name too long` (issue 47, item 4)."""
+    from site_src.cli import main as fairsite
+
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
+    title = " ".join(f"word{k}" for k in range(70))  # 419 characters
+    assert fairsite(["--root", str(tmp_path), "new", title]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (path,) = (tmp_path / "explainers").glob("*.md")
+    assert len(path.stem) <= 64 and f"{slugify(title)}-".startswith(f"{path.stem}-")  # cut between words
+    assert out.startswith(f"wrote explainers/{path.name} (a file name cut from the title's {len(slugify(title))} "
+                          "characters to")
+    assert "--slug" in out
+    assert parse_explainer(path).meta.title == title  # the title is kept whole
+
+
+def test_a_slug_too_long_for_a_file_name_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match=r"--slug must be at most 64 characters \(the file's name and the page's "
+                                          r"address\), got 299; e\.g\. 'ab-ab"):
+        new_explainer(tmp_path, "A title", slug="-".join(["ab"] * 100))
+    assert not (tmp_path / "explainers").exists()
+
+
 def test_accented_latin_letters_keep_their_base_form():
     assert slugify("Équité: ça compte") == "equite-ca-compte"
 

@@ -7,7 +7,7 @@ import numpy as np
 import scipy.stats
 
 from faircode import fit_predict, load_audit
-from faircode.significance import binary_bootstrap_ci, bootstrap_ci
+from faircode.significance import binary_bootstrap_ci, bootstrap_ci, proportion_difference_ci
 
 audit = load_audit("benefits-denial")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
@@ -184,20 +184,33 @@ missed_sizes = [f"{row['rows']:,}" for row in coverage if row["percentile"] < le
 # Coverage tracks the expected number of positives per group more than the number of rows: made-up
 # populations with fixed group sizes and true rates. Resampling 0/1 rows is all that matters
 # here, so each audit is drawn directly as each group's number of positives.
-n_audits_rare = 1000
+n_audits_rare = 6000  # a coverage's standard error about 0.3 points
 rare = []
 for n_a, n_b, rate_a, rate_b in ((20, 200, 0.05, 0.10), (20, 200, 0.50, 0.40),
                                  (200, 2000, 0.05, 0.10)):
     k_a = rng.binomial(n_a, rate_a, size=n_audits_rare)
     k_b = rng.binomial(n_b, rate_b, size=n_audits_rare)
+    truth = rate_a - rate_b
     # An audit with no positive in a group is expected here: it is the point.
     low, high = binary_bootstrap_ci(k_a, n_a, k_b, n_b, n_resamples=n_boot_audit, method="percentile",
                                     confidence_level=level, random_state=n_a + n_b)
-    covered = float(np.mean((low <= rate_a - rate_b) & (rate_a - rate_b <= high)))
+    covered = float(np.mean((low <= truth) & (truth <= high)))
+    # Newcombe's score interval (the results table's) on the same audits: it depends on the counts
+    # alone, so one interval per distinct pair of counts, then each audit takes its pair's.
+    pairs, which = np.unique(np.column_stack([k_a, k_b]), axis=0, return_inverse=True)
+    score = np.array([tuple(proportion_difference_ci(np.r_[np.ones(x), np.zeros(n_a - x)],
+                                                     np.r_[np.ones(y), np.zeros(n_b - y)], confidence_level=level))
+                      for x, y in pairs])  # (distinct pairs, 2)
+    score_low, score_high = score[which.ravel(), 0], score[which.ravel(), 1]
+    score_covered = float(np.mean((score_low <= truth) & (truth <= score_high)))
     rare.append({"n_a": n_a, "n_b": n_b, "rate_a": rate_a, "rate_b": rate_b,
-                 "expected_positives_a": n_a * rate_a, "coverage": covered})
+                 "expected_positives_a": n_a * rate_a, "coverage": covered, "score_coverage": score_covered})
     print(f"groups of {n_a:,} and {n_b:,} at {rate_a:.0%} and {rate_b:.0%} "
-          f"({n_a * rate_a:.0f} positives expected in the smaller): coverage {covered:.1%}")
+          f"({n_a * rate_a:.0f} positives expected in the smaller): coverage {covered:.1%} (percentile bootstrap), "
+          f"{score_covered:.1%} (Newcombe's score interval, same audits)")
+rare_se = float(np.sqrt(level * (1 - level) / n_audits_rare))  # a coverage's Monte Carlo error at the promise
+score_worst_miss = max(abs(row["score_coverage"] - level) for row in rare)
+boot_worst_miss = max(level - row["coverage"] for row in rare)
 n_shown = len(first_intervals)
 n_shown_missed = sum(not (low <= population_gap <= high) for low, high in first_intervals)
 

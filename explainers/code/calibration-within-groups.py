@@ -19,7 +19,7 @@ from faircode.significance import format_p_value, permutation_test
 
 SEED = 20240613
 audit = load_audit("recidivism-risk")
-is_black_all = audit.masks["race"] == 1  # all 6,172 defendants: COMPAS was not trained on them
+is_black_all = audit.masks["race"] == 1  # every row ProPublica's filters keep: COMPAS was not trained on them
 is_white_all = audit.reference_masks["race"] == 1
 decile = audit.df["decile_score"].to_numpy()
 reoffended = np.asarray(audit.y)  # 1 = charged with a new crime within two years

@@ -99,6 +99,16 @@ compared = np.isin(cells_labels, c.compared)
 outcome, labels = flagged[compared], np.asarray(cells_labels[compared], dtype=str)
 omnibus, maxt = c.omnibus_test, c.max_t_test  # "is any cell different?", and which pairs
 chi2_stat, chi2_dof, p_omnibus, min_expected = omnibus.statistic, omnibus.dof, omnibus.p_value, omnibus.min_expected
+# Cochran's rule (Cochran 1954): the chi-squared distribution serves when no expected count is
+# below 1 and no more than a fifth of them are below 5. faircode's automatic choice asks more
+# (every count at least 5) and relabels otherwise: valid too, but its p cannot go below 1/(m + 1).
+compared_n = c.by_group.loc[list(c.compared), "n_group"].to_numpy(dtype=float)
+compared_k = c.by_group.loc[list(c.compared), "n_outcome"].to_numpy(dtype=float)
+shared_rate = compared_k.sum() / compared_n.sum()
+expected = np.concatenate([compared_n * shared_rate, compared_n * (1 - shared_rate)])  # the k x 2 table's cells
+n_expected, n_expected_below_5 = int(expected.size), int(np.sum(expected < 5))
+min_expected_by_hand = float(expected.min())
+cochran_ok = bool(min_expected_by_hand >= 1 and n_expected_below_5 <= expected.size / 5)
 omnibus_monte_carlo = omnibus.method == "monte_carlo"
 p_maxt = maxt.p_value
 # At their floor 1/(m + 1) no relabelling was as extreme: the prose says so.

@@ -22,7 +22,7 @@ tested = rows_tested[~repeats].reset_index(drop=True)
 p = tested["p_value"].to_numpy(dtype=float)
 m = len(p)
 expected_by_chance = m * alpha                   # if no gap anywhere were real
-chance_of_none = (1 - alpha) ** m            # P(no p < alpha at all) for m independent nulls
+chance_of_none = (1 - alpha) ** m            # P(no p < alpha at all) for m independent nulls: not these tests
 bonferroni_threshold = alpha / m
 
 holm = adjust_p_values(p, method="holm")
@@ -32,7 +32,8 @@ n_holm = int(np.sum(holm < alpha))
 n_bh = int(np.sum(bh < alpha))
 print(f"{n_rows} rows, {n_repeat} repeat another row's test: {m} distinct hypotheses")
 print(f"{m} p-values: {n_raw} below {alpha}, {n_holm} after Holm, {n_bh} after Benjamini-Hochberg")
-print(f"chance alone: {expected_by_chance:.1f} expected; P(none) = {chance_of_none:.2e}")
+print(f"chance alone: at most {expected_by_chance:.1f} expected, whatever the dependence; "
+      f"P(none) = {chance_of_none:.0e} only if the tests were independent")
 
 # %% Chance alone: tables with no real gap anywhere
 # Chance alone: families of m p-values with no real gap anywhere (uniform p-values; the exact

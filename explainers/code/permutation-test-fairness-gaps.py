@@ -2,11 +2,14 @@
 # Run it from the repository root:  python explainers/code/permutation-test-fairness-gaps.py
 # %% Measure the gap
 """Permutation test for the gap in selection rates, women vs men (Benefits Denial)."""
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from faircode import fit_predict, load_audit
-from faircode.significance import format_p_value, permutation_test, significance_report
+from faircode.significance import format_p_value, gap_verdict, permutation_test, significance_report
 
 audit = load_audit("benefits-denial")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
@@ -87,8 +90,30 @@ p_library_small = permutation_test(small_female, small_male, method="exact")
 p_library_small_mc = permutation_test(
     small_female, small_male, method="monte_carlo",
     n_permutations=n_shuffles, random_state=3)
-print(f"200-row sample: gap {100 * gap_small:+.1f} pp; p by hand {p_by_hand_small:.4f}, "
-      f"exact {p_library_small:.4f}, Monte Carlo {p_library_small_mc:.4f}")
+# A shuffled p is an estimate: its Monte Carlo standard error (at the exact p) sets how many
+# digits it can be printed to, and how far from the exact p it may fall by chance.
+mc_se_small = math.sqrt(p_library_small * (1 - p_library_small) / n_shuffles)
+p_digits = max(0, -math.floor(math.log10(float(f"{mc_se_small:.1g}"))))
+hand_vs_exact_se = abs(p_by_hand_small - p_library_small) / mc_se_small
+mc_vs_exact_se = abs(p_library_small_mc - p_library_small) / mc_se_small
+mc_vs_exact_chance = math.erfc(mc_vs_exact_se / math.sqrt(2))  # two-sided normal tail: how often chance is this far
+mc_far_from_exact = mc_vs_exact_se >= 1.5  # far enough that the prose says how rare it is
+print(f"200-row sample: gap {100 * gap_small:+.1f} pp; exact {format_p_value(p_library_small)}; "
+      f"by hand {p_by_hand_small:.{p_digits}f} ± {mc_se_small:.{p_digits}f} ({hand_vs_exact_se:.1f} s.e. from exact), "
+      f"Monte Carlo {p_library_small_mc:.{p_digits}f} ± {mc_se_small:.{p_digits}f} ({mc_vs_exact_se:.1f} s.e.)")
+# The three-state verdict at the audit's declared margin: not significant is not a pass.
+margin = audit.manifest.practical_margin.points / 100
+
+
+def summary(v):
+    """The numbers of a verdict the prose cites."""
+    return {"verdict": v.verdict, "label": v.label, "margin": v.margin_high, "ci90": (v.equivalence.ci_low, v.equivalence.ci_high),
+            "power_at_margin": v.power_at_margin, "counts": (v.count_a, v.n_a, v.count_b, v.n_b)}
+
+
+small_v = summary(gap_verdict(small_female, small_male, margin=margin, names=("women", "men"),
+                              outcome="flagged and turned away"))
+print(f"its verdict at ±{100 * margin:g} pp: {small_v['label']}")
 
 # %% Figure 1: the observed gaps among the shuffled ones
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
@@ -131,3 +156,20 @@ for rows in (200, 1000):
 small_audit_often_misses = power[0]["share"] < 0.8
 small_audit_mostly_misses = power[0]["share"] < 0.5
 
+
+# %% German Credit's verdict (the benchmark note)
+# The same model on German Credit, by sex; its counts are the results file's row the note cites.
+german = load_audit("german-credit")
+german_pred = fit_predict(german, strategy="S2", model="logistic_regression")
+german_women = german_pred.y_pred[german.masks["sex"][german_pred.rows] == 1]
+german_men = german_pred.y_pred[german.reference_masks["sex"][german_pred.rows] == 1]
+german_v = summary(gap_verdict(german_women, german_men, margin=german.manifest.practical_margin.points / 100,
+                               names=("women", "men"), outcome="rated a bad credit risk"))
+row = pd.read_csv("results/results_fairness.csv").query(
+    "audit == 'german-credit' and strategy == 'S2' and model == 'logistic_regression' and attribute == 'sex' "
+    "and metric == 'demographic_parity_difference'").iloc[0]
+german_matches_results = german_v["counts"] == (round(row.value_disadvantaged * row.n_disadvantaged), int(row.n_disadvantaged),
+                                                round(row.value_advantaged * row.n_advantaged), int(row.n_advantaged))
+print(f"German Credit: {german_v['counts'][0]}/{german_v['counts'][1]} women, {german_v['counts'][2]}/{german_v['counts'][3]} "
+      f"men; at ±{100 * german_v['margin']:g} pp: {german_v['label']} (90% interval "
+      f"[{100 * german_v['ci90'][0]:+.1f}, {100 * german_v['ci90'][1]:+.1f}] pp); the results file's row: {german_matches_results}")

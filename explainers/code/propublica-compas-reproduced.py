@@ -10,7 +10,7 @@ from statsmodels.stats.multitest import multipletests
 
 from faircode import load_audit
 from faircode.data import read_data
-from faircode.significance import (adjust_p_values, permutation_test, proportion_difference_ci,
+from faircode.significance import (adjust_p_values, gap_verdict, permutation_test, proportion_difference_ci,
                                    wilson_interval)
 
 audit = load_audit("recidivism-risk")      # ProPublica's four filters, from the manifest
@@ -292,13 +292,19 @@ ppv = {rows: {r: tables[rows][r]["ppv"] for r in RACE} for rows in tables}
 # ProPublica's notebook printed these predictive values on all rows (its truth tables: 0.63, 0.59).
 PUBLISHED_PPV = {"black": 0.63, "white": 0.59}
 ppv_gaps = {}
+ppv_margin = manifest.practical_margin.points / 100
 for rows in ("all", "filtered"):
     b, w = tables[rows]["black"], tables[rows]["white"]
     black = np.r_[np.ones(b["tp"]), np.zeros(b["fp"])]   # 1 = charged again, among the flagged
     white = np.r_[np.ones(w["tp"]), np.zeros(w["fp"])]
     low, high = proportion_difference_ci(black, white, confidence_level=LEVEL)
+    # The three-state verdict at the audit's declared margin (issue 45): is predictive parity shown?
+    verdict = gap_verdict(black, white, margin=ppv_margin, alpha=ALPHA, names=("Black defendants", "white defendants"),
+                          outcome="charged again")
     ppv_gaps[rows] = {"gap": ppv[rows]["black"] - ppv[rows]["white"], "ci": (float(low), float(high)),
-                      "p": float(permutation_test(black, white))}
+                      "p": float(permutation_test(black, white)), "verdict": verdict.verdict, "label": verdict.label,
+                      "ci90": (verdict.equivalence.ci_low, verdict.equivalence.ci_high)}
     print(f"{rows:>8} PPV: Black {100 * ppv[rows]['black']:.1f}%, white {100 * ppv[rows]['white']:.1f}%, "
-          f"gap {100 * ppv_gaps[rows]['gap']:+.1f} pp [{100 * low:+.1f}, {100 * high:+.1f}], exact p {ppv_gaps[rows]['p']:.3f}")
+          f"gap {100 * ppv_gaps[rows]['gap']:+.1f} pp [{100 * low:+.1f}, {100 * high:+.1f}], exact p {ppv_gaps[rows]['p']:.3f}; "
+          f"at ±{100 * ppv_margin:g} pp: {ppv_gaps[rows]['label']}")
 

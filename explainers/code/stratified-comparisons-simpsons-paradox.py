@@ -13,7 +13,7 @@ from statsmodels.stats.meta_analysis import combine_effects
 from faircode import load_audit
 from faircode.formatting import format_p_value
 from faircode.group_tests import breslow_day_test, cmh_test, stratified_permutation_test
-from faircode.significance import permutation_test, proportion_difference_ci
+from faircode.significance import VERDICTS, gap_verdict_from_counts, permutation_test, proportion_difference_ci
 
 SEED = 20261201
 ALPHA = 0.05
@@ -393,12 +393,17 @@ totals = {"applicants": int(counts.sum()), "men": int(men_applied.sum()), "men_a
 totals_match = totals == PUBLISHED
 admit_men, admit_women = totals["men_admitted"] / totals["men"], totals["women_admitted"] / totals["women"]
 berkeley_overall_gap = admit_women - admit_men  # women minus men: negative = fewer women admitted
+# The margin of a practical gap, for Berkeley too: the one the site's audits declare (5 points).
+b_margin = audit.manifest.practical_margin.points / 100
 departments = []
 for (dept, (ma, mr, wa, wr)), m, w in zip(BERKELEY.items(), men_applied, women_applied):
     departments.append({"dept": dept, "men": int(m), "women": int(w), "rate_men": ma / m, "rate_women": wa / w,
                         "gap": wa / w - ma / m, "admit_rate": (ma + wa) / (m + w),
                         "share_men": m / totals["men"], "share_women": w / totals["women"],
-                        "p_fisher": float(fisher_exact([[wa, wr], [ma, mr]]).pvalue)})  # two-sided
+                        "p_fisher": float(fisher_exact([[wa, wr], [ma, mr]]).pvalue),  # two-sided
+                        # The three-state verdict at the page's margin (issue 45): not shown is not absent.
+                        "verdict": gap_verdict_from_counts(wa, w, ma, m, margin=b_margin, names=("women", "men"),
+                                                           outcome="admitted").verdict})
 n_depts_women_higher = sum(row["gap"] > 0 for row in departments)
 b_largest = max(departments, key=lambda row: abs(row["gap"]))
 b_others = [row for row in departments if row is not b_largest]
@@ -408,6 +413,8 @@ b_fewest_women_ci = tuple(float(x) for x in proportion_difference_ci(
     np.repeat([1, 0], BERKELEY[b_fewest_women["dept"]][2:]), np.repeat([1, 0], BERKELEY[b_fewest_women["dept"]][:2]),
     confidence_level=CONFIDENCE))
 b_min_p_others = min(row["p_fisher"] for row in b_others)
+b_shown_small = [row["dept"] for row in b_others if row["verdict"] == "no_practical_gap_shown"]
+b_inconclusive = [row["dept"] for row in b_others if row["verdict"] == "inconclusive"]
 b_max_abs_gap_others = max(abs(row["gap"]) for row in b_others)
 # The admission rate of the department an average applicant of each sex applied to.
 dept_rate_men_applied = sum(row["share_men"] * row["admit_rate"] for row in departments)
@@ -449,11 +456,11 @@ print(f"published totals reproduced: {totals_match}")
 print(f"admitted: men {100 * admit_men:.1f}%, women {100 * admit_women:.1f}%")
 print(f"overall gap {100 * berkeley_overall_gap:+.1f} pp")
 print(f"  [{100 * b_overall_ci[0]:+.1f}, {100 * b_overall_ci[1]:+.1f}]; exact {format_p_value(b_p_overall)}\n")
-print(f"{'':6}{'admitted':<28}{'gap':>5}")
+print(f"{'':6}{'admitted':<28}{'gap':>5}  verdict at ±{100 * b_margin:g} pp")
 print(f"{'dept':<6}{'men':<14}{'women':<14}{'(pp)':>5}")
 for row in departments:
     print(f"  {row['dept']}   {100 * row['rate_men']:4.1f}% of {row['men']:>3}  {100 * row['rate_women']:4.1f}% of "
-          f"{row['women']:>3}  {100 * row['gap']:+5.1f}")
+          f"{row['women']:>3}  {100 * row['gap']:+5.1f}  {VERDICTS[row['verdict']]}")
 print(f"\nwithin departments: {100 * berkeley_within_gap:+.1f} pp")
 print("odds ratio, women vs men:")
 print(f"  faircode    {b_odds_ratio:.2f} [{b_ci[0]:.2f}, {b_ci[1]:.2f}]")

@@ -228,10 +228,11 @@ def _text(path: Path, label: str) -> str:
                              "save the file as UTF-8"]) from None
 
 
-def _read_yaml(path: Path, label: str) -> dict:
+def _read_yaml(path: Path | None, label: str, *, text: str | None = None) -> dict:
     """The manifest's YAML as a mapping; a syntax error, a key given twice in one mapping or
-    another top level is a ManifestError."""
-    text = _text(path, label)
+    another top level is a ManifestError. ``text``: the manifest's text, when it is at hand (a
+    report record holds it), instead of reading ``path``."""
+    text = _text(path, label) if text is None else text
     try:
         raw = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
@@ -244,10 +245,13 @@ def _read_yaml(path: Path, label: str) -> dict:
     return raw
 
 
-def _format_pydantic(exc: ValidationError, *, label: str, text: str | None = None) -> list[str]:
+def _format_pydantic(exc: ValidationError, *, label: str, text: str | None = None,
+                     model: type[BaseModel] = AuditManifest) -> list[str]:
     """pydantic's errors worded for a manifest's author, each after the manifest's ``label`` and,
     with its ``text``, its line (`faircode.formatting.at`; `_problem_line`: the key's, or for a
-    missing field the line of the mapping that lacks it)."""
+    missing field the line of the mapping that lacks it). ``model``: the schema validated (an
+    ``audit.yaml``'s, or a report's, `faircode.report.ReportManifest`), whose keys and bounds the
+    hints name."""
     out = []
     errors = exc.errors()
     choices = _literal_choices(errors)
@@ -275,15 +279,16 @@ def _format_pydantic(exc: ValidationError, *, label: str, text: str | None = Non
             continue
         if err["type"] == "extra_forbidden":
             key = str(loc[-1])
-            out.append(f"{where}{field}: unknown key {key!r}{_close_keys(key, _known_keys(loc[:-1]))}")
+            out.append(f"{where}{field}: unknown key {key!r}{_close_keys(key, _known_keys(loc[:-1], model))}")
         elif err["type"] == "missing":
-            out.append(f"{where}{field}: required field is missing{_REQUIRED_HINTS.get(str(loc[-1]), '')}")
+            hint = _REQUIRED_HINTS.get(str(loc[-1]), "") if model is AuditManifest else ""
+            out.append(f"{where}{field}: required field is missing{hint}")
         elif err["type"] == "list_type" and isinstance(err["input"], str) and loc:  # `models: a, b`
             out.append(f"{where}{field}: {yaml_list_hint(str(loc[-1]), err['input'])}")
         elif loc and loc[-1] == "sha256" and not isinstance(err["input"], str):
             out.append(f"{where}{field}: must be 64 hex digits as text; YAML read {err['input']!r} as a "
                        "number, so quote it")
-        elif worded := yaml_value_problem(err, bounds=getattr(field_at(AuditManifest, loc), "metadata", ())):
+        elif worded := yaml_value_problem(err, bounds=getattr(field_at(model, loc), "metadata", ())):
             # `test_size: half`: what to write (a number more than 0 and less than 1), not pydantic's words
             out.append(f"{where}{field}: {worded}")
         else:
@@ -426,18 +431,21 @@ _REQUIRED_HINTS = {
 _SCALAR_TAGS = {"bool", "int", "float", "str", "list", "dict", "function-after"}
 
 
-def located(path: Path, label: str, problems: list[str]) -> list[str]:
+def located(path: Path | None, label: str, problems: list[str], *, text: str | None = None) -> list[str]:
     """Each ``"<field path>: <what is wrong>"`` found in the manifest at ``path`` as
     ``"<label>:<line>: <field path>: ..."``, the line where the field's key is written
     (`yaml_key_line`; no line where it is not found). The one way a problem found past the schema
-    is named: the registry's and the data's checks here, the data's in `faircode.load_audit` (a
-    fresh user found them named by field alone, where pydantic's had their line)."""
+    is named: the registry's and the data's checks here, the data's in `faircode.load_audit` and
+    a report manifest's (`faircode.report`; a fresh user found them named by field alone, where
+    pydantic's had their line). ``text``: the manifest's text, when it is at hand (a report
+    record holds it whole), instead of reading ``path``."""
     if not problems:
         return []
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        text = None
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError, AttributeError):
+            text = None
     out = []
     for p in problems:
         field, _, rest = p.partition(": ")
@@ -469,9 +477,9 @@ def _loc_path(loc: tuple) -> str:
     return ".".join(parts) or "(top level)"
 
 
-def _known_keys(loc: tuple) -> list[str]:
-    """Field names (YAML spelling) of the model found by walking ``loc`` from the manifest."""
-    tp: Any = AuditManifest
+def _known_keys(loc: tuple, model: type[BaseModel] = AuditManifest) -> list[str]:
+    """Field names (YAML spelling) of the model found by walking ``loc`` from ``model``."""
+    tp: Any = model
     for p in loc:
         tp = _unwrap(tp)
         if isinstance(p, int):

@@ -401,12 +401,41 @@ class PracticalMargin(_Strict):
         return self.ratio_band if kind == "ratio" else self.difference
 
 
-class AuditManifest(_Strict):
+class _FromFile(_Strict):
+    """A manifest read from a file (an ``audit.yaml``; a report's ``report.yaml``,
+    :class:`faircode.report.ReportManifest`): where it was read from and the folder its relative
+    paths start from, set by its loader, never read from YAML (private attributes are not keys)."""
+
+    _path: Path = PrivateAttr(default=Path("audit.yaml"))
+    _root: Path = PrivateAttr(default=Path("."))
+
+    @property
+    def path(self) -> Path:
+        """The file this manifest was read from (absolute)."""
+        return self._path
+
+    @property
+    def root(self) -> Path:
+        """The folder relative paths in the manifest start from."""
+        return self._root
+
+    @property
+    def slug(self) -> str:
+        """The manifest's folder name, e.g. ``"benefits-denial"``."""
+        return self.path.parent.name
+
+    def resolve(self, relative: str) -> Path:
+        """Absolute path of a project-relative path named in the manifest."""
+        p = Path(relative)
+        return p if p.is_absolute() else self.root / p
+
+
+class AuditManifest(_FromFile):
     """The validated content of one ``audit.yaml``.
 
     Paths (``dataset.file``, ``dataset.decode.file``, ``dataset.datasheet``) are relative to
     the project root (see :func:`project_root`); :attr:`path` and :attr:`root` record where
-    the manifest was read from.
+    the manifest was read from (set by :func:`load_manifest`).
     """
 
     name: str = Field(min_length=1)
@@ -425,29 +454,6 @@ class AuditManifest(_Strict):
     strategies: list[str] = Field(min_length=1)
     groups: GroupsSpec | None = None
     practical_margin: PracticalMargin
-    # Set by load_manifest, never read from YAML (private attributes are not YAML keys).
-    _path: Path = PrivateAttr(default=Path("audit.yaml"))
-    _root: Path = PrivateAttr(default=Path("."))
-
-    @property
-    def path(self) -> Path:
-        """The ``audit.yaml`` this manifest was read from (absolute)."""
-        return self._path
-
-    @property
-    def root(self) -> Path:
-        """The folder relative paths in the manifest start from."""
-        return self._root
-
-    @property
-    def slug(self) -> str:
-        """The audit's folder name, e.g. ``"benefits-denial"``."""
-        return self.path.parent.name
-
-    def resolve(self, relative: str) -> Path:
-        """Absolute path of a project-relative path named in the manifest."""
-        p = Path(relative)
-        return p if p.is_absolute() else self.root / p
 
     def protected_by_name(self) -> dict[str, ProtectedAttribute]:
         return {p.name: p for p in self.protected}

@@ -27,6 +27,7 @@ from faircode.significance._validation import (
     _batch_rows,
     _check_choice,
     _is_binary,
+    _rescaled,
     _TIE_RTOL,
 )
 from faircode.significance._results import _PValueResult
@@ -271,13 +272,14 @@ def max_gap_test(
             "`method='exact'` is available for two groups of 0/1 outcomes only; got "
             f"{k} groups{'' if binary else ' and non-0/1 outcomes'}; use 'auto' or 'monte_carlo'"
         )
+    (x,), unit = _rescaled((x,), "`outcome`")  # outcomes near 1e308 in a unit that cannot overflow
     sizes = np.bincount(codes, minlength=k)
     sums = np.bincount(codes, weights=x, minlength=k)
     means = sums / sizes
-    statistic = float(means.max() - means.min())
+    statistic = unit * float(means.max() - means.min())
     describe = dict(
         groups=tuple(uniques.tolist()),
-        means=tuple(float(m) for m in means),
+        means=tuple(unit * float(m) for m in means),
         sizes=tuple(int(s) for s in sizes),
         high_group=uniques.tolist()[int(np.argmax(means))],  # tolist: plain Python labels, also from object arrays
         low_group=uniques.tolist()[int(np.argmin(means))],
@@ -293,7 +295,8 @@ def max_gap_test(
     sorted_sizes = sizes[np.argsort(sizes, kind="stable")].astype(np.int64)
     draw = _max_gap_null_binary if binary else _max_gap_null
     null, scale = draw(x, sorted_sizes, n_permutations, rng, batch_size)
-    b = int(np.count_nonzero(null >= statistic - _TIE_RTOL * scale))
+    b = int(np.count_nonzero(null >= statistic / unit - _TIE_RTOL * scale))
+    null *= unit
     null.setflags(write=False)
     return MaxGapTestResult(statistic, (b + 1) / (n_permutations + 1), "monte_carlo", n_permutations, floor,
                             b == 0, null_distribution=null, **describe)
@@ -365,6 +368,7 @@ def pairwise_tests(
     x = _as_sample(outcome, "outcome")
     uniques, codes = _as_group_labels(groups, x.size)
     adjust = _check_choice(adjust, "adjust", ("holm", "bh"))
+    (x,), unit = _rescaled((x,), "`outcome`")  # outcomes near 1e308 in a unit that cannot overflow
     n_permutations = _check_positive_int(n_permutations, "n_permutations")
     if reference is None:
         pairs = [(i, j) for i in range(uniques.size) for j in range(i + 1, uniques.size)]
@@ -385,8 +389,8 @@ def pairwise_tests(
     names = uniques.tolist()  # plain Python labels, also from object arrays
     return tuple(
         PairwiseComparison(
-            group_a=names[i], group_b=names[j], gap=t.statistic,
-            mean_a=float(a.mean()), mean_b=float(b.mean()), n_a=int(a.size), n_b=int(b.size),
+            group_a=names[i], group_b=names[j], gap=unit * t.statistic,
+            mean_a=unit * float(a.mean()), mean_b=unit * float(b.mean()), n_a=int(a.size), n_b=int(b.size),
             p_value=float(t.p_value), p_value_adjusted=float(q),
         )
         for (i, j), (a, b, t), q in zip(pairs, tests, adjusted)

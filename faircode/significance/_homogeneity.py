@@ -39,6 +39,7 @@ from faircode.significance._validation import (
     _is_binary,
     _log_choose,
     _logsumexp,
+    _rescaled,
     _TEST_METHODS,
     _TIE_RTOL,
 )
@@ -50,7 +51,9 @@ MAX_EXACT_TABLES = 200_000
 
 _HOMOGENEITY_METHODS = ("auto", "exact", "asymptotic", "monte_carlo")
 
-#: Cochran's rule for the chi-squared approximation: every expected count at least 5.
+#: ``method="auto"`` trusts the chi-squared approximation only when every expected count is at
+#: least this: stricter than Cochran's (1954) rule, which allows expected counts down to 1 when at
+#: most about a fifth of them are below 5. Below it the Monte Carlo test, valid at any counts, runs.
 _MIN_EXPECTED = 5.0
 
 
@@ -87,8 +90,8 @@ class HomogeneityTestResult(_PValueResult):
     rates : tuple of float
         Each group's rate of ones, in [0, 1].
     min_expected : float
-        The smallest expected count of the table under one shared rate (Cochran's rule asks
-        for 5).
+        The smallest expected count of the table under one shared rate (``method="auto"`` uses
+        the chi-squared approximation only when it is at least 5).
     n_tables : float
         How many k x 2 tables have the observed margins (a float: it can be astronomically
         large).
@@ -289,7 +292,8 @@ def homogeneity_test(
         (multivariate hypergeometric), enumerated; ``"asymptotic"``: chi-squared with k - 1
         degrees of freedom; ``"monte_carlo"``: ``n_permutations`` multivariate hypergeometric
         draws. ``"auto"``: exact when at most ``max_tables`` tables share the margins, else
-        asymptotic when every expected count is at least 5 (Cochran's rule), else Monte Carlo.
+        asymptotic when every expected count is at least 5 (stricter than Cochran's rule; see
+        Notes), else Monte Carlo.
         The choice depends only on the margins, not on the observed counts.
     n_permutations : int, default 9999
         Draws of the Monte Carlo method (smallest reportable p ``1 / (m + 1)``).
@@ -329,8 +333,11 @@ def homogeneity_test(
     probability instead) [2]_ [3]_ [5]_: it is the permutation test of ``X^2``, computed by
     enumeration rather than sampling. Enumerating is practical only for small tables: the
     number of tables with given margins grows like ``n^(k - 1)``; it is counted first by a
-    convolution over the groups (``n_tables``). The asymptotic approximation is trusted when
-    every expected count is at least 5 [4]_.
+    convolution over the groups (``n_tables``). Past the cap, ``"auto"`` trusts the asymptotic
+    approximation only when every expected count is at least 5: stricter than Cochran's rule
+    [4]_, which allows expected counts down to 1 when no more than about one in five is below 5.
+    Where the stricter condition fails, the Monte Carlo test runs instead: valid at any counts,
+    only slower, so the stricter condition costs no validity.
 
     References
     ----------
@@ -519,6 +526,7 @@ def max_t_test(
     if method == "exact" and not binary:
         raise ValueError("`method='exact'` needs 0/1 `outcome`; use 'auto' or 'monte_carlo' for other outcomes")
     k = uniques.size
+    (x,), unit = _rescaled((x,), "`outcome`")  # T does not depend on the unit; the means follow it
     sizes = np.bincount(codes, minlength=k).astype(np.int64)
     sums = np.bincount(codes, weights=x, minlength=k)
     means = sums / sizes
@@ -526,7 +534,7 @@ def max_t_test(
     labels = uniques.tolist()
     i_idx, j_idx = _pair_index(k)
     describe = dict(groups=tuple(labels), sizes=tuple(int(s) for s in sizes),
-                    means=tuple(float(m) for m in means))
+                    means=tuple(unit * float(m) for m in means))
     if s2 <= 0.0:
         pairs = tuple((labels[i], labels[j], 0.0, 1.0) for i, j in zip(i_idx, j_idx))
         return MaxTTestResult(0.0, 1.0, "exact", None, 0.0, False, pair=(labels[0], labels[1]),

@@ -60,9 +60,11 @@ def proportion_difference_ci(a, b, *, confidence_level: float = 0.95, method: st
     """Score-based interval for the difference of two proportions, ``mean(a) - mean(b)``.
 
     The interval the results table gives every gap of two rates: unlike the percentile
-    bootstrap, it keeps close to its nominal coverage on small groups (at 10 against 10 rows
-    the bootstrap of a difference of rates covers about 65% of the time for a nominal 95%) and
-    it never has zero width (0/63 against 0/116 gives an interval around 0, not "[0, 0]").
+    bootstrap, it keeps at or above its nominal coverage on small groups (at 10 against 10 rows
+    with rates 5% and 20%, a nominal 95% interval covers the true gap 98.6% of the time, the
+    percentile bootstrap 87.0%: exact figures, binomial probabilities summed over all 11 x 11
+    pairs of counts) and it never has zero width (0/63 against 0/116 gives an interval around 0,
+    not "[0, 0]").
 
     Parameters
     ----------

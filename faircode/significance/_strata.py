@@ -34,6 +34,7 @@ from faircode.significance._validation import (
     _is_binary,
     _is_missing,
     _log_choose,
+    _rescaled,
     _TEST_METHODS,
     _TIE_RTOL,
 )
@@ -101,8 +102,13 @@ class BreslowDayResult(_PValueResult):
     p_value : float
         Chi-squared(dof) upper tail.
     tarone : bool
-    n_strata, n_strata_dropped : int
-        As :class:`CMHTestResult`.
+    n_strata : int
+        Strata used: both groups and both outcomes present.
+    n_strata_dropped : int
+        Strata left out: one group absent, or (``n_strata_constant`` of them) one outcome only.
+    n_strata_constant : int
+        Strata with both groups whose outcome is constant (all 0 or all 1), left out: their odds
+        ratio is undefined and they carry no information on it.
     """
 
     statistic: float
@@ -111,12 +117,15 @@ class BreslowDayResult(_PValueResult):
     tarone: bool
     n_strata: int
     n_strata_dropped: int
+    n_strata_constant: int = 0
 
     p_value_floor = 0.0
 
     def __repr__(self) -> str:
+        constant = f" ({self.n_strata_constant} with one outcome only)" if self.n_strata_constant else ""
+        dropped = f", dropped={self.n_strata_dropped}{constant}" if self.n_strata_dropped else ""
         return (f"BreslowDayResult(statistic={self.statistic:.4g}, dof={self.dof}, {self.format_p_value()}, "
-                f"tarone={self.tarone})")
+                f"tarone={self.tarone}, n_strata={self.n_strata}{dropped})")
 
 
 @dataclass(frozen=True, repr=False)
@@ -172,10 +181,13 @@ class _Strata:
     x: np.ndarray
     g: np.ndarray
     codes: np.ndarray
+    unit: float  # x is in this unit (see _rescaled): 1.0 but for outcomes past 2^256 or below 2^-256
 
 
 def _as_strata(outcome, group, strata, *, binary_outcome: bool) -> _Strata:
     x = _as_binary_outcome(outcome) if binary_outcome else _as_sample(outcome, "outcome")
+    # Outcomes near 1e308 in a unit that cannot overflow: the p-values do not depend on it.
+    (x,), unit = _rescaled((x,), "`outcome`")
     g = _as_sample(group, "group")
     if g.size != x.size:
         raise ValueError(f"`group` must have one value per row of `outcome` ({x.size}); got {g.size}")
@@ -208,7 +220,7 @@ def _as_strata(outcome, group, strata, *, binary_outcome: bool) -> _Strata:
     s_kept = int(keep.sum())
     a = np.bincount(codes, weights=x * g, minlength=s_kept)
     m1 = np.bincount(codes, weights=x, minlength=s_kept)
-    return _Strata(n1[keep], n0[keep], a, m1, int((~keep).sum()), x, g, codes)
+    return _Strata(n1[keep], n0[keep], a, m1, int((~keep).sum()), x, g, codes, unit)
 
 
 def cmh_test(outcome, group, strata, *, confidence_level: float = 0.95, correction: bool = False) -> CMHTestResult:
@@ -227,7 +239,8 @@ def cmh_test(outcome, group, strata, *, confidence_level: float = 0.95, correcti
     confidence_level : float, default 0.95
         Of the odds ratio's interval.
     correction : bool, default False
-        Subtract 1/2 from ``|sum_s (a_s - E a_s)|`` before squaring (continuity correction).
+        Continuity correction: subtract 1/2 from ``|sum_s (a_s - E a_s)|`` before squaring, but no
+        more than it (below 1/2 the statistic is 0 and p is 1; see Notes).
 
     Returns
     -------
@@ -254,6 +267,17 @@ def cmh_test(outcome, group, strata, *, confidence_level: float = 0.95, correcti
     Mantel-Haenszel weighted difference of rates (the statistic of
     :func:`stratified_permutation_test`). Whether the odds ratio is the same in every stratum is
     :func:`breslow_day_test`.
+
+    **Continuity correction.** With ``correction=True`` the statistic is ``max(|sum_s a_s - E| -
+    1/2, 0)^2 / V``, the clamp of Yates' correction in SciPy's ``chi2_contingency`` and R's
+    ``chisq.test``. When ``|sum_s a_s - E| < 1/2`` the observed total is the attainable value
+    nearest its expectation, so the exact conditional test (:func:`stratified_permutation_test`)
+    gives p = 1, and so does this. The usual implementations part there: R's ``mantelhaen.test``
+    drops the correction (``(sum_s a_s - E)^2 / V``: p = 0.33 for one stratum of 1 + 28 rows with 15
+    ones, the one row of group 1 among them), statsmodels' ``test_null_odds(correction=True)``
+    subtracts 1/2 anyway (``(1/2 - |sum_s a_s - E|)^2 / V``, which grows as the table nears its
+    expectation: p = 0.011 for 1 + 28 rows whose one 1 fell in group 0, as expected). At
+    ``|sum_s a_s - E| >= 1/2`` all three agree.
 
     References
     ----------
@@ -328,10 +352,18 @@ def breslow_day_test(outcome, group, strata, *, tarone: bool = True) -> BreslowD
     Raises
     ------
     TypeError, ValueError
-        As :func:`cmh_test`.
+        As :func:`cmh_test`; also ``ValueError`` when fewer than two strata hold both groups and
+        both outcomes (there is no second odds ratio to compare the first with), or when the
+        Mantel-Haenszel odds ratio is 0 or infinite.
 
     Notes
     -----
+    Only strata with both groups and both outcomes enter: a stratum whose outcome is constant
+    (all 0 or all 1) has no odds ratio, adds nothing to the Mantel-Haenszel estimate, and its
+    term would be 0/0 (it used to make the statistic NaN, or count a degree of freedom too many);
+    it is left out and counted in ``n_strata_dropped`` and ``n_strata_constant``. The result then
+    equals statsmodels' ``StratifiedTable(tables).test_equal_odds()`` on the strata that remain.
+
     Under a common odds ratio ``psi`` (the Mantel-Haenszel estimate), each stratum's expected
     count ``A_s`` of ones in group 1 solves ``A (n_0s - m_1s + A) = psi (n_1s - A)(m_1s - A)``
     within the table's bounds, with variance ``1 / (1/A + 1/(n_1s - A) + 1/(m_1s - A) +
@@ -363,7 +395,13 @@ def breslow_day_test(outcome, group, strata, *, tarone: bool = True) -> BreslowD
         raise TypeError(f"`tarone` must be True or False; got {tarone!r}")
     from scipy.stats import chi2
 
-    n1, n0, a, m1 = st.n1, st.n0, st.a, st.m1
+    both = (st.m1 > 0) & (st.m1 < st.n1 + st.n0)  # both outcomes in the stratum
+    n_constant = int((~both).sum())
+    if both.sum() < 2:
+        raise ValueError(f"`strata`: Breslow-Day compares the odds ratios of strata and needs at least two with both "
+                         f"groups and both outcomes; {int(both.sum())} of {both.size + st.n_dropped} have them "
+                         f"({st.n_dropped} hold one group only, {n_constant} one outcome only)")
+    n1, n0, a, m1 = st.n1[both], st.n0[both], st.a[both], st.m1[both]
     n = n1 + n0
     c = m1 - a
     r, s = float(np.sum(a * (n0 - c) / n)), float(np.sum((n1 - a) * c / n))
@@ -384,8 +422,8 @@ def breslow_day_test(outcome, group, strata, *, tarone: bool = True) -> BreslowD
     if tarone:
         statistic -= float(np.sum(a - fitted)) ** 2 / float(np.sum(var))
     dof = int(n.size) - 1
-    p_value = float(chi2.sf(statistic, dof)) if dof > 0 else 1.0
-    return BreslowDayResult(statistic, dof, p_value, bool(tarone), int(n.size), st.n_dropped)
+    p_value = float(chi2.sf(statistic, dof))
+    return BreslowDayResult(statistic, dof, p_value, bool(tarone), int(n.size), st.n_dropped + n_constant, n_constant)
 
 
 def _hypergeometric_pmf(n1: int, n0: int, m1: int) -> tuple[int, np.ndarray]:
@@ -489,7 +527,7 @@ def stratified_permutation_test(
     centre = float(np.sum(n1 * totals / n))  # E[sum_s S_1s] under the null
     weight = float(np.sum(n1 * n0 / n))
     observed = float(sums1.sum())
-    statistic = (observed - centre) / weight
+    statistic = st.unit * (observed - centre) / weight
     scale = max(float(np.abs(st.x).max()), 1.0)
     tol = _TIE_RTOL * scale * max(abs(observed), 1.0)
 

@@ -30,8 +30,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from faircode.formatting import format_p_value, format_points, format_ratio
 from faircode.significance._equivalence import (
     COMPARISONS,
@@ -41,7 +39,7 @@ from faircode.significance._equivalence import (
     equivalence_test_from_counts,
 )
 from faircode.significance._intervals import _mover_ratio, _newcombe, _z
-from faircode.significance._permutation import _exact_binary_p_value
+from faircode.significance._permutation import _exact_count_p_value
 from faircode.significance._power import permutation_test_power
 from faircode.significance._validation import _as_binary_sample, _check_choice, _check_open_unit
 
@@ -173,7 +171,8 @@ def classify_gap(*, p_value: float, ci_low: float, ci_high: float, equivalence_p
 
 
 def gap_verdict(a, b, *, margin, compare: str = "difference", alpha: float = 0.05, equivalence_method: str = "auto",
-                names: tuple[str, str] = ("group A", "group B"), outcome: str = "flagged") -> GapVerdict:
+                names: tuple[str, str] = ("group A", "group B"), outcome: str | None = None,
+                equivalence_interval: bool = True) -> GapVerdict:
     """Is there a gap of practical size between two groups' rates, none, or can the data not tell?
 
     Parameters
@@ -195,8 +194,13 @@ def gap_verdict(a, b, *, margin, compare: str = "difference", alpha: float = 0.0
         As :func:`equivalence_test`'s ``method``.
     names : (str, str), default ("group A", "group B")
         The groups as the sentence names them (plural nouns: "women", "men").
-    outcome : str, default "flagged"
-        What a 1 means, as the sentence reads it after "were" ("flagged", "approved").
+    outcome : str, optional
+        What a 1 means, as the sentence reads it after "were" ("flagged", "approved"); by default
+        "flagged" for a difference and "given the favourable outcome" for a ratio.
+    equivalence_interval : bool, default True
+        Compute the equivalence test's ``1 - 2 alpha`` interval (the sentences quote it); the
+        exact interval costs about a hundred exact tests, so a caller that needs the state and
+        the p-values alone can skip it (the interval is then NaN, and the sentences omit it).
 
     Returns
     -------
@@ -229,19 +233,20 @@ def gap_verdict(a, b, *, margin, compare: str = "difference", alpha: float = 0.0
     a = _as_binary_sample(a, "a")
     b = _as_binary_sample(b, "b")
     return gap_verdict_from_counts(int(a.sum()), a.size, int(b.sum()), b.size, margin=margin, compare=compare,
-                                   alpha=alpha, equivalence_method=equivalence_method, names=names, outcome=outcome)
+                                   alpha=alpha, equivalence_method=equivalence_method, names=names, outcome=outcome,
+                                   equivalence_interval=equivalence_interval)
 
 
 def gap_verdict_from_counts(count_a, n_a, count_b, n_b, *, margin, compare: str = "difference", alpha: float = 0.05,
                             equivalence_method: str = "auto", names: tuple[str, str] = ("group A", "group B"),
-                            outcome: str = "flagged") -> GapVerdict:
+                            outcome: str | None = None, equivalence_interval: bool = True) -> GapVerdict:
     """:func:`gap_verdict` from counts: ``count_a`` ones among ``n_a`` rows, and so on.
 
     Parameters
     ----------
     count_a, n_a, count_b, n_b : int
         Ones and rows of each group, ``0 <= count <= n``, ``n >= 1``.
-    margin, compare, alpha, equivalence_method, names, outcome
+    margin, compare, alpha, equivalence_method, names, outcome, equivalence_interval
         As :func:`gap_verdict`.
 
     Returns
@@ -252,11 +257,13 @@ def gap_verdict_from_counts(count_a, n_a, count_b, n_b, *, margin, compare: str 
     compare = _check_choice(compare, "compare", COMPARISONS)
     low, high = _as_margin(margin, compare)
     alpha = _check_open_unit(alpha, "alpha")
+    if outcome is None:
+        outcome = "flagged" if compare == "difference" else "given the favourable outcome"
     names, outcome = _as_words(names, outcome)
     equivalence = equivalence_test_from_counts(x1, n1, x2, n2, margin=(low, high), compare=compare, alpha=alpha,
-                                               method=equivalence_method)
+                                               method=equivalence_method, interval=equivalence_interval)
     ci_low, ci_high = _interval_of_gap(x1, n1, x2, n2, compare, 1 - alpha)
-    p_value = _exact_p_value(x1, n1, x2, n2)
+    p_value = _exact_count_p_value(x1, n1, x2, n2, "two-sided")
     verdict = classify_gap(p_value=p_value, ci_low=ci_low, ci_high=ci_high, equivalence_p_value=equivalence.p_value,
                            margin=(low, high), alpha=alpha) if not math.isnan(ci_low) else "inconclusive"
     return GapVerdict(
@@ -283,15 +290,6 @@ def _interval_of_gap(x1: int, n1: int, x2: int, n2: int, compare: str, confidenc
     if x1 == 0 and x2 == 0:
         return math.nan, math.nan
     return _mover_ratio(x1, n1, x2, n2, z)
-
-
-def _exact_p_value(x1: int, n1: int, x2: int, n2: int) -> float:
-    """The exact permutation test of equal rates, two-sided, from counts."""
-    a = np.zeros(n1)
-    a[:x1] = 1.0
-    b = np.zeros(n2)
-    b[:x2] = 1.0
-    return _exact_binary_p_value(a, b, "two-sided")
 
 
 def power_at_margin(rate_b: float, n_a: int, n_b: int, *, margin: tuple[float, float], compare: str,
@@ -374,9 +372,12 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
                  if not (math.isnan(low) or math.isnan(high)) else f"It lies {words.within()}")
         return (f"No gap of practical size is shown: {words.gap()}. {where} (equivalence test, "
                 f"{format_p_value(equivalence_p_value)}). {words.may_remain()}")
+    low, high = equivalence_ci
+    equivalence_interval = ("" if math.isnan(low) or math.isnan(high)
+                            else f", its {words.level(2)} interval {words.interval(low, high)}")
     numbers = (f"{words.gap()}; the {words.level(1)} interval of {words.what()} is "
-               f"{words.interval(ci_low, ci_high)}; exact test {format_p_value(p_value)}, equivalence test "
-               f"{format_p_value(equivalence_p_value)}")
+               f"{words.interval(ci_low, ci_high)}; exact test {format_p_value(p_value)}; equivalence test "
+               f"{format_p_value(equivalence_p_value)}{equivalence_interval}")
     if p_value < alpha:
         head = (f"Inconclusive: a gap is statistically significant, but the data show neither that it reaches "
                 f"{words.margin_name()} nor that {words.inside()} ({numbers}).")

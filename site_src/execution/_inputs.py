@@ -12,6 +12,7 @@ versions, not digests). Part of the runner
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import sys
@@ -61,6 +62,14 @@ class _InputRecorder:
     ``written_outside`` (outside it, if still there when the run ends), for the build to warn
     of. Reads by C code that calls the C library directly raise no audit event and cannot be
     seen; explainers that use such code declare ``inputs:``.
+
+    ``protected`` (paths relative to ``root``: the files git tracks) may not be changed: opening
+    one for writing, removing, renaming, replacing or truncating it raises ``PermissionError``
+    before anything is written, and the attempt is kept in ``refused`` (path -> the line of
+    ``code_file`` it came from) even if the code catches the error, so the build fails the run
+    naming the file and the line (issue 47: a run that overwrote ``results/results_fairness.csv``
+    had the build blame the file). What a child process writes raises no audit event: after a run
+    that started one, `changed_unseen` names the protected files whose size, time or inode moved.
     See https://docs.python.org/3/library/audit_events.html.
     """
 
@@ -74,8 +83,18 @@ class _InputRecorder:
     _SYSTEM = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc", "/usr", "/lib", "/lib32", "/lib64",
                                       "/bin", "/sbin", "/run", "/var/lib", "/var/cache", "/opt"))
 
-    def __init__(self, root: Path, out_dir: Path):
+    # Events that change an existing file without opening it for writing: event -> a pair per path
+    # argument (its index, the index of its dir_fd argument or None).
+    _CHANGES = {"os.remove": ((0, 1),), "os.rename": ((0, 2), (1, 3)), "os.truncate": ((0, None),),
+                "shutil.rmtree": ((0, 1),)}
+
+    def __init__(self, root: Path, out_dir: Path, *, protected: frozenset[str] = frozenset(),
+                 code_file: str | None = None):
         self.root, self.out_dir = root, out_dir
+        self.protected, self._code_file = protected, code_file
+        self.refused: dict[str, int | None] = {}  # protected files the code tried to change -> its line
+        self._before = {p: self._signature(p) for p in protected}  # for `changed_unseen`
+        self._child = False  # the run started a process the hook does not watch
         self.opened: set[str] = set()
         self.untracked: dict[str, None] = {}  # an ordered set of sentences
         self.written: dict[str, None] = {}  # project files opened for writing, in order
@@ -87,12 +106,18 @@ class _InputRecorder:
     def __call__(self, event: str, args: tuple) -> None:
         if not self.active:
             return
+        refused = self._refused(event, args)
+        if refused is not None:
+            raise PermissionError(errno.EACCES, f"{refused} is a file of the repository: a run may not change it "
+                                  "(the build refused; write what the code makes to a file git does not track)",
+                                  refused)
         try:
             if event == "open" and args:
                 self._open(*args[:3])
             elif event in self._LISTING:
                 self._listing(event, args)
             elif event in self._CHILD:
+                self._child = True
                 self._note(f"ran a child process {self._command(event, args)} ({self._CHILD[event]})")
             elif event in ("os.fork", "os.forkpty"):
                 self._note(f"forked a child process ({event})")
@@ -106,6 +131,67 @@ class _InputRecorder:
                 self._note(f"connected to {args[1]!r} (network)")
         except Exception:  # noqa: BLE001 - recording must never break the run it watches
             pass
+
+    def _refused(self, event: str, args: tuple) -> str | None:
+        """The protected file (relative to the root) that ``event`` would change, recorded with the
+        code's line; None if it changes none."""
+        if not self.protected:
+            return None
+        try:
+            if event == "open" and args:
+                mode, flags = (args[1:3] + (None, 0))[:2]
+                targets = [self._inside(args[0])] if self._writes(mode, flags) else []
+            elif event in self._CHANGES:
+                targets = [self._inside(args[i], args[fd] if fd is not None and fd < len(args) else None)
+                           for i, fd in self._CHANGES[event] if i < len(args)]
+                if event == "shutil.rmtree":  # a folder: every protected file under it
+                    targets = [p for t in targets if t is not None for p in sorted(self.protected)
+                               if t == "." or p.startswith(t.rstrip("/") + "/")]
+            else:
+                return None
+            hit = next((t for t in targets if t in self.protected), None)
+            if hit is not None:
+                self.refused.setdefault(hit, self._code_line())
+            return hit
+        except Exception:  # noqa: BLE001 - a path it cannot read is not one it could protect
+            return None
+
+    def changed_unseen(self) -> list[str]:
+        """The protected files that changed since the run started, if it started a child process
+        (which the audit hook does not watch); none otherwise."""
+        return [p for p, before in self._before.items() if self._child and self._signature(p) != before]
+
+    def _signature(self, rel: str) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.root / rel)
+        except OSError:
+            return None
+        return st.st_size, st.st_mtime_ns, st.st_ino
+
+    def _inside(self, raw, dir_fd=None) -> str | None:
+        """``raw`` (a path, relative to ``dir_fd`` if given) relative to the root, or None."""
+        if isinstance(dir_fd, int) and dir_fd >= 0 and not isinstance(raw, int) and not os.path.isabs(os.fsdecode(raw)):
+            raw = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), os.fsdecode(raw))
+        p = self._path(raw)
+        if p is None:
+            return None
+        p = p.resolve()
+        return str(p.relative_to(self.root)) if p.is_relative_to(self.root) else None
+
+    def _code_line(self) -> int | None:
+        """The line of the code's file the current event comes from (its innermost frame there)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == self._code_file:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    @classmethod
+    def _writes(cls, mode, flags) -> bool:
+        """An ``open`` event's mode (a string, for ``open``) or flags (``os.open``) that may write."""
+        return (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            not isinstance(mode, str) and isinstance(flags, int) and bool(flags & cls._WRITE_FLAGS))
 
     def written_outside(self) -> list[str]:
         """Files outside the repository the run wrote and left behind (absolute paths)."""
@@ -153,8 +239,7 @@ class _InputRecorder:
         return p
 
     def _open(self, raw, mode=None, flags=0) -> None:
-        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-            not isinstance(mode, str) and isinstance(flags, int) and bool(flags & self._WRITE_FLAGS))
+        writes = self._writes(mode, flags)
         rel = self._project_path(raw)
         if rel is not None:
             if Path(rel).suffix not in {".py", ".pyc"} and not (self.root / rel).is_dir():

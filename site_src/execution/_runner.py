@@ -75,7 +75,7 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     _bind_to_build(spec["parent_pid"] if parent_pid is None else parent_pid)
     _limit_memory(spec["memory_bytes"])
     _record_hard_exits(code_path, out_dir, spec)
-    recorder = _InputRecorder(root, out_dir)
+    recorder = _InputRecorder(root, out_dir, protected=frozenset(spec.get("protected", ())), code_file=str(code_path))
     figures = _FigureCapture(_pyplot(), out_dir)
     _seed_global_rngs()
     namespace = _main_module(code_path, spec, out_dir).__dict__
@@ -83,6 +83,7 @@ def main(spec_path: str, *, parent_pid: int | None = None, code_done_fd: int | N
     sys.stdout.flush()
     sys.stderr.flush()
     result["leftover"] = _kill_descendants()
+    result["changed_unseen"] = recorder.changed_unseen()  # by a child process, now that none is left
     if code_done_fd is not None:
         _tell_code_done(code_done_fd)
         _yield_to_the_next_run()
@@ -203,7 +204,7 @@ def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recor
     sys.path.insert(0, str(root))
     sys.addaudithook(recorder)
     result: dict = {"status": "ok"}
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), _cpu_seconds()
     try:
         result["cells"] = run_cells(code, namespace, str(code_path), spec["header_lines"], figures=figures,
                                     line_of=lambda line: _source_line(spec, line))
@@ -213,7 +214,17 @@ def _run_code(spec: dict, code_path: Path, root: Path, namespace: dict, *, recor
     faulthandler.cancel_dump_traceback_later()
     recorder.active = False  # what the runner does next (figures, the package scan) is not the run's
     result["duration_s"] = time.perf_counter() - started
+    result["cpu_s"] = _cpu_seconds() - cpu_started
+    # Kept whether the code raised or caught the refusal: the build fails the run on it.
+    result["refused"] = {path: line and _source_line(spec, line) for path, line in recorder.refused.items()}
     return result
+
+
+def _cpu_seconds() -> float:
+    """The CPU time of this process and of the children it has waited for (user and system): what
+    the code cost, whatever else the machine ran meanwhile (the time budget's measure)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _what_it_made(namespace: dict, root: Path, *, recorder: _InputRecorder, figures: _FigureCapture,

@@ -117,6 +117,9 @@ class CacheEntry(BaseModel):
     narrow: dict[str, str]  # SVG name -> its variant laid out for a phone, when it has one
     cells: list[CellRecord]
     duration_s: float
+    # The code's CPU time (its waited-for children's included): what the time budget counts. None
+    # in an entry stored before it was recorded.
+    cpu_s: float | None = None
     wall_s: float
     # Of wall_s, saving the figures' files (SVG and the phone's SVG): at show()/close(), so
     # partly inside duration_s, and at the end. What a page's figures cost on top of its code.

@@ -85,6 +85,15 @@ class RunResult:
     cells: list[cache.CellRecord] = field(default_factory=list, repr=False)
     # The run changed a file its `inputs:` declare (a database it adds to): the next build runs it again.
     changed_its_inputs: bool = False
+    cpu_s: float | None = None  # the code's CPU time (None: a cached run stored before it was recorded)
+
+    @property
+    def busy_s(self) -> float:
+        """The code's time as the time budget counts it: its CPU time, at most its time on the clock
+        (``duration_s``; a pool of processes may use more CPU than that). Time spent waiting for a
+        core on a busy machine is not the code's cost: on a loaded 2-core machine a first build
+        named 8 of the project's own explainers slow (issue 47)."""
+        return self.duration_s if self.cpu_s is None else min(self.cpu_s, self.duration_s)
 
 
 OnRunStart = Callable[[str], None]  # given the slug of a run as it starts (not for a cache hit)
@@ -170,12 +179,14 @@ def execute(
         """The run's timeout (s) and memory limit (bytes): part of its cache key."""
         return timeouts.get(slug, 600), (memory or {}).get(slug, DEFAULT_MEMORY)
 
+    protected = functools.cache(lambda: filestate.repository_files(root))  # asked once, if anything runs
+
     def run(code: CodeFile, reason: str, server: _ForkServer | None,
             places: _Places | None = None) -> RunResult | ExecutionError:
         try:
             timeout, memory_bytes = _limits_of(code.slug)
             outcome = _run(code, root=root, cache_dir=cache_dir, timeout=timeout, memory=memory_bytes, reason=reason,
-                           declared=inputs.get(code.slug), on_start=on_start, server=server,
+                           declared=inputs.get(code.slug), on_start=on_start, server=server, protected=protected(),
                            expected=expected.get(code.slug, []), slot=_CodeSlot(places, code.slug))
         except ExecutionError as err:
             outcome = err
@@ -346,16 +357,18 @@ def close_kept_server() -> None:
 
 def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
          declared: list[str] | None, on_start: OnRunStart | None = None,
-         server: _ForkServer | None = None, expected: list[str] = (), slot: _CodeSlot | None = None) -> RunResult:
+         server: _ForkServer | None = None, expected: list[str] = (), slot: _CodeSlot | None = None,
+         protected: tuple[str, ...] = ()) -> RunResult:
     """Run one explainer in a clean process of its own and cache what it produced: spawn the
     process and wait for it, collect what it reported, store the entry. A run that fails (or is
     interrupted) raises and leaves nothing in the cache folder. ``slot``: its place among the
-    runs whose code may run at once, taken before it starts, given back when its code ends."""
+    runs whose code may run at once, taken before it starts, given back when its code ends.
+    ``protected``: the repository's files (`filestate.repository_files`), which the run may not change."""
     source = _rel(code.source, root)
     slot = slot or _CodeSlot(None)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
     try:
-        spec = _write_spec(code, work, root=root, source=source, timeout=timeout, memory=memory)
+        spec = _write_spec(code, work, root=root, source=source, timeout=timeout, memory=memory, protected=protected)
         slot.take()
         declared_before = cache.declared_inputs(root, declared)  # as the run found them
         if on_start:
@@ -365,7 +378,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
         reported = _collect(code, work, returncode, leftover, source=source, timeout=timeout, memory=memory)
         wall = time.perf_counter() - started
         _check_declared_exist(declared, root=root, source=source)
-        reported.warnings.extend(_writes(reported.result, root=root, source=source))
+        reported.warnings.extend(_written_outside(reported.result, source=source))
         # A run that changed a file it declares (a database it adds to) read something other than
         # what is there now: its next build runs it again, and may not say "nothing changed".
         changed_its_inputs = cache.declared_inputs(root, declared) != declared_before
@@ -382,7 +395,8 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
                    source=source, changed_its_inputs=changed_its_inputs)
 
 
-def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout: int, memory: int) -> Path:
+def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout: int, memory: int,
+                protected: tuple[str, ...] = ()) -> Path:
     """What ``_runner.main`` is to run, and how, as ``work/spec.json``."""
     spec = {
         "root": str(root),
@@ -396,6 +410,7 @@ def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout:
         "timeout": timeout,
         "memory_bytes": memory,
         "parent_pid": os.getpid(),
+        "protected": list(protected),
     }
     path = work / "spec.json"
     path.write_text(json.dumps(spec))
@@ -476,6 +491,13 @@ def _collect(code: CodeFile, work: Path, returncode: int, leftover: list[str], *
         shown = "; ".join(cmd[:200] for cmd in leftover[:5]) + (" ..." if len(leftover) > 5 else "")
         warnings.append(f"{source}: the code left {len(leftover)} process(es) running after it ended; "
                         f"they were killed: {shown}")
+    if data.get("refused"):
+        raise _refused(data, source=source)
+    if data.get("changed_unseen"):
+        files = ", ".join(data["changed_unseen"])
+        raise ExecutionError(f"{files} changed while its code ran a child process, which the build cannot watch: a "
+                             f"run must not change the repository's files; restore them (`git checkout -- {files}`, "
+                             "unless you changed them yourself during the build)", explainer=source)
     if data["status"] == "error":
         out = f"\n--- what it printed ---\n{stdout.strip()[-2000:]}" if stdout.strip() else ""
         if data.get("memory_exceeded"):
@@ -487,6 +509,20 @@ def _collect(code: CodeFile, work: Path, returncode: int, leftover: list[str], *
     return _Reported(stdout=stdout, stderr=stderr, result=data, warnings=warnings)
 
 
+def _refused(data: dict, *, source: str) -> ExecutionError:
+    """The error of a run that tried to change a file of the repository (``data["refused"]``: each
+    file and the explainer line that tried), whether its code stopped on the refusal or caught it;
+    what else it raised is shown after (unless it is the refusal itself)."""
+    (first, line), *more = data["refused"].items()
+    also = "".join(f"; and {path}" + (f" (line {n})" if n else "") for path, n in more)
+    text = (f"its code tried to change {first}, a file of the repository; refused: the file was left "
+            f"as it was{also}. A run must not change the repository's files: write what it makes to a file git does "
+            "not track")
+    if data["status"] == "error" and not data["error"].startswith("PermissionError"):
+        text += f"\nthen it raised {data['error']}\n{data['traceback']}"
+    return ExecutionError(text, explainer=source, line=line)
+
+
 def _check_narrow_figures(figures: list[dict], *, source: str) -> None:
     """Fail the run when a figure a phone shows (its phone variant, or its one layout where it has
     none) cuts a text at the canvas's edge, lays a legend over an axis label, or sets a phone
@@ -494,10 +530,12 @@ def _check_narrow_figures(figures: list[dict], *, source: str) -> None:
     found = [f"figure {n} ({f.get('narrow', f['svg'])}): {problem}"
              for n, f in enumerate(figures, start=1) for problem in f.get("narrow_problems", [])]
     if found:
-        raise ExecutionError("a figure would cut or cover text: on a phone where the line names its phone variant "
-                             "(-narrow.svg), on every screen where it names the figure itself (it has no phone "
-                             "variant); give the text room (a legend above or beside the axes, fewer columns, shorter "
-                             "labels, a wider figure), or do what the line says:\n  "
+        raise ExecutionError("a figure would cut, cover or shrink its text out of reading: where a line names a "
+                             "phone variant (-narrow.svg), on a phone; where it names the figure itself (one layout "
+                             "for every screen, which a phone shows scaled down), text cut or covered is so on every "
+                             "screen and text too small is so on a phone; give the text room or size (a legend above "
+                             "or beside the axes, fewer columns, shorter labels, larger fonts), or do what the line "
+                             "says:\n  "
                              + "\n  ".join(found), explainer=source)
 
 
@@ -511,27 +549,11 @@ def _check_declared_exist(declared: list[str] | None, *, root: Path, source: str
                              explainer=source)
 
 
-def _writes(result: dict, *, root: Path, source: str) -> list[str]:
-    """Warnings for what the run wrote that the build cannot stand behind: a file git tracks
-    (the run changed the repository), and files outside the repository it left behind (a run
-    served from the cache does not write them again)."""
-    out = [f"{source}: the code wrote to {p}, a file git tracks: a run must not change the repository's files "
-           "(write what it makes to a file that is not committed)" for p in _git_tracked(root, result.get("written", []))]
-    out += [f"{source}: the code wrote {p}, outside the repository: a run served from the cache does not write it "
+def _written_outside(result: dict, *, source: str) -> list[str]:
+    """Warnings for the files outside the repository the run wrote and left behind (a run served
+    from the cache does not write them again)."""
+    return [f"{source}: the code wrote {p}, outside the repository: a run served from the cache does not write it "
             "again" for p in result.get("written_outside", [])]
-    return out
-
-
-def _git_tracked(root: Path, paths: list[str]) -> list[str]:
-    """Those of ``paths`` (relative to ``root``) that git tracks; none outside a git repository."""
-    if not paths:
-        return []
-    try:
-        done = subprocess.run(["git", "ls-files", "-z", "--", *paths], cwd=root, capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    tracked = set(os.fsdecode(done.stdout).split("\0")) if done.returncode == 0 else set()
-    return [p for p in paths if p in tracked]
 
 
 def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, declared: list[str] | None,
@@ -566,6 +588,7 @@ def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, decla
                                 warnings=[cache.WarningRecord(**w) for w in c["warnings"]], figures=c["figures"])
                for c in data.get("cells", [])],
         duration_s=round(data["duration_s"], 3),
+        cpu_s=round(data["cpu_s"], 3),
         wall_s=round(wall, 3),
         figures_s=round(data.get("figures_s", 0.0), 3),
         peak_memory_mb=round(float(data["peak_memory_mb"]), 1),
@@ -790,7 +813,7 @@ def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, 
             expected: list[str] = (), source: str = "", changed_its_inputs: bool = False) -> RunResult:
     return RunResult(
         slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values, unpassed=entry.unpassed,
-        figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s,
+        figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s, cpu_s=entry.cpu_s,
         peak_memory_mb=entry.peak_memory_mb, modules=entry.modules, data_files=entry.data_files, deps=entry.deps,
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),

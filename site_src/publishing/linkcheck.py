@@ -167,7 +167,7 @@ _LEFT_AS_IS = re.compile(r"Doc file '(?P<page>.+?)' contains an? (?P<kind>unreco
 _NO_ANCHOR = re.compile(r"Doc file '(?P<page>.+?)' contains a link '(?P<url>.*)', but (?:the doc '(?P<target>.*)' "
                         r"does not contain an anchor '#(?P<anchor>.*)'|there is no such anchor on this page)\.", re.S)
 _EXPLAINER_PAGE = re.compile(r"explainers/(?P<slug>[^/]+)/index\.md")
-# How an explainer's prose links the site's other pages (README, "Writing an explainer").
+# How an explainer's prose links the site's other pages (CONTRIBUTING.md, "Writing an explainer").
 LINK_FORMS = ("another explainer as '../<slug>/index.md#<anchor>', the glossary as "
               "'../../glossary/index.md#<term>' (also results/, data/)")
 

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.nav import Section
 
-from site_src.checking.words import WORDS_PER_MINUTE, reading_minutes, visible_words
+from site_src.checking.words import WORDS_PER_MINUTE, WordCount, count_words, reading_time
 from site_src.errors import ConfigError
 from site_src.publishing import provenance
 from site_src.rendering.glossary import TERMS, definition_text
@@ -138,18 +138,19 @@ def define_terms(html: str, *, glossary_page: bool = False) -> str:
 
 # ------------------------------------------------------------------------------------ reading time
 
-# Each explainer's visible words, by the page's URL: its reading time, its card's on the home page,
-# and the word budget `fairsite` warns about (site_src.checking.words). Emptied at each build's start.
-_WORDS: dict[str, int] = {}
+# Each explainer's words (folds closed, and open), by the page's URL: its reading time, its card's
+# on the home page, and the word budget `fairsite` warns about (site_src.checking.words, the folds
+# closed). Emptied at each build's start.
+_WORDS: dict[str, WordCount] = {}
 
 
 def add_reading_time(html: str, page) -> str:
-    """An explainer's HTML with its reading time under the subtitle: its visible words
-    (``checking.words.visible_words``: folds closed, code and references left out) at
-    ``WORDS_PER_MINUTE``. Remembered for the home page's card (``on_post_page``)."""
-    _WORDS[page.url] = visible_words(html)
-    minutes = reading_minutes(_WORDS[page.url])
-    line = (f'<p class="fc-reading-time">{_reading_time_text(minutes)}</p>')
+    """An explainer's HTML with its reading time under the subtitle: its words
+    (``checking.words.count_words``: code and references left out) at ``WORDS_PER_MINUTE``, with
+    the folds closed and, where that is longer, open ("5 min read, 12 with the details").
+    Remembered for the home page's card (``on_post_page``)."""
+    _WORDS[page.url] = count_words(html)
+    line = (f'<p class="fc-reading-time">{_reading_time_text(_WORDS[page.url])}</p>')
     subtitle = re.search(r'<p class="fc-subtitle">.*?</p>', html, flags=re.S)
     if subtitle:
         return html[:subtitle.end()] + "\n" + line + html[subtitle.end():]
@@ -157,10 +158,10 @@ def add_reading_time(html: str, page) -> str:
     return html[:h1 + 5] + "\n" + line + html[h1 + 5:] if h1 >= 0 else line + html
 
 
-def _reading_time_text(minutes: int) -> str:
+def _reading_time_text(words: WordCount) -> str:
     # The rate is in the line's title (hover), not in its words: the line is not prose to count.
-    return (f'<span class="fc-reading-time__minutes" title="at {WORDS_PER_MINUTE} words a minute, folds closed">'
-            f"{minutes} min read</span>")
+    return (f'<span class="fc-reading-time__minutes" title="at {WORDS_PER_MINUTE} words a minute: the page with its '
+            f'folds closed, then with them open">{reading_time(words)}</span>')
 
 
 # A card's title link on the home page (the thumbnail's link has tabindex="-1" and is skipped).
@@ -185,7 +186,7 @@ def on_post_page(output, page, config):
         if url in done or url not in _WORDS:
             return m.group(1)
         done.add(url)
-        return m.group(1) + f' <span class="fc-card-time">· {_reading_time_text(reading_minutes(_WORDS[url]))}</span>'
+        return m.group(1) + f' <span class="fc-card-time">· {_reading_time_text(_WORDS[url])}</span>'
 
     return output[:start] + _CARD_LINK.sub(card, output[start:])
 
@@ -345,7 +346,7 @@ def _walk(items):
 # ----------------------------------------------------------------------------- incremental builds
 
 # What `site_src.publishing.incremental` hands an incremental build: each page's record from the
-# last build (``{src_uri: {"anchors": [...], "words": n}}``), as an attribute of MkDocs' config.
+# last build (``{src_uri: {"anchors": [...], "words": n, "words_unfolded": n}}``), as an attribute of MkDocs' config.
 PREVIOUS_PAGES = "fairsite_previous_pages"
 # What every build hands back on the same config: the record of each page, for the next build.
 PAGES = "fairsite_pages"
@@ -374,7 +375,7 @@ def _restore_unconverted(config, files) -> None:
         record = previous.get(file.src_uri, {})
         page.present_anchor_ids = set(record.get("anchors", ()))
         if "words" in record:
-            _WORDS[page.url] = record["words"]
+            _WORDS[page.url] = WordCount(record["words"], record.get("words_unfolded", record["words"]))
 
 
 # Where `fairsite` keeps the theme's compiled templates between builds (an attribute of MkDocs'
@@ -394,7 +395,7 @@ def on_env(env, config, files):
             continue
         record = {"url": page.url, "anchors": sorted(page.present_anchor_ids or ())}
         if page.url in _WORDS:
-            record["words"] = _WORDS[page.url]
+            record["words"], record["words_unfolded"] = _WORDS[page.url].visible, _WORDS[page.url].unfolded
         pages[file.src_uri] = record
     setattr(config, PAGES, pages)
     folder = getattr(config, BYTECODE_DIR, None)

@@ -40,7 +40,8 @@ def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None =
         explainer prose and ``*.html.j2`` templates and off for ``*.md.j2`` templates (trusted
         Markdown assembled from escaped parts) and string templates; undefined names raise
         ``jinja2.UndefinedError``. The number filters of ``site_src.rendering.filters`` are
-        installed, with ``text`` (:func:`markdown_text`) for front-matter text and the global
+        installed, with ``text`` (:func:`markdown_text`) for front-matter text, ``yaml``
+        (:func:`yaml_scalar`) for a value written into a page's own front matter, and the global
         ``tag_anchor`` (a tag's anchor on the tag index).
 
     Raises
@@ -66,6 +67,7 @@ def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None =
     )
     env.filters.update(FILTERS)
     env.filters["text"] = markdown_text  # front-matter text in the site's own templates
+    env.filters["yaml"] = yaml_scalar  # a value in the front matter of a page the build writes
     env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
     # The one reading order (explainers/reading-order.yaml, read by `collect`): the home page's
     # path, the checklist, the common mistakes and each page's "start here" link follow it.
@@ -85,6 +87,20 @@ def _autoescape(name: str | None) -> bool:
 # Characters Markdown, its extensions (attribute lists, emoji shortcodes, tables) or HTML give a
 # meaning to; written as character references they are shown as themselves.
 _MEANINGFUL = set("&<>\"'\\`*_{}[]()#+-.!|:~^=$%@")
+
+
+def yaml_scalar(value) -> Markup:
+    """``value`` as one double-quoted YAML scalar that reads back as the same text, for the front
+    matter of a page the build writes (MkDocs reads it with PyYAML).
+
+    JSON is not YAML here: ``tojson`` writes an emoji as two ``\\u`` surrogate escapes, which YAML
+    reads as two lone surrogates, and the page's title, sidebar entry and search title became
+    "Index" (issue 47). The YAML library escapes what YAML cannot carry as it is (``\\U0001F3AF``,
+    a line separator, a control character) and nothing else."""
+    import yaml
+
+    text = yaml.safe_dump(str(value), allow_unicode=True, default_style='"', width=float("inf"))
+    return Markup(text.removesuffix("\n...\n").rstrip("\n"))
 
 
 def markdown_text(value) -> Markup:

@@ -20,7 +20,9 @@ class Term:
 
     ``anchor`` is the heading id on the glossary page; ``pattern`` a case-insensitive regular
     expression that finds the term in a page's text; ``definition`` Markdown (links relative to
-    the glossary page).
+    the glossary page). A definition also travels as a tooltip to every page that links the term
+    (``publishing.mkdocs_hooks.define_terms``), so it names what it points to ("the glossary's
+    table"), never where it is ("the table above": issue 47).
     """
 
     anchor: str
@@ -38,7 +40,7 @@ class Term:
 _SHORT = {"strategies": "S0–S3", "q-value": "q-value", "p-value": "p-value", "tpr": "TPR", "fpr": "FPR",
           "gap": "gap", "percentage-points": "percentage points", "flagged": "flag rate",
           "disadvantaged": "disadvantaged", "interval": "interval", "power": "power",
-          "disparate-impact": "four-fifths rule"}
+          "disparate-impact": "four-fifths rule", "equivalence": "equivalence test"}
 
 
 TERMS: tuple[Term, ...] = (
@@ -56,8 +58,8 @@ TERMS: tuple[Term, ...] = (
     Term("flagged", "Flagged, flag rate, selection rate", r"\bflag(s|ged|ging)?\b|selection rate",
          "A model **flags** a person when it puts them in its positive class. The **flag rate** (the "
          "field's term is **selection rate**) is the share of a group the model flags. In every audit "
-         "on this site the flag is the *harmful* decision: see the table above for what it means in "
-         "each."),
+         "on this site the flag is the *harmful* decision; the glossary's [table of the "
+         "audits](#audits) says what it means in each."),
     Term("favourable", "Favourable outcome", r"favourable",
          "The decision the person wants: in every audit here, *not* being flagged. Each audit's "
          "manifest declares it (`target.favourable`). Equal opportunity and the four-fifths rule are "
@@ -122,6 +124,15 @@ TERMS: tuple[Term, ...] = (
          "(1 is parity). The US Uniform Guidelines on Employee Selection Procedures (1978, 29 CFR "
          "1607.4(D)) treat a ratio below 0.8, the **four-fifths rule**, as evidence of adverse impact. "
          "The ratio of the *harmful* outcome is a different number that 0.8 does not apply to."),
+    Term("equivalence", "Equivalence test (TOST), margin, the three verdicts",
+         r"equivalen|\bTOST\b|\bmargin\b|practical size|inconclusive",
+         "A test that a gap is *small*: its null hypothesis is that the gap is at least as large as a "
+         "**margin** declared before looking, the smallest gap that would change a decision (each audit "
+         "here declares one, with its reason; for a ratio, the four-fifths band). Two one-sided tests "
+         "(TOST) reject it when the gap's 90% interval lies inside the margin (Schuirmann 1987). Beside "
+         "the usual test it gives every gap one of three verdicts: **a gap shown** (significant, and the "
+         "95% interval beyond the margin), **no gap of practical size shown** (the equivalence test "
+         "rejects), or **inconclusive** (neither). \"Not significant\" alone is never a pass."),
     Term("permutation-test", "Permutation test", r"permutation|shuffl",
          "A test that relabels who is in which group many times (or all ways, exactly) and asks how "
          "often a relabelled gap is as extreme as the real one; that share is the p-value."),
@@ -148,7 +159,8 @@ TERMS: tuple[Term, ...] = (
          "Below the conventional 0.05 level (a convention, not a law of nature). On an explainer page, "
          "one test chosen before looking: its p below 0.05. On the results page, where many gaps are "
          "tested at once, a row whose q-value is below 0.05. Not significant means the audit did not "
-         "show a gap, not that there is none: see [common mistakes](../mistakes/index.md)."),
+         "show a gap, not that there is none: see [common mistakes](../mistakes/index.md) and "
+         "[the three verdicts](#equivalence)."),
     Term("exchangeable", "Exchangeable rows", r"exchangeab",
          "Rows are exchangeable when, if nothing were going on, swapping their group labels would not "
          "change how likely the data are; independent people drawn the same way, for example. Members of one "

@@ -139,6 +139,20 @@ def slugify(title: str) -> str:
     return slug
 
 
+# The longest file name `new` makes (without ``.md``): the page's address too. A file name made
+# from a long title is cut between words to fit; a 400-character title raised a raw "File name
+# too long" (issue 47).
+SLUG_MAX = 64
+
+
+def shortened(slug: str) -> str:
+    """``slug`` cut to at most `SLUG_MAX` characters, at the last ``-`` that fits when there is one."""
+    if len(slug) <= SLUG_MAX:
+        return slug
+    cut = slug[:SLUG_MAX + 1]
+    return (cut.rsplit("-", 1)[0] if "-" in cut else cut[:SLUG_MAX]).strip("-")
+
+
 def _sluggable(text: str) -> bool:
     """Whether `slugify` makes a file name of ``text`` (for the example in a message)."""
     try:
@@ -165,11 +179,13 @@ def new_explainer(root: Path, title: str, *, slug: str | None = None) -> Path:
     """Write ``explainers/<slug>.md`` from the house template; refuse to overwrite.
 
     ``slug`` names the file (and the page's address) when the title cannot (`slugify`: a title
-    in Greek or Chinese), or when another name is wanted; default: made from the title.
+    in Greek or Chinese), or when another name is wanted; default: made from the title, cut
+    between words to `SLUG_MAX` characters (`shortened`).
 
     Returns the path written. Raises ConfigError for an empty title, one with no letter or digit
     to name the file after (or no Latin letter: the message asks for ``slug``), a ``slug`` that is
-    not lowercase words of a-z and 0-9 joined by ``-``, a file that already exists, or an
+    not lowercase words of a-z and 0-9 joined by ``-`` or is longer than `SLUG_MAX`, a file that
+    already exists, or an
     explainer that already has this title (ignoring case and spacing), naming its file.
     """
     given, title = title, " ".join(title.split())
@@ -178,8 +194,11 @@ def new_explainer(root: Path, title: str, *, slug: str | None = None) -> Path:
     if slug is not None and not SLUG.match(slug):
         raise ConfigError(f"new: --slug must be lowercase words of a-z and 0-9 joined by '-' (the file's name "
                           f"and the page's address), got {slug!r}; e.g. {slugify(slug) if _sluggable(slug) else 'equal-treatment'!r}")
+    if slug is not None and len(slug) > SLUG_MAX:
+        raise ConfigError(f"new: --slug must be at most {SLUG_MAX} characters (the file's name and the page's "
+                          f"address), got {len(slug)}; e.g. {shortened(slug)!r}")
     explainers = Path(root) / "explainers"
-    path = explainers / f"{slug or slugify(title)}.md"
+    path = explainers / f"{slug or shortened(slugify(title))}.md"
     if path.exists():
         raise ConfigError(f"new: {path} already exists; choose another title or edit that file")
     same = _titled(explainers, title)

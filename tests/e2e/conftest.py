@@ -310,9 +310,11 @@ REFERENCE_SECTIONS = ("further-reading", "source-and-verify", "related")
 
 # The issue-17 count of what a reader sees of the article without opening anything: hidden
 # elements, closed <details> (their summary line shows), code, SVG, heading permalinks and the
-# reading-time line do not count.
-VISIBLE_WORDS_JS = """([article, reference]) => {
+# reading-time line do not count. With `unfolded` true, every fold is opened first (issue 47: what
+# a reader who opens the folds reads).
+VISIBLE_WORDS_JS = """([article, reference, unfolded]) => {
     const clone = article.cloneNode(true);
+    if (unfolded) clone.querySelectorAll('details').forEach(d => d.setAttribute('open', ''));
     for (const id of reference) {  // the heading and everything up to the next h2
         const h = clone.querySelector('h2#' + id);
         if (!h) continue;
@@ -348,6 +350,7 @@ _READ_PAGE_JS = """([base, reference]) => {
         reference_headings: Object.fromEntries(reference.map(id => [id, all('article h2#' + id).length])),
         cards: all('.fc-cards li').map(li => ({hrefs: [...li.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
                                               times: [...li.querySelectorAll('.fc-card-time')].map(e => e.innerText)})),
+        empty_headers: all('article th').filter(th => !th.textContent.trim()).map(th => th.closest('table').innerText.slice(0, 60)),
     };
 }"""
 
@@ -372,9 +375,10 @@ def _read_pages(browser, base_url: str, paths) -> dict[str, dict]:
                     "h1_visible": page.locator("h1").first.is_visible()}
             read.update(page.evaluate(_READ_PAGE_JS, [base_url, list(REFERENCE_SECTIONS)]))
             article = page.locator("article")
-            read["visible_words"] = (page.evaluate(VISIBLE_WORDS_JS, [article.first.element_handle(),
-                                                                      list(REFERENCE_SECTIONS)])
-                                     if article.count() else None)
+            for key, unfolded in (("visible_words", False), ("unfolded_words", True)):
+                read[key] = (page.evaluate(VISIBLE_WORDS_JS, [article.first.element_handle(), list(REFERENCE_SECTIONS),
+                                                              unfolded])
+                             if article.count() else None)
             read["outside"], read["errors"] = guard[0].outside, guard[0].errors
             reads[path] = read
     finally:
@@ -386,7 +390,7 @@ def _read_pages(browser, base_url: str, paths) -> dict[str, dict]:
 def rendered_pages(request, tmp_path_factory, browser, base_url, pages) -> dict[str, dict]:
     """Every page of the site as the browser rendered it, read once per test run for all the tests
     that only read the rendered pages (``{path: what _READ_PAGE_JS read, with "status",
-    "h1_visible", "visible_words", "outside" and "errors"}``); get a page's with `rendered`.
+    "h1_visible", "visible_words", "unfolded_words", "outside" and "errors"}``); get a page's with `rendered`.
 
     Each of those tests loaded every page itself, up to 40 s each for the same reads; under
     pytest-xdist the first worker to ask reads the pages and the others wait for its reading.

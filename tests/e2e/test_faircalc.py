@@ -310,6 +310,104 @@ def test_audit_size_is_the_sample_size_formula_with_the_exact_power_there(calc, 
     assert abs(js["power_exact"] - permutation_test_power(rate_a, rate_b, n_a, rows - n_a)) <= TOL
 
 
+def test_audit_size_with_rates_of_0_and_100_percent_is_the_first_size_the_exact_test_finds(calc):
+    """Issue 47: 1 of 1 against 0 of 1 said "more than 10,000,000 rows would be needed". With rates
+    of 0 and 1 the formula's standard error is 0; the answer is the first size (in the same share,
+    rounded half to even) at which the library's exact power reaches 80%."""
+    def first_size(rate_a, rate_b, share_a):
+        for rows in range(2, 10_000):
+            n_a = round(share_a * rows)
+            if n_a >= 1 and rows - n_a >= 1 and permutation_test_power(rate_a, rate_b, n_a, rows - n_a) >= 0.8:
+                return rows, n_a
+        raise AssertionError("no size found")
+
+    cases = [(1.0, 0.0, 0.5), (0.0, 1.0, 0.5), (1.0, 0.0, 0.1), (0.0, 1.0, 0.9)]
+    for (rate_a, rate_b, share_a), js in zip(cases, _ok(_call(calc, "auditSize", [list(c) for c in cases]))):
+        rows, n_a = first_size(rate_a, rate_b, share_a)
+        assert (js["rows"], js["n_a"], js["n_b"], js["method"]) == (rows, n_a, rows - n_a, "exact"), (rate_a, rate_b, share_a)
+        assert js["power_exact"] == permutation_test_power(rate_a, rate_b, n_a, rows - n_a) == 1.0
+    formula = _ok(_call(calc, "auditSize", [[0.3, 0.2, 0.5]]))[0]
+    assert formula["method"] == "formula"
+
+
+# --------------------------------------------------------------------------- off the page's thread
+
+def _background(page, calls: list) -> list:
+    """Each ``[method, args]`` run by FairCalc.background, one after the other: {"ok": result,
+    "progress": [{evaluations, fraction}, ...]} or {"error": "Name: message"}."""
+    return page.evaluate("""async calls => {
+        const out = [];
+        for (const [method, args] of calls) {
+            const progress = [];
+            try {
+                const ok = await window.FairCalc.background(method, args, p => progress.push(p)).result;
+                out.push({ok, progress});
+            } catch (e) { out.push({error: e.name + ": " + e.message}); }
+        }
+        return out;
+    }""", calls)
+
+
+def test_the_background_gives_the_librarys_numbers_with_progress(calc):
+    """Issue 47: a million people froze the tab for 101 s. The heavy methods run in a Web Worker
+    built from the script's own source; the numbers are the library's and the same code's."""
+    calls = [["power", [0.2, 0.3, 640, 1360]], ["detectableGap", [640, 1360, 0.3, {"direction": -1, "xtol": 1e-12}]],
+             ["auditSize", [0.2, 0.3, 0.32]], ["compare", [12, 140, 31, 210]]]
+    results = _background(calc, calls)
+    assert all("ok" in r for r in results), results
+    power, gap, size, compare = (r["ok"] for r in results)
+    assert abs(power["power"] - permutation_test_power(0.2, 0.3, 640, 1360)) <= TOL
+    expected = brentq(lambda d: permutation_test_power(0.3 - d, 0.3, 640, 1360) - 0.8, 1e-9, 0.3, xtol=1e-15)
+    assert _rel(gap["magnitude"], expected) <= TOL and gap["gap"] < 0
+    assert abs(size["power_exact"] - permutation_test_power(0.2, 0.3, size["n_a"], size["n_b"])) <= TOL
+    assert abs(compare["log_p_value"] - math.log(permutation_test(_sample(12, 140), _sample(31, 210)))) <= TOL
+    # The same numbers as the call on the page's own thread, to the bit.
+    on_page = _ok(_call(calc, "detectableGap", [calls[1][1]]))[0]
+    assert gap == on_page
+    # Progress: every exact power is announced as it starts, with how far it has gone (a share).
+    steps = results[1]["progress"]
+    assert steps and [p["evaluations"] for p in steps] == sorted(p["evaluations"] for p in steps)
+    assert steps[-1]["evaluations"] >= 3 and all(0 <= p["fraction"] <= 1 for p in steps)
+    assert all("worker" not in str(r) for r in results)
+
+
+def test_a_background_call_is_refused_stopped_and_falls_back_as_documented(calc):
+    errors = _background(calc, [["power", [1.2, 0.1, 10, 10]], ["groups", [[[1, 10]]]], ["adjust", [[0.1]]]])
+    assert errors[0]["error"].startswith("RangeError: FairCalc: `rateA` must be a rate in [0, 1]")
+    assert errors[1]["error"].startswith("RangeError: FairCalc: `counts` must hold at least two groups")
+    assert errors[2]["error"].startswith("RangeError: FairCalc: `method` must be one of")
+    stopped = calc.evaluate("""async () => {
+        const call = window.FairCalc.background("detectableGap", [400000, 600000, 0.3]);
+        call.cancel();
+        try { await call.result; return "finished"; } catch (e) { return e.name; }
+    }""")
+    assert stopped == "AbortError"
+    # A browser that refuses workers (here: no Worker at all) gets the answer on the page's thread.
+    fallback = calc.evaluate("""async () => {
+        const saved = window.Worker;
+        window.Worker = undefined;
+        try { return (await window.FairCalc.background("power", [0.2, 0.3, 64, 136]).result).power; }
+        finally { window.Worker = saved; }
+    }""")
+    assert abs(fallback - permutation_test_power(0.2, 0.3, 64, 136)) <= TOL
+
+
+@pytest.mark.parametrize("values, decimals", [
+    ([0.0016, -0.0004, 0.0036], 2),   # issue 47: -0.04 pp read as 0.0
+    ([-0.062, -0.1234, 0.0051], 1),   # one decimal keeps every sign
+    ([0.0, -0.00002, 0.00003], 3),    # zero is zero; the others need thousandths
+    ([0.12341, 0.123412, 0.2], 4),    # values that differ stay apart
+])
+def test_numbers_keep_the_decimals_that_decide_the_sign_and_zero(calc, values, decimals):
+    shown = calc.evaluate("v => window.FairCalc.text.ppDecimals(v)", values)
+    assert shown == decimals
+    for v in values:  # at those decimals, each non-zero value keeps its sign; rounded as Python rounds it
+        text = calc.evaluate("([v, d]) => window.FairCalc.text.pp(v, d)", [v, decimals])
+        number = float(text.replace("−", "-").replace(" pp", ""))
+        assert number == pytest.approx(round(100 * v, decimals), abs=10 ** -decimals / 2 + 1e-12)
+        assert v == 0 or math.copysign(1, number) == math.copysign(1, v), (v, text)
+
+
 # --------------------------------------------------------------------------- adjust, groups
 
 def test_adjust_matches_the_library(calc):
@@ -413,8 +511,8 @@ def test_calculator_page_answers_from_the_url_and_keeps_its_state_in_it(open_pag
     assert reading.inner_text().startswith("Per 100 women, about 6 fewer are flagged than per 100 men; chance alone")
     assert format_p_value(p) in out.inner_text()
     assert "Small group" not in out.inner_text()
+    page.locator("#fc-power-out[aria-busy=false]").wait_for(state="attached")  # computed off the page's thread
     power = page.locator("#fc-power-out dl")
-    power.wait_for()
     expected_power = permutation_test_power(12 / 140, 31 / 210, 140, 210)
     assert f"{100 * expected_power:.1f}%" in power.inner_text()
     # Keyboard: Tab from group A's people reaches its flagged count; typing updates the answers and the URL.
@@ -433,7 +531,7 @@ def test_calculator_page_answers_from_the_url_and_keeps_its_state_in_it(open_pag
         assert page.locator(region).get_attribute("aria-live") == "polite"
     # Invalid input: a clear message, not an exception.
     page.locator("#fc-ka").fill("25")
-    assert "cannot exceed" in out.locator(".fc-calc-error").inner_text()
+    assert out.locator(".fc-calc-error").inner_text() == "Flagged in women (25) cannot be more than the people in women (20)."
 
 
 def test_calculator_page_groups_and_adjustment(open_page):
@@ -457,7 +555,7 @@ def test_calculator_page_screenshots_and_no_overflow_on_a_phone(browser, base_ur
         context.route("**/*", guard.route)
         page = context.new_page()
         page.goto(base_url + PAGE, wait_until="load")
-        page.locator("#fc-power-out dl").wait_for()
+        page.locator("#fc-power-out[aria-busy=false]").wait_for(state="attached")
         assert page.evaluate("document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
         page.screenshot(path=str(ARTIFACTS / f"check-a-gap-{width}-{scheme}.png"), full_page=True)
         context.close()
@@ -500,8 +598,16 @@ def test_power_figure_draws_the_librarys_power_and_follows_the_keyboard(figure_p
     power = permutation_test_power(0.2, 0.3, 64, 136)
     detectable = brentq(lambda d: permutation_test_power(0.3 - d, 0.3, 64, 136) - 0.8, 1e-6, 0.3, xtol=1e-9)
     text = readout.inner_text()
-    assert f"An audit of 200 people finds a true gap of 10.0 pp {100 * power:.0f}% of the time" in text
-    assert f"minimum detectable gap is {100 * detectable:.1f} pp" in text
+    # Women's rate is the lower one: every gap the figure writes is women minus men, negative
+    # (issue 47: the slider read "10.0 pp").
+    assert f"An audit of 200 people finds a true gap of −10.0 pp {100 * power:.0f}% of the time" in text
+    assert f"minimum detectable gap is −{100 * detectable:.1f} pp" in text
+    assert page.locator("[data-fc-power] output").nth(1).inner_text() == "−10.0 pp"
+    assert "True gap (women minus men):" in page.locator("[data-fc-power] label").nth(1).inner_text()
+    svg_text = page.locator("[data-fc-power] svg").text_content()
+    assert f"detectable: −{100 * detectable:.1f} pp" in svg_text and "true gap, women minus men (pp)" in svg_text
+    ticks = page.locator("[data-fc-power] svg text[text-anchor=middle]").all_text_contents()
+    assert "−10" in ticks and "10" not in ticks and "0" in ticks
     # Keyboard: the audit-size slider takes focus and moves one step with the arrow key.
     size = page.locator("[data-fc-power] input[type=range]").first
     size.focus()

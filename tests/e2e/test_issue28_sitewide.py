@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -99,51 +100,36 @@ def test_the_focus_ring_stands_out_at_3_to_1_in_both_schemes(browser, base_url, 
 
 
 def test_the_keyboard_reaches_the_content_before_the_table_of_contents_and_permalinks(browser, base_url):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
-    def fresh_load():
+    def fresh_load(fragment: str = ""):
         # The first Tab must start from the top of a page whose scripts have settled: on a loaded
         # machine (two browser workers) a Tab pressed while the instant-navigation bundle was still
-        # starting landed nowhere.
-        page.goto(base_url + f"explainers/{SLUG}/")
+        # starting landed nowhere. A page loaded anew, not moved within (about:blank first).
+        page.goto("about:blank")
+        page.goto(base_url + f"explainers/{SLUG}/" + fragment)
         page.wait_for_load_state("networkidle")
-        page.evaluate("() => { if (document.activeElement) document.activeElement.blur(); }")
 
     where = ("() => { const a = document.activeElement; return {skip: a.classList.contains('md-skip'),"
              " article: !!a.closest('article'), toc: !!a.closest('.md-sidebar--secondary'),"
              " permalink: a.classList.contains('headerlink'), nowhere: a === document.body,"
              " tag: a.tagName + (a.id ? '#' + a.id : '')}; }")
-    # The next Tab must wait until the browser has followed the skip link: its target is the page's
-    # :target, the moment the browser also moves where the next Tab starts from. Under load Chromium
-    # now and then moves the URL and the scroll but not :target nor that starting point, with no
-    # script having prevented the click (7 of 120 tries under four busy loops; CI once, after a
-    # wait on location.hash alone); a person presses Enter again, and so does this test. And now
-    # and then, with :target right, the Tab after it lands outside the article (twice in fresh
-    # clones' runs at stop 37, on a slow machine, never alone or under busy loops here); a person
-    # starts again from the top, and so does this test. At most three tries in all: a page whose
-    # first stop after the skip link is not in the article (the table of contents, a permalink,
-    # the header, the navigation) fails every try, and the message names where each try landed.
-    skip_reached = ("() => { const s = document.querySelector('.md-skip'), t = document.querySelector(':target');"
-                    " return !!s && !!t && t.id === decodeURIComponent(new URL(s.href).hash.slice(1)); }")
-    landed = []
-    for _ in range(3):
-        fresh_load()
-        page.keyboard.press("Tab")
-        assert page.evaluate(where)["skip"]  # the first stop: "Skip to content"
-        page.keyboard.press("Enter")
-        try:
-            page.wait_for_function(skip_reached, timeout=5000)
-        except PlaywrightTimeoutError:
-            landed.append("the skip link's target never became the page's :target")
-            continue
-        page.keyboard.press("Tab")
-        after_skip = page.evaluate(where)
-        if after_skip["article"] and not after_skip["permalink"] and not after_skip["toc"]:
-            break
-        landed.append(str(after_skip))
-    else:
-        pytest.fail("the Tab after the skip link never reached the article; where each try landed: " + "; ".join(landed))
+    fresh_load()
+    page.keyboard.press("Tab")
+    assert page.evaluate(where)["skip"]  # the first stop: "Skip to content"
+    # Following the skip link is going to its fragment: the page loaded at it has its target as
+    # :target and the place the next Tab starts from (HTML's "scroll to the fragment"). Pressing
+    # Enter on the link raced Chromium under load (the URL moved, :target now and then did not; 5 s
+    # waits and three tries, and still a failure at load 20: issue 47, item 8): the browser's click
+    # is not the site's to test, where the link leads and what comes next is.
+    fragment = page.evaluate("() => new URL(document.querySelector('.md-skip').href).hash")
+    assert fragment.startswith("#")
+    fresh_load(fragment)
+    target = page.evaluate("() => { const t = document.querySelector(':target'); return t && '#' + t.id; }")
+    assert target is not None and target == urllib.parse.unquote(fragment), (target, fragment)
+    page.keyboard.press("Tab")
+    after_skip = page.evaluate(where)
+    assert after_skip["article"] and not after_skip["permalink"] and not after_skip["toc"], after_skip
     # Without the skip link: every stop up to the first one in the article is before the content
     # (header, site navigation), none in the table of contents, none a permalink.
     fresh_load()
@@ -223,24 +209,38 @@ def test_the_key_box_is_at_body_size(open_page):
     assert box.locator("li, p").last.evaluate("e => getComputedStyle(e).fontSize") == "16px"
 
 
+def _minutes(words: int) -> set[int]:
+    # The build counts the same words its own way (an HTML parser): allow a few words' difference.
+    return {math.ceil(words * 0.98 / 230), math.ceil(words * 1.02 / 230)}
+
+
 def test_each_explainer_and_its_card_state_the_reading_time_of_its_visible_words(site_root, rendered_pages):
+    """With the folds closed, and (issue 47: "5 min read" was true only with every fold closed)
+    with them open, where that takes longer: "5 min read, 12 with the details"."""
     slugs = sorted(p.stem for p in (site_root / "explainers").glob("*.md"))
-    minutes = {}
+    lines, with_details = {}, 0
     for slug in slugs:
         read = rendered(rendered_pages, f"explainers/{slug}/")
         assert len(read["reading_times"]) == 1, slug  # article .fc-reading-time
-        shown = int(read["reading_times"][0].split(" min read")[0])
+        line = read["reading_times"][0]
+        m = re.fullmatch(r"(\d+) min read(?:, (\d+) with the details)?", line)
+        assert m, (slug, line)
         # The counter from the issue-17 test, in the browser, without the line itself (4 words):
-        # `rendered_pages` ran it on the page as loaded.
-        words = read["visible_words"]
-        # The build counts the same words its own way (an HTML parser): allow a few words' difference.
-        assert shown in {math.ceil(words * 0.98 / 230), math.ceil(words * 1.02 / 230)}, (slug, words, shown)
-        minutes[slug] = shown
+        # `rendered_pages` ran it on the page as loaded, and with every fold opened.
+        words, unfolded = read["visible_words"], read["unfolded_words"]
+        assert int(m.group(1)) in _minutes(words), (slug, words, line)
+        if m.group(2):
+            with_details += 1
+            assert int(m.group(2)) in _minutes(unfolded) and int(m.group(2)) > int(m.group(1)), (slug, unfolded, line)
+        else:
+            assert _minutes(unfolded) & _minutes(words), (slug, words, unfolded, line)
+        lines[slug] = line
+    assert with_details, "no explainer has folds that take a minute more to read: is the count of open folds wrong?"
     cards = rendered(rendered_pages, "")["cards"]  # the home page's .fc-cards li
     for slug in slugs:
         card = next((c for c in cards if any(h.endswith(f"/explainers/{slug}/") for h in c["hrefs"])), None)
         assert card is not None and len(card["times"]) == 1, (slug, card)  # its .fc-card-time
-        assert card["times"][0].startswith(f"· {minutes[slug]} min read"), slug
+        assert card["times"][0] == f"· {lines[slug]}", slug
 
 
 # --- The 404 page at any root ----------------------------------------------------------------------

@@ -307,7 +307,8 @@
   }
 
   function verdict(kA, nA, kB, nB, opts) {
-    var o = options(opts, { margin: null, compare: "difference", alpha: 0.05, method: "auto", names: ["group A", "group B"], outcome: "flagged" });
+    var o = options(opts, { margin: null, compare: "difference", alpha: 0.05, method: "auto", names: ["group A", "group B"], outcome: null });
+    if (o.outcome === null) o.outcome = o.compare === "difference" ? "flagged" : "given the favourable outcome";
     var eq = test(kA, nA, kB, nB, { margin: o.margin, compare: o.compare, alpha: o.alpha, method: o.method });
     if (!Array.isArray(o.names) || o.names.length !== 2 || o.names.some(function (s) { return typeof s !== "string" || !s.trim(); })) {
       fail(RangeError, "`names` must be two non-empty words, the groups as a sentence names them; got " + JSON.stringify(o.names));
@@ -454,8 +455,10 @@
       var where = !(Number.isNaN(lo) || Number.isNaN(hi)) ? "Its " + w.level(2) + " interval, " + w.interval(lo, hi) + ", lies " + w.within() : "It lies " + w.within();
       return "No gap of practical size is shown: " + w.gap() + ". " + where + " (equivalence test, " + formatP(n.equivalence_p_value) + "). " + w.mayRemain();
     }
+    var eqLow = n.equivalence_ci[0], eqHigh = n.equivalence_ci[1];
+    var eqInterval = Number.isNaN(eqLow) || Number.isNaN(eqHigh) ? "" : ", its " + w.level(2) + " interval " + w.interval(eqLow, eqHigh);
     var numbers = w.gap() + "; the " + w.level(1) + " interval of " + w.what() + " is " + w.interval(n.ci_low, n.ci_high) +
-      "; exact test " + formatP(n.p_value) + ", equivalence test " + formatP(n.equivalence_p_value);
+      "; exact test " + formatP(n.p_value) + "; equivalence test " + formatP(n.equivalence_p_value) + eqInterval;
     var head = n.p_value < n.alpha
       ? "Inconclusive: a gap is statistically significant, but the data show neither that it reaches " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ")."
       : "Inconclusive: the data show neither a gap beyond " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ").";

@@ -23,9 +23,6 @@
     return node;
   }
 
-  function pct(x, d) { return (100 * x).toFixed(d === undefined ? 0 : d) + "%"; }
-  function pp(x) { var v = (100 * x).toFixed(1); return (x > 0 && Number(v) !== 0 ? "+" : x < 0 && Number(v) !== 0 ? "−" : "") + Math.abs(Number(v)).toFixed(1) + " pp"; }
-
   var uid = 0;
 
   function slider(box, label, attrs) {
@@ -43,9 +40,12 @@
 
   var SIZES = [20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000];
 
+  // Every gap the figure writes (slider, ticks, marks, readout) is A minus B with its sign, as the
+  // site's convention has it: with A's rate the lower one, "−10.0 pp" (issue 47).
   function setupPower(box) {
     var d = JSON.parse(box.dataset.fcPower);
-    var FC = window.FairCalc;
+    var FC = window.FairCalc, fmt = FC.text;
+    function gapText(magnitude) { return fmt.pp(d.direction * magnitude); }
     box.hidden = false;
     box.textContent = "";
     box.appendChild(el("p", { class: "fc-fig-title" }, d.title));
@@ -70,13 +70,13 @@
       for (i = 0; i <= 4; i++) {
         t = i / 4;
         g.appendChild(svgEl("line", { class: "fc-grid", x1: L, x2: W - R, y1: y(t), y2: y(t) }));
-        g.appendChild(svgEl("text", { x: L - 6, y: y(t) + 4, "text-anchor": "end" }, pct(t)));
+        g.appendChild(svgEl("text", { x: L - 6, y: y(t) + 4, "text-anchor": "end" }, fmt.pct(t, 0)));
       }
       var step = maxGap > 0.15 ? 0.05 : 0.02;
       for (t = 0; t <= maxGap + 1e-9; t += step) {
-        g.appendChild(svgEl("text", { x: x(t), y: H - B + 16, "text-anchor": "middle" }, (100 * t).toFixed(0)));
+        g.appendChild(svgEl("text", { x: x(t), y: H - B + 16, "text-anchor": "middle" }, fmt.signed(100 * d.direction * t, 0)));
       }
-      g.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "true gap (pp, " + (d.direction > 0 ? d.a + " flagged more" : d.a + " flagged less") + ")"));
+      g.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "true gap, " + d.a + " minus " + d.b + " (pp)"));
       g.appendChild(svgEl("text", { x: 12, y: (T + H - B) / 2, "text-anchor": "middle", transform: "rotate(-90 12 " + ((T + H - B) / 2) + ")" }, "power"));
       g.appendChild(svgEl("line", { class: "fc-axis", x1: L, x2: W - R, y1: y(0), y2: y(0) }));
       g.appendChild(svgEl("line", { class: "fc-line-b", x1: L, x2: W - R, y1: y(d.target), y2: y(d.target) }));
@@ -88,7 +88,7 @@
       var nA = Math.max(1, Math.round(d.share_a * rows)), nB = Math.max(1, rows - nA);
       var g = Number(gap.input.value) / 1000;
       size.value.textContent = rows.toLocaleString("en") + " (" + nA.toLocaleString("en") + " " + d.a + ", " + nB.toLocaleString("en") + " " + d.b + ")";
-      gap.value.textContent = (100 * g).toFixed(1) + " pp";
+      gap.value.textContent = gapText(g);
       var grid = [], n = 24, i;
       for (i = 0; i <= n; i++) grid.push(maxGap * i / n);
       var pts = [];
@@ -114,13 +114,13 @@
           var mdg = FC.detectableGap(nA, nB, d.base_rate, { direction: d.direction, power: d.target, xtol: 1e-5 });
           if (!Number.isNaN(mdg.magnitude) && mdg.magnitude <= maxGap) {
             layer.appendChild(svgEl("line", { class: "fc-axis", "stroke-dasharray": "3 3", x1: x(mdg.magnitude), x2: x(mdg.magnitude), y1: y(0), y2: y(d.target) }));
-            layer.appendChild(svgEl("text", { x: x(mdg.magnitude) + 4, y: y(d.target) - 6 }, "detectable: " + (100 * mdg.magnitude).toFixed(1) + " pp"));
+            layer.appendChild(svgEl("text", { x: x(mdg.magnitude) + 4, y: y(d.target) - 6 }, "detectable: " + gapText(mdg.magnitude)));
           }
           layer.appendChild(svgEl("circle", { class: "fc-mark", cx: x(g), cy: y(now), r: 6 }));
-          var mdgText = Number.isNaN(mdg.magnitude) ? "no gap up to " + (100 * maxGap).toFixed(0) + " pp reaches " + pct(d.target) :
-            "the minimum detectable gap is " + (100 * mdg.magnitude).toFixed(1) + " pp";
-          live.textContent = "An audit of " + rows.toLocaleString("en") + " people finds a true gap of " + (100 * g).toFixed(1) +
-            " pp " + pct(now) + " of the time (exact power, p below 0.05); " + mdgText + " at " + pct(d.target) + " power.";
+          var mdgText = Number.isNaN(mdg.magnitude) ? "no gap out to " + fmt.pp(d.direction * maxGap, 0) + " reaches " + fmt.pct(d.target, 0) :
+            "the minimum detectable gap is " + gapText(mdg.magnitude);
+          live.textContent = "An audit of " + rows.toLocaleString("en") + " people finds a true gap of " + gapText(g) + " " +
+            fmt.pct(now, 0) + " of the time (exact power, p below 0.05); " + mdgText + " at " + fmt.pct(d.target, 0) + " power.";
           desc.textContent = "Exact power against the true gap for an audit of " + rows + " people. " + live.textContent;
         }
         svg.appendChild(layer);
@@ -135,7 +135,7 @@
   // ------------------------------------------------------------------ thresholds
 
   function setupThresholds(box) {
-    var d = JSON.parse(box.dataset.fcThresholds);
+    var d = JSON.parse(box.dataset.fcThresholds), fmt = window.FairCalc.text;
     var t = d.thresholds;
     box.hidden = false;
     box.textContent = "";
@@ -165,7 +165,7 @@
       var g = svgEl("g", {});
       [-0.5, -0.25, 0, 0.25, 0.5].forEach(function (v) {
         g.appendChild(svgEl("line", { class: v === 0 ? "fc-axis" : "fc-grid", x1: x(v), x2: x(v), y1: T, y2: H - B }));
-        g.appendChild(svgEl("text", { x: x(v), y: H - B + 14, "text-anchor": "middle" }, (v > 0 ? "+" : v < 0 ? "−" : "") + Math.abs(100 * v).toFixed(0)));
+        g.appendChild(svgEl("text", { x: x(v), y: H - B + 14, "text-anchor": "middle" }, fmt.signed(100 * v, 0)));
       });
       g.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle" }, "gap, " + d.a + " minus " + d.b + " (pp)"));
       var band = (H - T - B) / metrics.length;
@@ -178,8 +178,8 @@
         g.appendChild(svgEl("rect", { class: gapv < 0 ? "fc-bar-a" : "fc-bar-b", x: Math.min(x(0), x(clipped)), y: cy - band * 0.28,
           width: Math.max(1, Math.abs(x(clipped) - x(0))), height: band * 0.56 }));
         g.appendChild(svgEl("text", { x: gapv < 0 ? Math.min(x(0), x(clipped)) - 4 : Math.max(x(0), x(clipped)) + 4, y: cy + 4,
-          "text-anchor": gapv < 0 ? "end" : "start" }, pp(gapv)));
-        parts.push(m[1] + " " + pct(va, 1) + " against " + pct(vb, 1) + " (" + pp(gapv) + ")");
+          "text-anchor": gapv < 0 ? "end" : "start" }, fmt.pp(gapv)));
+        parts.push(m[1] + " " + fmt.pct(va, 1) + " against " + fmt.pct(vb, 1) + " (" + fmt.pp(gapv) + ")");
       });
       svg.appendChild(g);
       live.textContent = "Thresholds " + t[ia].toFixed(2) + " for " + d.a + " and " + t[ib].toFixed(2) + " for " + d.b + ": " + parts.join("; ") + ".";
@@ -203,24 +203,15 @@
     });
   }
 
+  // Each figure once (a property, not an attribute: a copy of the page saved by the browser,
+  // which keeps the drawing, draws it again).
   function setup() {
-    document.querySelectorAll("[data-fc-power]").forEach(function (box) {
-      if (box.dataset.fcReady || !window.FairCalc) return;
-      box.dataset.fcReady = "true";
-      whenShown(box, setupPower);
-    });
-    document.querySelectorAll("[data-fc-thresholds]").forEach(function (box) {
-      if (box.dataset.fcReady) return;
-      box.dataset.fcReady = "true";
-      whenShown(box, setupThresholds);
+    document.querySelectorAll("[data-fc-power], [data-fc-thresholds]").forEach(function (box) {
+      if (box.fcReady || !window.FairCalc) return;
+      box.fcReady = true;
+      whenShown(box, "fcPower" in box.dataset ? setupPower : setupThresholds);
     });
   }
 
-  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
-    window.document$.subscribe(setup);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", setup);
-  } else {
-    setup();
-  }
+  (window.fcOnEveryPage || function (f) { f(); })(setup);
 })();

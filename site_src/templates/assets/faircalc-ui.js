@@ -1,65 +1,19 @@
 // The "Check a gap" page (check-a-gap/index.md, from site_src/templates/check-a-gap.md.j2): reads
 // the reader's counts, asks window.FairCalc (faircalc.js) for every number and writes the answers
-// into live regions; the state lives in the page's URL, so a result can be shared.
-// Material's instant navigation swaps pages without a reload, so setup runs on each `document$`.
+// into live regions; the state lives in the page's URL, so a result can be shared. The power of
+// the audit is computed off the page's thread (FairCalc.background), with progress and a Stop
+// button: for a million people it takes a minute. A field that does not hold what it asks for is
+// marked (aria-invalid) and named in the message, in the reader's words.
+// Started by assets/pages.js on the page as loaded and after each of Material's instant
+// navigations; the calculator is set up once (a property of its element, not an attribute, so
+// that a copy of the page saved by the browser sets up again).
 (function () {
   "use strict";
 
-  var SUP = { "-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹" };
-  // Above this many people the exact power (O(people) work per evaluation) waits for a click.
+  // Above this many people the power waits for a click (it runs in the background, but keeps a
+  // core busy for seconds to minutes).
   var POWER_AUTO_LIMIT = 200000;
-
-  function fmt(x, digits) {
-    return x.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  }
-
-  function signed(x, digits) {
-    var s = fmt(Math.abs(x), digits);
-    if (Number(s.replace(/,/g, "")) === 0) return s;
-    return (x < 0 ? "−" : "+") + s;
-  }
-
-  function pp(x) { return signed(100 * x, 1) + " pp"; }
-  function pct(x) { return fmt(100 * x, 1) + "%"; }
-
-  // A p-value as faircode.formatting.format_p_value writes it, from its natural log (so a p that
-  // underflows a double still prints: "p = 4.0 × 10⁻³²¹").
-  function formatP(logP) {
-    if (Number.isNaN(logP)) return "p = n/a";
-    var p = Math.exp(logP);
-    if (p >= 0.001) {
-      var s = Number(p.toPrecision(2));
-      var text = p.toPrecision(2);
-      if (s >= 1) text = "1.0";
-      return "p = " + text;
-    }
-    var l10 = logP / Math.LN10;
-    var e = Math.floor(l10);
-    var m = Math.pow(10, l10 - e);
-    if (Number(m.toFixed(1)) >= 10) { m /= 10; e += 1; }
-    var exp = String(e).split("").map(function (ch) { return SUP[ch]; }).join("");
-    return "p = " + m.toFixed(1) + " × 10" + exp;
-  }
-
-  // "about 1 audit in 4": how often chance alone gives a gap at least this large.
-  function chanceText(logP) {
-    var p = Math.exp(logP);
-    if (p >= 0.95) return "chance alone would give a gap at least this large in almost every audit";
-    if (p >= 0.5) return "chance alone would give a gap at least this large in about " + Math.round(10 * p) + " audits in 10";
-    if (logP < Math.log(1e-6)) return "chance alone would give a gap this large in fewer than 1 audit in a million";
-    var n = 1 / p;
-    var digits = n < 10 ? 1 : 2;
-    var rounded = Number(n.toPrecision(digits));
-    return "chance alone would give a gap this large in about 1 audit in " + rounded.toLocaleString("en");
-  }
-
-  // The per_100 filter's sentence (site_src/rendering/filters.py), for the reader's groups.
-  function per100(gap, who, than, outcome) {
-    var people = Math.abs(100 * gap);
-    var count = people >= 0.95 ? people.toFixed(0) : people.toFixed(1);
-    if (Number(count) === 0) return "per 100 " + who + " and per 100 " + than + ", the same number are " + outcome + ", to within a twentieth of a person";
-    return "per 100 " + who + ", about " + count + " " + (gap > 0 ? "more" : "fewer") + " are " + outcome + " than per 100 " + than;
-  }
+  var ALPHA = 0.05;
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -75,278 +29,419 @@
     dl.appendChild(dd);
   }
 
-  function intOf(input) {
-    var v = input.value.trim().replace(/[,_\s]/g, "");
-    if (v === "") return null;
-    var n = Number(v);
-    return n;
+  function problem(out, text) {
+    out.appendChild(el("p", { class: "fc-calc-error", role: "alert" }, text));
   }
+
+  // ------------------------------------------------------------------ reading what the reader typed
+
+  // A number as typed, without the separators people write in them ("1,000,000", "1 000 000").
+  function clean(text) { return text.trim().replace(/[,_\s]/g, ""); }
+
+  // What is wrong with `raw` (cleaned) as a count of people, in the reader's words; null if nothing.
+  function countProblem(raw) {
+    var v = Number(raw);
+    if (raw === "" || Number.isNaN(v)) return "“" + raw + "” is not a number";
+    if (!Number.isInteger(v)) return "must be a whole number of people; got " + raw;
+    if (v < 0) return "cannot be negative; got " + raw;
+    if (v > 1e9) return "must be at most 1,000,000,000; got " + raw;
+    return null;
+  }
+
+  function rateProblem(raw) {
+    var v = Number(raw);
+    if (raw === "" || Number.isNaN(v)) return "“" + raw + "” is not a number";
+    if (v < 0 || v > 100) return "must be a percentage from 0 to 100; got " + raw;
+    return null;
+  }
+
+  // Mark a field as holding what it asks for or not (aria-invalid), as its message says.
+  function mark(input, bad) {
+    if (bad) input.setAttribute("aria-invalid", "true");
+    else input.removeAttribute("aria-invalid");
+  }
+
+  // The value of a field (null when empty), or {problem} naming it in `words`; the field is marked.
+  function readField(input, words, rule) {
+    var raw = clean(input.value);
+    var wrong = raw === "" ? null : rule(raw);
+    mark(input, wrong);
+    if (wrong) return { problem: words + " " + wrong };
+    return { value: raw === "" ? null : Number(raw) };
+  }
+
+  // ------------------------------------------------------------------ the calculator
 
   function setupCalculator() {
     var root = document.querySelector("[data-fc-calc]");
-    if (!root || root.dataset.fcReady || !window.FairCalc) return;
-    root.dataset.fcReady = "true";
-    var FC = window.FairCalc;
-    var $ = function (id) { return root.querySelector("#" + id); };
-    var fields = ["la", "na", "ka", "ra", "lb", "nb", "kb", "rb", "out"];
-    var inputs = {};
-    fields.forEach(function (f) { inputs[f] = $("fc-" + f); });
-    var modeRadios = root.querySelectorAll("input[name='fc-mode']");
-    var favRadios = root.querySelectorAll("input[name='fc-fav']");
-    var groupsBox = $("fc-groups"), pBox = $("fc-pvalues");
+    if (!root || root.fcReady || !window.FairCalc) return;
+    root.fcReady = true;
+    var calc = { root: root, FC: window.FairCalc, inputs: {}, running: null };
+    calc.$ = function (id) { return root.querySelector("#" + id); };
+    calc.fields = ["la", "na", "ka", "ra", "lb", "nb", "kb", "rb", "out"];
+    calc.fields.forEach(function (f) { calc.inputs[f] = calc.$("fc-" + f); });
+    calc.groupsBox = calc.$("fc-groups");
+    calc.pBox = calc.$("fc-pvalues");
     root.querySelectorAll("[data-fc-js-only]").forEach(function (n) { n.hidden = false; });
-
-    function mode() { return root.querySelector("input[name='fc-mode']:checked").value; }
-    function favourable() { return root.querySelector("input[name='fc-fav']:checked").value; }
-
-    // ---- the URL holds the state
-    function readUrl() {
-      var q = new URLSearchParams(window.location.search);
-      fields.forEach(function (f) { if (q.has(f)) inputs[f].value = q.get(f); });
-      if (q.get("mode") === "rate") modeRadios.forEach(function (r) { r.checked = r.value === "rate"; });
-      if (q.get("fav") === "positive") favRadios.forEach(function (r) { r.checked = r.value === "positive"; });
-      if (q.has("groups")) groupsBox.value = q.get("groups").split(";").join("\n");
-      if (q.has("p")) pBox.value = q.get("p").split(",").join(", ");
-    }
-
-    function writeUrl() {
-      var q = new URLSearchParams();
-      var rateMode = mode() === "rate";
-      fields.forEach(function (f) {
-        if ((f === "ka" || f === "kb") && rateMode) return;
-        if ((f === "ra" || f === "rb") && !rateMode) return;
-        if (inputs[f].value.trim() !== "") q.set(f, inputs[f].value.trim());
-      });
-      if (rateMode) q.set("mode", "rate");
-      if (favourable() === "positive") q.set("fav", "positive");
-      // The boxes' examples stay out of the address until the reader changes them.
-      var g = groupsBox.value === groupsBox.defaultValue ? "" : groupsBox.value.trim();
-      if (g) q.set("groups", g.split(/\n+/).map(function (s) { return s.trim(); }).filter(Boolean).join(";"));
-      var p = pBox.value === pBox.defaultValue ? "" : pBox.value.trim();
-      if (p) q.set("p", p.split(/[\s,;]+/).filter(Boolean).join(","));
-      var url = window.location.pathname + "?" + q.toString().replace(/%2C/g, ",").replace(/%3B/g, ";") + window.location.hash;
-      window.history.replaceState(window.history.state, "", url);
-      var share = $("fc-share");
-      if (share) share.href = url;
-    }
-
-    function showMode() {
-      var rateMode = mode() === "rate";
-      root.querySelectorAll("[data-fc-counts]").forEach(function (n) { n.hidden = rateMode; });
-      root.querySelectorAll("[data-fc-rates]").forEach(function (n) { n.hidden = !rateMode; });
-    }
-
-    // ---- two groups
-    function flagged(side) {
-      var n = intOf(inputs["n" + side]);
-      if (mode() !== "rate") return intOf(inputs["k" + side]);
-      var r = intOf(inputs["r" + side]);
-      if (n === null || r === null || !Number.isFinite(r) || r < 0 || r > 100) return r === null ? null : NaN;
-      return Math.round(r / 100 * n);
-    }
-
-    var lastPower = null;
-
-    function twoGroups() {
-      var out = $("fc-two-out"), powerOut = $("fc-power-out");
-      out.textContent = "";
-      powerOut.textContent = "";
-      var la = inputs.la.value.trim() || "group A", lb = inputs.lb.value.trim() || "group B";
-      var what = inputs.out.value.trim() || "flagged";
-      var nA = intOf(inputs.na), nB = intOf(inputs.nb), kA = flagged("a"), kB = flagged("b");
-      if ([nA, nB, kA, kB].some(function (v) { return v === null; })) {
-        out.appendChild(el("p", {}, "Enter the people and the " + (mode() === "rate" ? "rate" : "number") + " " + what + " in both groups."));
-        return;
-      }
-      var r;
-      try {
-        r = FC.compare(kA, nA, kB, nB, { favourable: favourable() });
-      } catch (err) {
-        out.appendChild(el("p", { class: "fc-calc-error", role: "alert" }, err.message.replace(/^FairCalc: /, "")
-          .replace(/`kA`/g, "flagged in " + la).replace(/`nA`/g, "people in " + la)
-          .replace(/`kB`/g, "flagged in " + lb).replace(/`nB`/g, "people in " + lb)));
-        return;
-      }
-      if (mode() === "rate") {
-        out.appendChild(el("p", { class: "fc-calc-note" }, "Taken as " + kA.toLocaleString("en") + " of " + nA.toLocaleString("en") + " " + la +
-          " and " + kB.toLocaleString("en") + " of " + nB.toLocaleString("en") + " " + lb + " " + what + "."));
-      }
-      if (Number.isNaN(r.gap)) {
-        out.appendChild(el("p", { class: "fc-calc-error" }, "No gap to compute: " + r.reasons.gap + "."));
-        return;
-      }
-      var reading = per100(r.gap, la, lb, what);
-      reading = reading.charAt(0).toUpperCase() + reading.slice(1) + "; " + chanceText(r.log_p_value) + ".";
-      out.appendChild(el("p", { class: "fc-calc-reading" }, reading));
-      var dl = el("dl", { class: "fc-calc-results" });
-      row(dl, "Gap (" + la + " minus " + lb + ")", pp(r.gap), "(" + pct(r.rate_a) + " against " + pct(r.rate_b) + " " + what + ")");
-      row(dl, "95% interval", pp(r.ci_low).replace(" pp", "") + " to " + pp(r.ci_high), "(Newcombe's score interval)");
-      row(dl, "Exact p-value", formatP(r.log_p_value), "(two-sided permutation test: how often random relabelling gives a gap at least this far from zero)");
-      var favWord = favourable() === "negative" ? "not " + what : what;
-      var ratioText = Number.isNaN(r.ratio) ? "undefined: " + r.reasons.ratio : fmt(r.ratio, 2);
-      var ratioCi = Number.isNaN(r.ratio_low) ? "" : " (95% interval " + fmt(r.ratio_low, 2) + " to " + (Number.isFinite(r.ratio_high) ? fmt(r.ratio_high, 2) : "∞") + ")";
-      row(dl, "Favourable-outcome ratio", ratioText + ratioCi, "(share " + favWord + " among " + la + " over the share among " + lb + "; below 0.8 fails the four-fifths rule)");
-      out.appendChild(dl);
-      if (r.small_sample_warning) {
-        out.appendChild(el("p", { class: "fc-calc-warning" }, "Small group: " + (Math.min(nA, nB) === nA ? la : lb) + " has fewer than " + FC.SMALL_SAMPLE_THRESHOLD +
-          " people. The exact p-value and the score interval stay valid, but the interval is wide and the test can miss large gaps."));
-      }
-      // Power: deferred so that the answers above show first; a click above POWER_AUTO_LIMIT people.
-      var job = { kA: kA, nA: nA, kB: kB, nB: nB, la: la, lb: lb, what: what };
-      lastPower = job;
-      if (nA < 1 || nB < 1) return;
-      if (nA + nB > POWER_AUTO_LIMIT) {
-        var btn = el("button", { type: "button", class: "md-button" }, "Compute the power (a few seconds for " + (nA + nB).toLocaleString("en") + " people)");
-        btn.addEventListener("click", function () { powerOut.textContent = "Computing…"; window.setTimeout(function () { power(job); }, 30); });
-        powerOut.appendChild(btn);
-        return;
-      }
-      powerOut.appendChild(el("p", {}, "Computing the power…"));
-      window.setTimeout(function () { if (lastPower === job) power(job); }, 30);
-    }
-
-    function power(job) {
-      var powerOut = $("fc-power-out");
-      powerOut.textContent = "";
-      var rA = job.kA / job.nA, rB = job.kB / job.nB, gap = rA - rB;
-      var dl = el("dl", { class: "fc-calc-results" });
-      var pw = FC.power(rA, rB, job.nA, job.nB);
-      row(dl, "Power for the observed gap", pct(pw.power), "(the chance that an audit of these sizes finds p below 0.05 if the true gap is " + pp(gap) + ")");
-      var direction = gap < 0 ? -1 : 1;
-      var mdg = FC.detectableGap(job.nA, job.nB, rB, { direction: direction, xtol: 1e-6 });
-      row(dl, "Minimum detectable gap (80% power)", Number.isNaN(mdg.gap) ? "none: " + mdg.reasons.gap : pp(mdg.gap),
-        "(the smallest true gap in this direction that an audit of these sizes finds 4 times in 5, with " + job.lb + " " + job.what + " at " + pct(rB) + ")");
-      if (gap !== 0) {
-        var size = FC.auditSize(rA, rB, job.nA / (job.nA + job.nB));
-        row(dl, "Audit size that would detect the observed gap", Number.isNaN(size.rows) ? "not computed: " + size.reasons.rows
-          : "about " + size.rows.toLocaleString("en") + " people (" + size.n_a.toLocaleString("en") + " " + job.la + ", " + size.n_b.toLocaleString("en") + " " + job.lb + ")",
-          Number.isNaN(size.power_exact) ? "" : "(80% power by the sample-size formula, in today's proportions; the exact test's power at that size is " + pct(size.power_exact) + ")");
-      }
-      powerOut.appendChild(dl);
-    }
-
-    // ---- more than two groups
-    function parseGroups() {
-      return groupsBox.value.split(/\n+/).map(function (s) { return s.trim(); }).filter(Boolean).map(function (line, i) {
-        var parts = line.split(/\s*[,;\t]\s*/);
-        if (parts.length !== 3) throw new Error("line " + (i + 1) + " (\"" + line + "\"): write name, people, flagged");
-        var n = Number(parts[1].replace(/_/g, "")), k = Number(parts[2].replace(/_/g, ""));
-        return { label: parts[0], people: n, flagged: k };
-      });
-    }
-
-    function manyGroups() {
-      var out = $("fc-groups-out");
-      out.textContent = "";
-      var counts;
-      try {
-        counts = parseGroups();
-        if (counts.length < 2) { out.appendChild(el("p", {}, "Enter at least two groups, one a line.")); return; }
-        var r = FC.groups(counts);
-      } catch (err) {
-        out.appendChild(el("p", { class: "fc-calc-error", role: "alert" }, err.message.replace(/^FairCalc: /, "")));
-        return;
-      }
-      var t = el("table", { class: "fc-calc-table" });
-      t.appendChild(el("caption", {}, "Each group's rate with its 95% Wilson interval"));
-      var head = el("tr");
-      ["Group", "People", "Rate", "95% interval"].forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
-      t.appendChild(el("thead")).appendChild(head);
-      var body = t.appendChild(el("tbody"));
-      r.groups.forEach(function (g) {
-        var tr = el("tr");
-        tr.appendChild(el("th", { scope: "row" }, g.label + (g.small_sample_warning ? " (fewer than " + FC.SMALL_SAMPLE_THRESHOLD + ")" : "")));
-        tr.appendChild(el("td", {}, g.people.toLocaleString("en")));
-        tr.appendChild(el("td", {}, Number.isNaN(g.rate) ? "n/a" : pct(g.rate)));
-        tr.appendChild(el("td", {}, Number.isNaN(g.rate) ? g.reasons.rate : pct(g.ci_low) + " to " + pct(g.ci_high)));
-        body.appendChild(tr);
-      });
-      out.appendChild(t);
-      var om = r.omnibus;
-      var omText = "Is any group treated differently? Pearson's chi-squared test of homogeneity";
-      if (Number.isNaN(om.p_value)) omText += ": " + om.reason;
-      else omText += " (" + (om.method === "exact" ? "exact, every table with these margins enumerated" : "chi-squared approximation, " + om.dof + " degrees of freedom") +
-        "): X² = " + fmt(om.statistic, 2) + ", " + formatP(om.log_p_value) + ".";
-      out.appendChild(el("p", { class: "fc-calc-omnibus" }, omText));
-      var pt = el("table", { class: "fc-calc-table" });
-      pt.appendChild(el("caption", {}, "Every pair: the exact test, and its p-value adjusted by Holm's method over the " + r.pairwise.length + " pairs"));
-      var ph = el("tr");
-      ["Pair", "Gap", "p", "Holm-adjusted p"].forEach(function (h) { ph.appendChild(el("th", { scope: "col" }, h)); });
-      pt.appendChild(el("thead")).appendChild(ph);
-      var pb = pt.appendChild(el("tbody"));
-      r.pairwise.forEach(function (c) {
-        var tr = el("tr");
-        tr.appendChild(el("th", { scope: "row" }, c.group_a + " vs " + c.group_b));
-        tr.appendChild(el("td", {}, pp(c.gap)));
-        tr.appendChild(el("td", {}, formatP(c.log_p_value).replace("p = ", "")));
-        tr.appendChild(el("td", {}, formatP(Math.log(c.p_value_adjusted)).replace("p = ", "")));
-        pb.appendChild(tr);
-      });
-      out.appendChild(pt);
-    }
-
-    // ---- p-value adjustment
-    function adjustBox() {
-      var out = $("fc-pvalues-out");
-      out.textContent = "";
-      var raw = pBox.value.split(/[\s,;]+/).filter(Boolean);
-      if (!raw.length) { out.appendChild(el("p", {}, "Paste p-values, separated by commas, spaces or new lines.")); return; }
-      var ps = raw.map(Number), holm, bh;
-      try {
-        raw.forEach(function (s, i) { if (Number.isNaN(ps[i])) throw new Error("\"" + s + "\" is not a number"); });
-        holm = FC.adjust(ps, "holm");
-        bh = FC.adjust(ps, "bh");
-      } catch (err) {
-        out.appendChild(el("p", { class: "fc-calc-error", role: "alert" }, err.message.replace(/^FairCalc: /, "").replace(/`pValues\[(\d+)\]`/, function (m, i) { return "p-value " + (Number(i) + 1); })));
-        return;
-      }
-      var t = el("table", { class: "fc-calc-table" });
-      t.appendChild(el("caption", {}, ps.length + " p-values, adjusted for testing them together"));
-      var head = el("tr");
-      ["p", "Holm (family-wise error)", "Benjamini-Hochberg (false discovery rate)"].forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
-      t.appendChild(el("thead")).appendChild(head);
-      var body = t.appendChild(el("tbody"));
-      ps.forEach(function (p, i) {
-        var tr = el("tr");
-        tr.appendChild(el("td", {}, raw[i]));
-        tr.appendChild(el("td", {}, Number(holm[i].toPrecision(3)).toString()));
-        tr.appendChild(el("td", {}, Number(bh[i].toPrecision(3)).toString()));
-        body.appendChild(tr);
-      });
-      out.appendChild(t);
-    }
-
-    function update() {
-      showMode();
-      twoGroups();
-      manyGroups();
-      adjustBox();
-      writeUrl();
-    }
-
-    readUrl();
-    showMode();
+    readUrl(calc);
     // Only the section the reader is typing in is computed again.
     var sections = { two: twoGroups, groups: manyGroups, pvalues: adjustBox };
     function onEdit(ev) {
       var section = ev.target.closest("[data-fc-section]");
-      showMode();
-      if (section && sections[section.dataset.fcSection]) sections[section.dataset.fcSection]();
-      writeUrl();
+      showMode(calc);
+      if (section && sections[section.dataset.fcSection]) sections[section.dataset.fcSection](calc);
+      writeUrl(calc);
     }
     root.addEventListener("input", onEdit);
     root.addEventListener("change", onEdit);
-    root.addEventListener("submit", function (ev) { ev.preventDefault(); update(); });
-    update();
+    root.addEventListener("submit", function (ev) { ev.preventDefault(); update(calc); });
+    update(calc);
   }
 
-  function setup() { setupCalculator(); }
-
-  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
-    window.document$.subscribe(setup);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", setup);
-  } else {
-    setup();
+  function update(calc) {
+    showMode(calc);
+    twoGroups(calc);
+    manyGroups(calc);
+    adjustBox(calc);
+    writeUrl(calc);
   }
+
+  function mode(calc) { return calc.root.querySelector("input[name='fc-mode']:checked").value; }
+  function favourable(calc) { return calc.root.querySelector("input[name='fc-fav']:checked").value; }
+
+  function showMode(calc) {
+    var rateMode = mode(calc) === "rate";
+    calc.root.querySelectorAll("[data-fc-counts]").forEach(function (n) { n.hidden = rateMode; });
+    calc.root.querySelectorAll("[data-fc-rates]").forEach(function (n) { n.hidden = !rateMode; });
+  }
+
+  // ---- the URL holds the state
+
+  function readUrl(calc) {
+    var q = new URLSearchParams(window.location.search);
+    calc.fields.forEach(function (f) { if (q.has(f)) calc.inputs[f].value = q.get(f); });
+    if (q.get("mode") === "rate") calc.root.querySelectorAll("input[name='fc-mode']").forEach(function (r) { r.checked = r.value === "rate"; });
+    if (q.get("fav") === "positive") calc.root.querySelectorAll("input[name='fc-fav']").forEach(function (r) { r.checked = r.value === "positive"; });
+    if (q.has("groups")) calc.groupsBox.value = q.get("groups").split(";").join("\n");
+    if (q.has("p")) calc.pBox.value = q.get("p").split(",").join(", ");
+  }
+
+  function writeUrl(calc) {
+    var q = new URLSearchParams();
+    var rateMode = mode(calc) === "rate";
+    calc.fields.forEach(function (f) {
+      if ((f === "ka" || f === "kb") && rateMode) return;
+      if ((f === "ra" || f === "rb") && !rateMode) return;
+      if (calc.inputs[f].value.trim() !== "") q.set(f, calc.inputs[f].value.trim());
+    });
+    if (rateMode) q.set("mode", "rate");
+    if (favourable(calc) === "positive") q.set("fav", "positive");
+    // The boxes' examples stay out of the address until the reader changes them.
+    var g = calc.groupsBox.value === calc.groupsBox.defaultValue ? "" : calc.groupsBox.value.trim();
+    if (g) q.set("groups", g.split(/\n+/).map(function (s) { return s.trim(); }).filter(Boolean).join(";"));
+    var p = calc.pBox.value === calc.pBox.defaultValue ? "" : calc.pBox.value.trim();
+    if (p) q.set("p", p.split(/[\s,;]+/).filter(Boolean).join(","));
+    var url = window.location.pathname + "?" + q.toString().replace(/%2C/g, ",").replace(/%3B/g, ";") + window.location.hash;
+    window.history.replaceState(window.history.state, "", url);
+    var share = calc.$("fc-share");
+    if (share) share.href = url;
+  }
+
+  // ---- two groups
+
+  // The two groups as typed: {la, lb, what, nA, kA, nB, kB} (a count null where its field is
+  // empty), or {problems} naming each field that does not hold what it asks for.
+  function readTwo(calc) {
+    var inputs = calc.inputs, rateMode = mode(calc) === "rate";
+    var g = { la: inputs.la.value.trim() || "group A", lb: inputs.lb.value.trim() || "group B",
+      what: inputs.out.value.trim() || "flagged" };
+    var problems = [];
+    function take(key, words, rule) {
+      var got = readField(inputs[key], words, rule);
+      if (got.problem) problems.push(got.problem);
+      return got.value === undefined ? NaN : got.value;
+    }
+    ["a", "b"].forEach(function (side) {
+      var name = g["l" + side];
+      var n = take("n" + side, "People in " + name + ":", countProblem);
+      var k;
+      if (rateMode) {
+        mark(inputs["k" + side], false);
+        var r = take("r" + side, "Rate " + g.what + " in " + name + ":", rateProblem);
+        k = r === null || n === null || Number.isNaN(n) || Number.isNaN(r) ? (r === null ? null : NaN) : Math.round(r / 100 * n);
+      } else {
+        mark(inputs["r" + side], false);
+        k = take("k" + side, g.what.charAt(0).toUpperCase() + g.what.slice(1) + " in " + name + ":", countProblem);
+        if (k !== null && n !== null && k > n) {
+          mark(inputs["k" + side], true);
+          problems.push(g.what.charAt(0).toUpperCase() + g.what.slice(1) + " in " + name + " (" + k.toLocaleString("en") +
+            ") cannot be more than the people in " + name + " (" + n.toLocaleString("en") + ")");
+        }
+      }
+      g["n" + side.toUpperCase()] = n;
+      g["k" + side.toUpperCase()] = k;
+    });
+    return problems.length ? { problems: problems } : g;
+  }
+
+  function twoGroups(calc) {
+    var out = calc.$("fc-two-out"), powerOut = calc.$("fc-power-out");
+    stopPower(calc);
+    out.textContent = "";
+    powerOut.textContent = "";
+    powerOut.removeAttribute("aria-busy");  // set again when a computation starts
+    var g = readTwo(calc);
+    if (g.problems) {
+      g.problems.forEach(function (text) { problem(out, text + "."); });
+      return;
+    }
+    if ([g.nA, g.nB, g.kA, g.kB].some(function (v) { return v === null; })) {
+      out.appendChild(el("p", {}, "Enter the people and the " + (mode(calc) === "rate" ? "rate" : "number") + " " + g.what + " in both groups."));
+      return;
+    }
+    var r = calc.FC.compare(g.kA, g.nA, g.kB, g.nB, { favourable: favourable(calc) });
+    if (mode(calc) === "rate") {
+      out.appendChild(el("p", { class: "fc-calc-note" }, "Taken as " + g.kA.toLocaleString("en") + " of " + g.nA.toLocaleString("en") + " " + g.la +
+        " and " + g.kB.toLocaleString("en") + " of " + g.nB.toLocaleString("en") + " " + g.lb + " " + g.what + "."));
+    }
+    if (Number.isNaN(r.gap)) {
+      out.appendChild(el("p", { class: "fc-calc-error" }, "No gap to compute: " + r.reasons.gap + "."));
+      return;
+    }
+    showComparison(calc, out, g, r);
+    var job = { kA: g.kA, nA: g.nA, kB: g.kB, nB: g.nB, la: g.la, lb: g.lb, what: g.what };
+    if (g.nA < 1 || g.nB < 1) return;
+    if (g.nA + g.nB > POWER_AUTO_LIMIT) offerPower(calc, job);
+    else startPower(calc, job);
+  }
+
+  // The per_100 filter's sentence (site_src/rendering/filters.py), for the reader's groups.
+  function per100(gap, who, than, outcome) {
+    var people = Math.abs(100 * gap);
+    var count = people >= 0.95 ? people.toFixed(0) : people.toFixed(1);
+    if (Number(count) === 0) return "per 100 " + who + " and per 100 " + than + ", the same number are " + outcome + ", to within a twentieth of a person";
+    return "per 100 " + who + ", about " + count + " " + (gap > 0 ? "more" : "fewer") + " are " + outcome + " than per 100 " + than;
+  }
+
+  // "about 1 audit in 4": how often chance alone gives a gap at least this large.
+  function chanceText(logP) {
+    var p = Math.exp(logP);
+    if (p >= 0.95) return "chance alone would give a gap at least this large in almost every audit";
+    if (p >= 0.5) return "chance alone would give a gap at least this large in about " + Math.round(10 * p) + " audits in 10";
+    if (logP < Math.log(1e-6)) return "chance alone would give a gap this large in fewer than 1 audit in a million";
+    var n = 1 / p;
+    var rounded = Number(n.toPrecision(n < 10 ? 1 : 2));
+    return "chance alone would give a gap this large in about 1 audit in " + rounded.toLocaleString("en");
+  }
+
+  function showComparison(calc, out, g, r) {
+    var fmt = calc.FC.text, fav = favourable(calc);
+    var reading = per100(r.gap, g.la, g.lb, g.what);
+    reading = reading.charAt(0).toUpperCase() + reading.slice(1) + "; " + chanceText(r.log_p_value) + ".";
+    out.appendChild(el("p", { class: "fc-calc-reading" }, reading));
+    // One number of decimals for the gap, its interval and the rates: enough that each keeps its
+    // sign and that whether 0 is inside the interval shows (at a million people, hundredths).
+    var d = fmt.ppDecimals([r.gap, r.ci_low, r.ci_high]);
+    var dl = el("dl", { class: "fc-calc-results" });
+    row(dl, "Gap (" + g.la + " minus " + g.lb + ")", fmt.pp(r.gap, d), "(" + fmt.pct(r.rate_a, d) + " against " + fmt.pct(r.rate_b, d) + " " + g.what + ")");
+    row(dl, "95% interval", fmt.pp(r.ci_low, d).replace(" pp", "") + " to " + fmt.pp(r.ci_high, d), "(Newcombe's score interval)");
+    row(dl, "Exact p-value", fmt.pValue(r.log_p_value), "(two-sided permutation test: how often random relabelling gives a gap at least this far from zero)");
+    var favWord = fav === "negative" ? "not " + g.what : g.what;
+    var ratioText = Number.isNaN(r.ratio) ? "undefined: " + r.reasons.ratio : fmt.fixed(r.ratio, 2);
+    var ratioCi = Number.isNaN(r.ratio_low) ? "" : " (95% interval " + fmt.fixed(r.ratio_low, 2) + " to " + (Number.isFinite(r.ratio_high) ? fmt.fixed(r.ratio_high, 2) : "∞") + ")";
+    row(dl, "Favourable-outcome ratio", ratioText + ratioCi, "(share " + favWord + " among " + g.la + " over the share among " + g.lb + "; below 0.8 fails the four-fifths rule)");
+    out.appendChild(dl);
+    var excludesZero = r.ci_low > 0 || r.ci_high < 0, belowAlpha = r.log_p_value < Math.log(ALPHA);
+    if (excludesZero !== belowAlpha) {
+      out.appendChild(el("p", { class: "fc-calc-note fc-calc-disagree" }, (excludesZero ? "The interval leaves out 0, but p is above 0.05" :
+        "p is below 0.05, but the interval holds 0") + ": they come from two methods (the interval is a score interval, the p-value an exact test), " +
+        "and near the 5% line they can disagree. For whether there is a gap, read the exact test."));
+    }
+    if (r.small_sample_warning) {
+      out.appendChild(el("p", { class: "fc-calc-warning" }, "Small group: " + (Math.min(g.nA, g.nB) === g.nA ? g.la : g.lb) + " has fewer than " + calc.FC.SMALL_SAMPLE_THRESHOLD +
+        " people. The exact p-value and the score interval stay valid, but the interval is wide and the test can miss large gaps."));
+    }
+  }
+
+  // ---- was the audit big enough? (off the page's thread)
+
+  function stopPower(calc) {
+    if (calc.running) calc.running.cancel();
+    calc.running = null;
+  }
+
+  function offerPower(calc, job) {
+    var powerOut = calc.$("fc-power-out");
+    var people = (job.nA + job.nB).toLocaleString("en");
+    var btn = el("button", { type: "button", class: "md-button" }, "Compute the power for " + people + " people");
+    btn.addEventListener("click", function () { startPower(calc, job); });
+    powerOut.appendChild(btn);
+    powerOut.appendChild(el("p", { class: "fc-calc-note" }, "For this many people the exact power takes from seconds to minutes, depending on the " +
+      "device. It runs in the background, so the page stays usable, shows its progress and can be stopped."));
+  }
+
+  // The three answers, each computed in turn by FairCalc.background and shown as it arrives.
+  function powerSteps(calc, job) {
+    var FC = calc.FC, fmt = FC.text;
+    var rA = job.kA / job.nA, rB = job.kB / job.nB, gap = rA - rB, direction = gap < 0 ? -1 : 1;
+    var steps = [{
+      what: "the power", method: "power", args: [rA, rB, job.nA, job.nB],
+      show: function (dl, pw) {
+        row(dl, "Power for the observed gap", fmt.pct(pw.power), "(the chance that an audit of these sizes finds p below 0.05 if the true gap is " + fmt.pp(gap, fmt.ppDecimals([gap])) + ")");
+      },
+    }, {
+      what: "the minimum detectable gap", method: "detectableGap", args: [job.nA, job.nB, rB, { direction: direction, xtol: 1e-6 }],
+      show: function (dl, mdg) {
+        row(dl, "Minimum detectable gap (80% power)", Number.isNaN(mdg.gap) ? "none: " + mdg.reasons.gap : fmt.pp(mdg.gap, fmt.ppDecimals([mdg.gap])),
+          "(the smallest true gap in this direction that an audit of these sizes finds 4 times in 5, with " + job.lb + " " + job.what + " at " + fmt.pct(rB) + ")");
+      },
+    }];
+    if (gap !== 0) {
+      steps.push({ what: "the audit size", method: "auditSize", args: [rA, rB, job.nA / (job.nA + job.nB)], show: function (dl, size) { showSize(fmt, dl, job, size); } });
+    }
+    return steps;
+  }
+
+  function showSize(fmt, dl, job, size) {
+    var how = size.method === "exact"
+      ? "(with rates of 0% and 100% every audit splits the same way and the sample-size formula has no answer: the smallest audit, in today's proportions, whose exact test finds this gap)"
+      : "(80% power by the sample-size formula, in today's proportions; the exact test's power at that size is " + fmt.pct(size.power_exact) + ")";
+    row(dl, "Audit size that would detect the observed gap", Number.isNaN(size.rows) ? "not computed: " + size.reasons.rows
+      : "about " + size.rows.toLocaleString("en") + " people (" + size.n_a.toLocaleString("en") + " " + job.la + ", " + size.n_b.toLocaleString("en") + " " + job.lb + ")",
+    Number.isNaN(size.rows) ? "" : how);
+  }
+
+  function startPower(calc, job) {
+    stopPower(calc);
+    var powerOut = calc.$("fc-power-out");
+    powerOut.textContent = "";
+    powerOut.setAttribute("aria-busy", "true");
+    var dl = el("dl", { class: "fc-calc-results" });
+    var status = el("p", { class: "fc-calc-progress" });
+    var label = el("span", {}), step = el("span", { class: "fc-calc-note", "aria-hidden": "true" });
+    var bar = el("progress", { max: "1", value: "0", "aria-label": "Progress of the computation under way" });
+    var stop = el("button", { type: "button", class: "md-button fc-calc-stop" }, "Stop");
+    [label, " ", bar, " ", step, " ", stop].forEach(function (n) { status.append(n); });
+    powerOut.append(dl, status);
+    var steps = powerSteps(calc, job), me = { call: null };
+    me.cancel = function () { if (me.call) me.call.cancel(); };
+    calc.running = me;
+    function next(i) {
+      if (i === steps.length) return finish(null);
+      var s = steps[i];
+      label.textContent = "Computing " + s.what + "…";
+      bar.value = 0;
+      step.textContent = "";
+      me.call = calc.FC.background(s.method, s.args, function (progress) {
+        bar.value = progress.fraction;
+        if (progress.evaluations > 1) step.textContent = "(exact power " + progress.evaluations + ")";
+      });
+      me.call.result.then(function (value) {
+        if (calc.running !== me) return;
+        s.show(dl, value);
+        next(i + 1);
+      }, function (err) {
+        if (calc.running === me) finish(err);  // not when a new computation took its place
+      });
+    }
+    function finish(err) {
+      if (calc.running === me) calc.running = null;
+      powerOut.setAttribute("aria-busy", "false");
+      status.remove();
+      if (!err) return;
+      var again = el("button", { type: "button", class: "md-button" }, "Compute again");
+      again.addEventListener("click", function () { startPower(calc, job); });
+      var p = el("p", { class: "fc-calc-note" }, err.name === "AbortError" ? "Stopped: what is not shown above was not computed. " : "Not computed: " + err.message + " ");
+      p.appendChild(again);
+      powerOut.appendChild(p);
+    }
+    stop.addEventListener("click", function () { me.cancel(); });
+    next(0);
+  }
+
+  // ---- more than two groups
+
+  // The box's groups, one a line ("name, people, flagged"), or {problems} naming each line (as
+  // the reader counts them, blank lines included) that is not a group.
+  function parseGroups(text) {
+    var counts = [], problems = [], seen = {};
+    text.split("\n").forEach(function (raw, i) {
+      var line = raw.trim(), at = "Line " + (i + 1);
+      if (!line) return;
+      var parts = line.split(/\s*[,;\t]\s*/);
+      if (parts.length !== 3) { problems.push(at + " (“" + line + "”): write a name, the people and the number flagged, separated by commas"); return; }
+      var name = parts[0], n = clean(parts[1]), k = clean(parts[2]);
+      var wrong = !name ? "the group has no name" : countProblem(n) ? "people " + countProblem(n) : countProblem(k) ? "flagged " + countProblem(k)
+        : Number(k) > Number(n) ? "flagged (" + k + ") cannot be more than the people (" + n + ")"
+          : Object.prototype.hasOwnProperty.call(seen, name) ? "“" + name + "” is already the group on line " + seen[name] + ": name each group once" : null;
+      if (wrong) { problems.push(at + ": " + wrong); return; }
+      seen[name] = i + 1;
+      counts.push({ label: name, people: Number(n), flagged: Number(k) });
+    });
+    return problems.length ? { problems: problems } : { counts: counts };
+  }
+
+  function manyGroups(calc) {
+    var out = calc.$("fc-groups-out"), fmt = calc.FC.text;
+    out.textContent = "";
+    var parsed = parseGroups(calc.groupsBox.value);
+    mark(calc.groupsBox, parsed.problems);
+    if (parsed.problems) { parsed.problems.forEach(function (text) { problem(out, text + "."); }); return; }
+    if (parsed.counts.length < 2) { out.appendChild(el("p", {}, "Enter at least two groups, one a line.")); return; }
+    var r = calc.FC.groups(parsed.counts);
+    out.appendChild(table("Each group's rate with its 95% Wilson interval", ["Group", "People", "Rate", "95% interval"], r.groups.map(function (g) {
+      return [g.label + (g.small_sample_warning ? " (fewer than " + calc.FC.SMALL_SAMPLE_THRESHOLD + ")" : ""), g.people.toLocaleString("en"),
+        Number.isNaN(g.rate) ? "n/a" : fmt.pct(g.rate), Number.isNaN(g.rate) ? g.reasons.rate : fmt.pct(g.ci_low) + " to " + fmt.pct(g.ci_high)];
+    })));
+    var om = r.omnibus;
+    var omText = "Is any group treated differently? Pearson's chi-squared test of homogeneity";
+    if (Number.isNaN(om.p_value)) omText += ": " + om.reason;
+    else omText += " (" + (om.method === "exact" ? "exact, every table with these margins enumerated" : "chi-squared approximation, " + om.dof + " degrees of freedom") +
+      "): X² = " + fmt.fixed(om.statistic, 2) + ", " + fmt.pValue(om.log_p_value) + ".";
+    out.appendChild(el("p", { class: "fc-calc-omnibus" }, omText));
+    var pairs = r.pairwise.length;
+    out.appendChild(table(pairs === 1 ? "The pair: the exact test (with one pair, Holm's method leaves its p-value as it is)"
+      : "Every pair: the exact test, and its p-value adjusted by Holm's method over the " + fmt.plural(pairs, "pair"),
+    ["Pair", "Gap", "p", "Holm-adjusted p"], r.pairwise.map(function (c) {
+      return [c.group_a + " vs " + c.group_b, fmt.pp(c.gap, fmt.ppDecimals([c.gap])), fmt.pValue(c.log_p_value).replace("p = ", ""),
+        fmt.pValue(Math.log(c.p_value_adjusted)).replace("p = ", "")];
+    })));
+  }
+
+  // A table: a caption, column headings, and rows whose first cell heads the row.
+  function table(caption, headings, rows) {
+    var t = el("table", { class: "fc-calc-table" });
+    t.appendChild(el("caption", {}, caption));
+    var head = el("tr");
+    headings.forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
+    t.appendChild(el("thead")).appendChild(head);
+    var body = t.appendChild(el("tbody"));
+    rows.forEach(function (cells) {
+      var tr = el("tr");
+      cells.forEach(function (c, i) { tr.appendChild(i === 0 ? el("th", { scope: "row" }, c) : el("td", {}, c)); });
+      body.appendChild(tr);
+    });
+    return t;
+  }
+
+  // ---- p-value adjustment
+
+  function adjustBox(calc) {
+    var out = calc.$("fc-pvalues-out"), fmt = calc.FC.text;
+    out.textContent = "";
+    var raw = calc.pBox.value.split(/[\s,;]+/).filter(Boolean);
+    var wrong = raw.map(function (s, i) {
+      var v = Number(s);
+      return Number.isNaN(v) ? "p-value " + (i + 1) + " (“" + s + "”) is not a number" : v < 0 || v > 1 ? "p-value " + (i + 1) + " (" + s + ") must lie between 0 and 1" : null;
+    }).filter(Boolean);
+    mark(calc.pBox, wrong.length);
+    if (wrong.length) { wrong.forEach(function (text) { problem(out, text + "."); }); return; }
+    if (!raw.length) { out.appendChild(el("p", {}, "Paste p-values, separated by commas, spaces or new lines.")); return; }
+    var ps = raw.map(Number);
+    var holm = calc.FC.adjust(ps, "holm"), bh = calc.FC.adjust(ps, "bh");
+    out.appendChild(table(fmt.plural(ps.length, "p-value") + ", adjusted for testing them together", ["p", "Holm (family-wise error)", "Benjamini-Hochberg (false discovery rate)"],
+      ps.map(function (p, i) { return [raw[i], Number(holm[i].toPrecision(3)).toString(), Number(bh[i].toPrecision(3)).toString()]; })));
+  }
+
+  (window.fcOnEveryPage || function (f) { f(); })(setupCalculator);
 })();

@@ -10,13 +10,21 @@
 //   FairCalc.adjust(pValues, method)            Holm or Benjamini-Hochberg adjusted p-values
 //   FairCalc.groups(counts, options)            k groups: Wilson intervals, pairwise exact tests
 //                                               (Holm), the chi-squared homogeneity test
+//   FairCalc.background(method, args, onProgress)  any of the above off the page's thread (a Web
+//                                               Worker), with progress and a cancel
+//   FairCalc.text                               how the pages write these numbers for people
 //
 // Conventions: group A is the group the question is about (the disadvantaged group), B the
 // comparison; a gap is A minus B, a rate in [0, 1]. Valid input never throws: a quantity that is
 // undefined (a group with no one in it) is NaN and `reasons[field]` says why (`reason` joins
 // them). Invalid input (negative counts, flagged above people, non-integers) throws a TypeError
 // or RangeError naming the argument.
-(function (root) {
+//
+// The whole file is one function, `faircalc`, called at once on the page; a worker is built from
+// its own source (Function.prototype.toString), so the worker needs no second file and no fetch,
+// and works from a copy of the site opened from disk (file://), where a browser refuses
+// `new Worker("file://...")` and `fetch`.
+(function faircalc(root, inWorker) {
   "use strict";
 
   var LN_2PI = 1.8378770664093456; // log(2 pi)
@@ -29,6 +37,9 @@
   // A term below this share of the running sum ends a sum over a tail: the rest of a
   // log-concave tail whose terms fall this far is below 1e-18 of the sum.
   var VANISH = 1e-20;
+  // In a worker (`background`), told when each exact power starts and how far it has gone; null
+  // on the page, where the same functions run without it.
+  var tracker = null;
 
   // ------------------------------------------------------------------ validation
 
@@ -499,6 +510,7 @@
   }
 
   function exactPower(pA, pB, nA, nB, alpha, alternative) {
+    if (tracker !== null) tracker.start();
     if (nA > nB) { // the work is O(N min(nA, nB)): let A be the smaller group
       var t = pA; pA = pB; pB = t;
       t = nA; nA = nB; nB = t;
@@ -525,6 +537,7 @@
     var accepted = 0;
     var buf = new Float64Array(Math.min(nA, N) + 2), below = new Float64Array(buf.length), above = new Float64Array(buf.length);
     for (var K = kMin; K <= kMax; K++) {
+      if (tracker !== null && (K - kMin) % 64 === 0) tracker.at((K - kMin) / (kMax - kMin + 1));
       var mean = K * nA / N;
       var spread = Math.sqrt(nA * (K / N) * (1 - K / N));
       var reach = 12 * spread + 50;
@@ -614,20 +627,27 @@
     if (o.direction !== 1 && o.direction !== -1) fail(RangeError, "`direction` must be 1 (A flagged more) or -1 (A flagged less); got " + o.direction);
     var widest = o.direction > 0 ? 1 - baseRate : baseRate;
     var out = { gap: NaN, magnitude: NaN, rate_a: NaN, rate_b: baseRate, power: NaN };
-    function f(d) { return exactPower(baseRate + o.direction * d, baseRate, nA, nB, o.alpha, "two-sided") - o.power; }
+    // Each gap's exact power once (the power reported at the root is one Brent's method computed).
+    var seen = new Map();
+    function f(d) {
+      if (!seen.has(d)) seen.set(d, exactPower(baseRate + o.direction * d, baseRate, nA, nB, o.alpha, "two-sided") - o.power);
+      return seen.get(d);
+    }
     var fw = widest > 0 ? f(widest) : -1;
     if (!(fw >= 0)) {
       return withReasons(out, { gap: "no gap in this direction is found " + Math.round(100 * o.power) + "% of the time by an audit of these sizes" });
     }
-    var f0 = exactPower(baseRate, baseRate, nA, nB, o.alpha, "two-sided") - o.power;
-    // A bracket around the sample-size formula's answer saves evaluations; else the whole range.
-    var a = 0, b = widest, fa = f0, fb = fw;
+    // A bracket around the sample-size formula's answer saves evaluations; else the whole range
+    // (its end at no gap evaluated only then: each evaluation is an exact power, up to a minute's
+    // work at a million people).
+    var a = 0, b = widest, fb = fw, fa;
     var guess = formulaGap(nA, nB, baseRate, o.direction, o.power, o.alpha, widest);
     if (guess > 0) {
       var g1 = guess / 2, g2 = Math.min(2 * guess, widest);
       var f1 = f(g1);
       if (f1 < 0) { a = g1; fa = f1; var f2 = g2 === widest ? fw : f(g2); if (f2 >= 0) { b = g2; fb = f2; } }
     }
+    if (a === 0) fa = f(0);
     var d = brent(f, a, b, fa, fb, o.xtol);
     out.magnitude = d;
     out.gap = o.direction * d;
@@ -661,7 +681,8 @@
    * `shareA`) at which the sample-size formula gives power `options.power` (0.8), rounded up,
    * as the Power explainer computes "rows needed"; with the exact test's power at that size
    * (a saw-tooth in the rows: it can fall a little short). Returns {rows, n_a, n_b,
-   * power_exact, reason, reasons}.
+   * power_exact, method, reason, reasons}: method "formula", or "exact" where the formula has no
+   * answer (rates of 0 and 1, see exactAuditSize).
    */
   function auditSize(rateA, rateB, shareA, options) {
     rate(rateA, "rateA");
@@ -670,11 +691,9 @@
     var o = opts(options, { power: 0.8, alpha: 0.05, maxRows: 1e7 }, "auditSize");
     openUnit(o.power, "power");
     openUnit(o.alpha, "alpha");
-    var out = { rows: NaN, n_a: NaN, n_b: NaN, power_exact: NaN };
+    var out = { rows: NaN, n_a: NaN, n_b: NaN, power_exact: NaN, method: "formula" };
     if (rateA === rateB) return withReasons(out, { rows: "with no gap there is nothing to detect, at any size" });
-    if (Math.min(rateA, rateB, 1 - rateA, 1 - rateB) === 0 && rateA + rateB === 1) {
-      // both rates at opposite ends: the formula's standard errors vanish; the exact power is the answer
-    }
+    if (Math.abs(rateA - rateB) === 1) return exactAuditSize(rateA, rateB, shareA, o, out);
     var g = function (n) { return normalPower(rateA, rateB, shareA * n, (1 - shareA) * n, o.alpha) - o.power; };
     var g0 = g(10), g1 = g(o.maxRows);
     if (!(g1 > 0)) return withReasons(out, { rows: "more than " + o.maxRows.toLocaleString("en") + " rows would be needed" });
@@ -687,6 +706,27 @@
     if (nA >= 1 && rows - nA >= 1) out.power_exact = exactPower(rateA, rateB, nA, rows - nA, o.alpha, "two-sided");
     else reasons.power_exact = "a group with no one in it";
     return withReasons(out, reasons);
+  }
+
+  // Rates of 0 and 1: every audit splits the same way (all of one group flagged, no one in the
+  // other), so the formula's standard error under the gap is 0 and it has no answer. The exact
+  // test's power is then 1 where that one split has p below alpha and 0 where not: the answer is
+  // the first size (in A's share, rounded as above) where it is 1, found size by size.
+  function exactAuditSize(rateA, rateB, shareA, o, out) {
+    out.method = "exact";
+    for (var rows = 2; rows <= o.maxRows; rows++) {
+      var nA = roundHalfEven(shareA * rows), nB = rows - nA;
+      if (nA < 1 || nB < 1 || !(logExactP(rateA * nA, nA, rateB * nB, nB, "two-sided") < Math.log(o.alpha))) continue;
+      var pw = exactPower(rateA, rateB, nA, nB, o.alpha, "two-sided");
+      if (pw >= o.power) {
+        out.rows = rows;
+        out.n_a = nA;
+        out.n_b = nB;
+        out.power_exact = pw;
+        return withReasons(out, {});
+      }
+    }
+    return withReasons(out, { rows: "more than " + o.maxRows.toLocaleString("en") + " rows would be needed" });
   }
 
   // ------------------------------------------------------------------ adjust
@@ -885,6 +925,157 @@
     return out;
   }
 
+  // ------------------------------------------------------------------ numbers written for people
+
+  // How the calculator and the figures write a number (one home for both): a minus sign, not a
+  // hyphen; gaps in percentage points (pp) with their sign; p-values as
+  // faircode.formatting.format_p_value writes them.
+  var SUPERSCRIPT = { "-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹" };
+  var MAX_PP_DECIMALS = 6;
+
+  function fixed(x, digits) {
+    return x.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  }
+
+  // "+1.2", "−0.4"; no sign where the value rounds to 0 at these digits.
+  function signed(x, digits) {
+    var s = fixed(Math.abs(x), digits);
+    if (Number(s.replace(/,/g, "")) === 0) return s;
+    return (x < 0 ? "−" : "+") + s;
+  }
+
+  // A gap (a difference of rates in [-1, 1]) in percentage points with its sign: "−10.0 pp".
+  function pp(gap, digits) { return signed(100 * gap, digits === undefined ? 1 : digits) + " pp"; }
+
+  // A rate in [0, 1] as a percentage: "12.5%".
+  function pct(rate, digits) { return fixed(100 * rate, digits === undefined ? 1 : digits) + "%"; }
+
+  // The fewest decimals (at least 1) at which values shown in percentage points keep what
+  // matters: each non-zero value a non-zero digit (so its sign shows, and whether an interval
+  // holds 0), and values that differ stay apart. An interval of -0.0004 to 0.0016 reads
+  // "−0.04 to +0.16 pp", not "0.0 to +0.2 pp".
+  function ppDecimals(values) {
+    for (var d = 1; d < MAX_PP_DECIMALS; d++) {
+      var shown = values.map(function (v) { return Number((100 * v).toFixed(d)); });
+      var keeps = values.every(function (v, i) {
+        return (v === 0 || shown[i] !== 0) && values.every(function (w, j) { return v === w || shown[i] !== shown[j]; });
+      });
+      if (keeps) return d;
+    }
+    return MAX_PP_DECIMALS;
+  }
+
+  // A p-value from its natural log (so a p that underflows a double still prints: "p = 4.0 × 10⁻³²¹"),
+  // as faircode.formatting.format_p_value writes it.
+  function pValue(logP) {
+    if (Number.isNaN(logP)) return "p = n/a";
+    var p = Math.exp(logP);
+    if (p >= 0.001) return "p = " + (Number(p.toPrecision(2)) >= 1 ? "1.0" : p.toPrecision(2));
+    var l10 = logP / Math.LN10;
+    var e = Math.floor(l10);
+    var m = Math.pow(10, l10 - e);
+    if (Number(m.toFixed(1)) >= 10) { m /= 10; e += 1; }
+    return "p = " + m.toFixed(1) + " × 10" + String(e).split("").map(function (ch) { return SUPERSCRIPT[ch]; }).join("");
+  }
+
+  // "1 pair", "3 pairs", "1,200 p-values".
+  function plural(n, one, many) { return n.toLocaleString("en") + " " + (n === 1 ? one : many || one + "s"); }
+
+  // ------------------------------------------------------------------ off the page's thread
+
+  // The methods `background` runs: those whose work grows with the people (an exact power is
+  // O(people) work for each of O(sqrt(people)) totals; 101 s for 10^6 against 10^6 on a laptop).
+  var BACKGROUND = ["compare", "power", "detectableGap", "auditSize", "groups"];
+  var workerUrl = null;
+
+  /**
+   * FairCalc[method](...args) in a Web Worker, so the page stays usable however long it takes.
+   * The worker runs this script's own source from a Blob URL: no second file, no fetch, and it
+   * works from a copy of the site opened from disk. The numbers are the same code's.
+   *
+   * onProgress({evaluations, fraction}), at most ten times a second: the exact powers started
+   * so far (a minimum detectable gap needs several) and the share done of the current one.
+   * Returns {result, cancel}: result a Promise of the method's result (rejected with its
+   * TypeError or RangeError on invalid input, or with an Error named "AbortError" once
+   * cancelled); cancel() stops the worker at once. Where a browser refuses a worker, the call
+   * runs on the page's thread instead (the page then waits for it, with no progress).
+   */
+  function background(method, args, onProgress) {
+    choice(method, "method", BACKGROUND);
+    if (!Array.isArray(args)) fail(TypeError, "`args` must be an array of the method's arguments");
+    var worker = null, settle = null, done = false;
+    function finish() {
+      done = true;
+      if (worker !== null) worker.terminate();
+      worker = null;
+    }
+    function onThePage() {
+      window.setTimeout(function () {
+        if (done) return;
+        finish();
+        try { settle.resolve(root.FairCalc[method].apply(null, args)); } catch (err) { settle.reject(err); }
+      }, 0);
+    }
+    var result = new Promise(function (resolve, reject) {
+      settle = { resolve: resolve, reject: reject };
+      try {
+        if (workerUrl === null) {
+          workerUrl = URL.createObjectURL(new Blob(["(" + faircalc + ")(self, true);"], { type: "text/javascript" }));
+        }
+        worker = new Worker(workerUrl);
+      } catch (err) {
+        return onThePage();
+      }
+      worker.onmessage = function (ev) {
+        var m = ev.data;
+        if (m.progress) { if (onProgress && !done) onProgress(m.progress); return; }
+        finish();
+        if (m.error) {
+          var error = m.error.name === "RangeError" ? new RangeError(m.error.message) : m.error.name === "TypeError" ? new TypeError(m.error.message) : new Error(m.error.message);
+          reject(error);
+        } else {
+          resolve(m.result);
+        }
+      };
+      worker.onerror = function (ev) {  // the worker could not start (a policy against Blob workers)
+        ev.preventDefault();
+        worker.terminate();
+        worker = null;
+        onThePage();
+      };
+      worker.postMessage({ method: method, args: args });
+    });
+    return {
+      result: result,
+      cancel: function () {
+        if (done) return;
+        finish();
+        var stop = new Error("FairCalc: stopped");
+        stop.name = "AbortError";
+        settle.reject(stop);
+      },
+    };
+  }
+
+  // Inside the worker: compute what the page asks, telling it how far each exact power has gone.
+  function serve(scope) {
+    scope.onmessage = function (ev) {
+      var call = ev.data, evaluations = 0, last = 0;
+      function tell(fraction, now) {
+        var t = Date.now();
+        if (!now && t - last < 100) return;
+        last = t;
+        scope.postMessage({ progress: { evaluations: evaluations, fraction: fraction } });
+      }
+      tracker = { start: function () { evaluations += 1; tell(0, true); }, at: tell };
+      try {
+        scope.postMessage({ result: scope.FairCalc[call.method].apply(null, call.args) });
+      } catch (err) {
+        scope.postMessage({ error: { name: err.name, message: err.message } });
+      }
+    };
+  }
+
   root.FairCalc = Object.freeze({
     version: 1,
     SMALL_SAMPLE_THRESHOLD: SMALL_SAMPLE_THRESHOLD,
@@ -894,10 +1085,13 @@
     auditSize: auditSize,
     adjust: adjust,
     groups: groups,
+    background: background,
+    text: Object.freeze({ fixed: fixed, signed: signed, pp: pp, pct: pct, ppDecimals: ppDecimals, pValue: pValue, plural: plural }),
     // Exposed for the page, the tests and faircalc-equivalence.js: the normal quantile and
     // distribution function, and the log binomial probability.
     ndtri: ndtri,
     ndtr: ndtr,
     logDbinom: logDbinom,
   });
+  if (inWorker) serve(root);
 })(typeof window !== "undefined" ? window : this);

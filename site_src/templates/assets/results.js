@@ -4,7 +4,7 @@
 // script); every row is in a script beside the page (the section's data-rows-src), loaded the
 // first time a reader filters, sorts or asks for more, so the first view stays small (issue 28).
 // A script rather than fetch(): it loads from a site opened from disk too.
-// Material's instant navigation swaps pages without a reload, so setup runs on each `document$`.
+// Started by assets/pages.js on the page as loaded and after each of Material's instant navigations.
 (function () {
   "use strict";
 
@@ -56,10 +56,11 @@
   }
 
   // The table `selector` finds on this page, marked as set up; null if absent or set up already.
+  // (A property, not an attribute: a copy of the page saved by the browser sets up again.)
   function claim(selector) {
     var table = document.querySelector(selector);
-    if (!table || table.dataset.fcReady) return null;
-    table.dataset.fcReady = "true";
+    if (!table || table.fcReady) return null;
+    table.fcReady = true;
     return table;
   }
 
@@ -314,11 +315,5 @@
     setupGroups();
   }
 
-  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
-    window.document$.subscribe(setup);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", setup);
-  } else {
-    setup();
-  }
+  (window.fcOnEveryPage || function (f) { f(); })(setup);
 })();

@@ -3,7 +3,7 @@
 // hover without JavaScript, and aria-describedby pointing at the definition in a hidden section.
 // This shows it as a tooltip on hover and on keyboard focus; on a touch screen the first tap shows
 // it and a second tap follows the link to the glossary. Escape closes it.
-// Material's instant navigation swaps pages without a reload, so setup runs on each `document$`.
+// Started by assets/pages.js on the page as loaded and after each of Material's instant navigations.
 (function () {
   "use strict";
 
@@ -55,8 +55,8 @@
 
   function setup() {
     Array.prototype.forEach.call(document.querySelectorAll("a[data-fc-term]"), function (link) {
-      if (link.dataset.fcReady) return;
-      link.dataset.fcReady = "true";
+      if (link.fcReady) return;  // a property: a copy of the page saved by the browser sets up again
+      link.fcReady = true;
       // The tooltip replaces the browser's own (which would show the same text a second time).
       var title = link.getAttribute("title") || "";
       link.dataset.fcName = title.split(": ")[0];
@@ -80,11 +80,5 @@
   }, true);
   document.addEventListener("keydown", function (ev) { if (ev.key === "Escape") hide(); });
 
-  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
-    window.document$.subscribe(function () { hide(); setup(); });
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", setup);
-  } else {
-    setup();
-  }
+  (window.fcOnEveryPage || function (f) { f(); })(function () { hide(); setup(); });
 })();
