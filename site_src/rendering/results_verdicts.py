@@ -11,7 +11,6 @@ read only then.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,13 +87,10 @@ def _sentence(row: dict, *, alpha: float, by_group: bool) -> str:
                        ci_high=number("ci_high"), p_value=number("q_value"),
                        equivalence_p_value=number("equivalence_q_value"))
         adjusted = "q"
-    text = verdict_sentence(str(row["verdict"]), **numbers, equivalence_ci=(math.nan, math.nan),
+    return verdict_sentence(str(row["verdict"]), **numbers, equivalence_ci=(math.nan, math.nan),
                             margin=(number("margin_low"), number("margin_high")),
                             power_at_margin=number("power_at_margin"), alpha=alpha, names=names,
-                            outcome=_OUTCOMES.get(str(row["metric"]), "flagged"))
-    # verdict_sentence calls each test's value "p"; the table gives it the values adjusted for their
-    # family (a q-value, a Holm-adjusted p-value), which the sentence must not call a p-value.
-    return re.sub(r"\b(test,? )p ([=<])", rf"\1{adjusted} \2", text)
+                            outcome=_OUTCOMES.get(str(row["metric"]), "flagged"), p_label=adjusted)  # values adjusted for their family
 
 
 def verdict_options(values) -> list[tuple[str, str]]:
