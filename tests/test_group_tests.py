@@ -476,3 +476,45 @@ def test_level_and_power_on_unequal_group_sizes():
     power = rejections([0.3, 0.38, 0.3, 0.3])  # the second-largest group differs
     assert power["chi2"] > power["range"] + 0.15, power
     assert power["max_t"] > power["range"] + 0.15, power
+
+
+def _breslow_day_in_decimal(tables, *, tarone: bool) -> float:
+    """Breslow-Day (and Tarone) from the textbook formulas in 80-digit decimal arithmetic: the
+    oracle where floating point itself is in doubt (Breslow and Day 1980, section 4.4)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 80
+        t = [[Decimal(int(v)) for v in (a, b, c, d)] for (a, b), (c, d) in tables]
+        r = sum(a * d / (a + b + c + d) for a, b, c, d in t)
+        s = sum(b * c / (a + b + c + d) for a, b, c, d in t)
+        psi = r / s
+        total, sum_dev, sum_var = Decimal(0), Decimal(0), Decimal(0)
+        for a, b, c, d in t:
+            n1, n0, m1 = a + b, c + d, a + c
+            quad, lin, const = 1 - psi, psi * (n1 + m1) + (n0 - m1), -psi * n1 * m1
+            fitted = -2 * const / (lin + (lin * lin - 4 * quad * const).sqrt())
+            var = 1 / (1 / fitted + 1 / (n1 - fitted) + 1 / (m1 - fitted) + 1 / (n0 - m1 + fitted))
+            total += (a - fitted) ** 2 / var
+            sum_dev, sum_var = sum_dev + a - fitted, sum_var + var
+        return float(total - sum_dev ** 2 / sum_var) if tarone else float(total)
+
+
+@pytest.mark.parametrize("tarone", [True, False])
+def test_breslow_day_keeps_its_digits_when_the_common_odds_ratio_is_almost_one(tarone):
+    """Review of issue 47: with the Mantel-Haenszel odds ratio within 1e-11 of 1, the quadratic's
+    usual root formula lost four digits to cancellation (statsmodels loses them too, so only a
+    high-precision oracle sees it)."""
+    fib = [0, 1]
+    while len(fib) < 30:
+        fib.append(fib[-1] + fib[-2])
+    tables = [((fib[27], fib[26]), (fib[26], fib[25])), ((fib[28], fib[27]), (fib[27], fib[26])),
+              ((60, 20), (30, 30)), ((20, 60), (30, 30))]
+    y, g, s = [], [], []
+    for k, ((a, b), (c, d)) in enumerate(tables):
+        for group, ones, zeros in ((1, a, b), (0, c, d)):
+            y += [1] * ones + [0] * zeros
+            g += [group] * (ones + zeros)
+            s += [k] * (ones + zeros)
+    res = breslow_day_test(np.array(y, dtype=np.int8), np.array(g, dtype=np.int8), np.array(s), tarone=tarone)
+    assert res.statistic == pytest.approx(_breslow_day_in_decimal(tables, tarone=tarone), rel=1e-12)

@@ -179,8 +179,10 @@ def _to_monte_carlo_digits(q: np.ndarray, p: np.ndarray, monte_carlo: np.ndarray
     above the row's, ``mc_error(p, n) / p`` (the error shrinks as p grows). Each q-value is
     rounded to the decimal place of the leading digit of ``q`` times that bound, at most the
     standard error ``--check``'s band is built on (`faircode.tolerances.monte_carlo_q_value`, from
-    the row's own p-value; the rounding moves it by less than a tenth of that band); a q-value with
-    no Monte Carlo p-value at or above its own is exact and kept whole. The p-values themselves are written whole: ``(b + 1) / (m + 1)`` is the exact
+    the row's own p-value; the rounding moves it by less than a tenth of that band). A q-value
+    with no Monte Carlo p-value at or above its own, or none whose step-up value ``m p_j / j``
+    could reach it within 4 standard errors, is exact (its minimum is an exact p-value's) and is
+    kept whole. The p-values themselves are written whole: ``(b + 1) / (m + 1)`` is the exact
     p-value of the Monte Carlo test (Phipson and Smyth 2010), at most 4 significant digits here.
     """
     from faircode.tolerances import mc_error
@@ -188,8 +190,16 @@ def _to_monte_carlo_digits(q: np.ndarray, p: np.ndarray, monte_carlo: np.ndarray
     order = np.argsort(np.where(monte_carlo, p, np.inf), kind="stable")[: int(monte_carlo.sum())]
     sources, n = p[order], draws[order]
     at = np.searchsorted(sources, p, side="left")  # the smallest Monte Carlo p-value >= each p
+    # A Monte Carlo p-value moves a q-value only if its step-up value m p_j / j, taken 4 standard
+    # errors low, can reach it: else the minimum is an exact p-value's and q is exact.
+    finite = np.isfinite(p)
+    ranks = np.searchsorted(np.sort(p[finite]), sources, side="right")  # j: p-values <= p_j
+    errors = np.array([mc_error(s, int(k)) for s, k in zip(sources, n)])
+    lowest = finite.sum() * np.maximum(sources - 4 * errors, 0.0) / np.maximum(ranks, 1)
     out = q.copy()
     for i in np.flatnonzero((at < sources.size) & ~np.isnan(q) & (q > 0)):
+        if not np.any(lowest[at[i]:] <= q[i]):
+            continue
         source = sources[at[i]]
         se = q[i] * mc_error(source, int(n[at[i]])) / source
         decimals = -math.floor(math.log10(se))

@@ -21,8 +21,9 @@ exact unconditional test of Chan (1998): the p-value is the largest probability,
 of the nuisance parameter (the advantaged group's rate) on the margin, of a table at least as
 extreme as the one observed, so the test never rejects more often than ``alpha`` at the margin.
 The score test can: at the margin its rejection rate reaches 5.8% for a nominal 5% (100 against
-100 rows, a margin of 10 points, rates near 100%) and stays above 5% by a little at thousands of
-rows, because the counts are discrete (the slow tests enumerate it). ``method="auto"`` uses the
+100 rows, a margin of 10 points, rates near 100%), more in small groups (6.5% at 15 against 15
+with a margin of 30 points), and stays above 5% by a little at thousands of rows, because the
+counts are discrete (the slow tests enumerate it). ``method="auto"`` uses the
 exact test wherever its tables are few enough to enumerate (``EXACT_MAX_TABLES``).
 
 The interval reported with a TOST at level ``alpha`` is the ``1 - 2 alpha`` interval (90% for

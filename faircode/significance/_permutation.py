@@ -270,7 +270,11 @@ def permutation_test_result(
     the support (``O(min(n_a, n_b, K, N - K))`` terms) in log space, each term by Loader's
     saddle-point expansion [3]_ (R's ``dhyper``): relative error near 1e-14 at 10^6 rows and in
     tails of 1e-50 and below, where differences of ``gammaln`` lose nine digits. It equals the
-    share of all ``C(N, n_a)`` relabellings that are as extreme, with no Monte Carlo error.
+    share of all ``C(N, n_a)`` relabellings that are as extreme, with no Monte Carlo error. It
+    is not the two-sided p of Fisher's exact test as ``scipy.stats.fisher_exact`` and R's
+    ``fisher.test`` give it, which orders tables by their probability, not by the gap; on small
+    tables the two differ widely (0 of 5 against 3 of 20: 0.587 here, 1.0 there; 1 of 5 against 2
+    of 20: 1.0 here, 0.504 there). One-sided, they are the same test.
 
     **Monte Carlo test.** Each relabelling draws the smaller group's rows without replacement
     from the pooled outcomes; a batch of relabelled gaps is one gather-and-sum over a

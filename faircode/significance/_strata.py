@@ -413,10 +413,12 @@ def breslow_day_test(outcome, group, strata, *, tarone: bool = True) -> BreslowD
     lin = psi * (n1 + m1) + (n0 - m1)
     const = -psi * n1 * m1
     with np.errstate(invalid="ignore", divide="ignore"):
-        if abs(quad) < 1e-12:
-            fitted = -const / lin
-        else:
-            fitted = (-lin + np.sqrt(lin**2 - 4 * quad * const)) / (2 * quad)
+        # The root of quad x^2 + lin x + const = 0 in the stratum's range. Where lin > 0 (always
+        # near psi = 1, where lin is about n), the form -2 const / (lin + sqrt(...)) has no
+        # cancellation and holds at quad = 0 too; (-lin + sqrt(...)) / (2 quad) lost four digits
+        # with psi within 1e-11 of 1.
+        root = np.sqrt(lin**2 - 4 * quad * const)
+        fitted = np.where(lin > 0, -2 * const / (lin + root), (-lin + root) / (2 * quad))
         var = 1.0 / (1.0 / fitted + 1.0 / (n1 - fitted) + 1.0 / (m1 - fitted) + 1.0 / (n0 - m1 + fitted))
     statistic = float(np.sum((a - fitted) ** 2 / var))
     if tarone:
