@@ -23,7 +23,7 @@ from faircode.report import (
     load_report_manifest,
     report_tables,
 )
-from faircode.report._statistics import EXACT_POWER_SIZE, normal_power
+from faircode.significance import EXACT_POWER_SIZE, power_at_margin, power_method, z_test_power
 from faircode.significance import VERDICTS, classify_gap, permutation_test_power
 
 from report_data import RACE_LABELS, SEX_LABELS, frame, write
@@ -189,10 +189,12 @@ def test_power_at_the_margin_of_small_groups_is_the_exact_power_at_alpha_over_m(
 def test_the_normal_approximation_of_large_groups_power_is_statsmodels_and_near_the_exact():
     from statsmodels.stats.proportion import power_proportions_2indep
 
-    for p_b, n_a, n_b, alpha in ((0.3, 2000, 2000, 0.05), (0.5, 900, 4000, 0.01), (0.2, 3000, 1200, 0.025)):
+    for p_b, n_a, n_b, alpha in ((0.3, 12000, 12000, 0.05), (0.5, 9000, 40000, 0.01), (0.2, 30000, 12000, 0.025)):
         assert math.sqrt(min(n_a, n_b)) * (math.sqrt(n_a) + math.sqrt(n_b)) > EXACT_POWER_SIZE
+        assert power_method(n_a, n_b) == "normal" and power_method(n_a, n_b, "exact") == "exact"
         p_a = 0.8 * p_b
-        ours = normal_power(p_a, p_b, n_a, n_b, alpha=alpha)
+        ours = z_test_power(p_a, p_b, n_a, n_b, alpha=alpha)
+        assert power_at_margin(p_b, n_a, n_b, margin=(0.8, math.inf), compare="ratio", alpha=alpha) == ours
         theirs = power_proportions_2indep(p_a - p_b, p_b, n_a, ratio=n_b / n_a, alpha=alpha, return_results=False)
         assert ours == pytest.approx(float(theirs), rel=1e-9)
         # Where it is used, within 0.01 of the exact power of the exact test.

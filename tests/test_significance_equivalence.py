@@ -513,3 +513,44 @@ def test_the_sentence_names_adjusted_values_and_reads_an_before_eight():
                                                 ci_high=0.06, p_value=0.6, equivalence_p_value=0.3,
                                                 equivalence_ci=(math.nan, math.nan), margin=(-0.05, 0.05),
                                                 power_at_margin=0.09)
+
+
+def test_a_small_gap_that_the_usual_test_finds_is_said_to_be_shown():
+    """A new user's review (issue 47): 'no gap of practical size shown' with an interval clear of
+    zero said only that a smaller gap 'may remain'; it is shown."""
+    v = gap_verdict_from_counts(5200, 10000, 5000, 10000, margin=0.05)
+    assert v.verdict == "no_practical_gap_shown" and v.p_value < 0.05
+    assert v.sentence.endswith("a gap smaller than the margin is shown.") and "may remain" not in v.sentence
+    quiet = gap_verdict_from_counts(5010, 10000, 5000, 10000, margin=0.05)
+    assert quiet.p_value >= 0.05 and quiet.sentence.endswith("A gap smaller than the margin may remain.")
+
+
+def test_an_undefined_or_unbounded_ratio_is_said_in_words():
+    none = gap_verdict_from_counts(0, 10, 0, 10, margin=(0.8, 1.25), compare="ratio")
+    assert "no one among group A or group B was given the favourable outcome, so their ratio is undefined" \
+        in none.sentence and "n/a" not in none.sentence
+    unbounded = gap_verdict_from_counts(3, 10, 0, 10, margin=(0.8, 1.25), compare="ratio")
+    assert "no one among group B was given the favourable outcome" in unbounded.sentence
+    assert "\u221e times" not in unbounded.sentence
+
+
+def test_large_groups_take_the_normal_power_and_small_ones_the_exact():
+    """A verdict on a million rows a group took minutes in the exact power sum; above
+    EXACT_POWER_SIZE the power is the z-test's (statsmodels' power_proportions_2indep, the oracle),
+    which there is within a point of the exact one."""
+    from faircode.significance import power_at_margin
+    from statsmodels.stats.proportion import power_proportions_2indep
+
+    big = gap_verdict_from_counts(300_000, 1_000_000, 290_000, 1_000_000, margin=0.002)
+    assert big.power_method == "normal"
+    rate_b = 0.29
+    expected = min(float(power_proportions_2indep(d, rate_b, 1_000_000, ratio=1.0, return_results=False))
+                   for d in (-0.002, 0.002))
+    assert big.power_at_margin == pytest.approx(expected, rel=1e-9)
+    small = gap_verdict_from_counts(15, 64, 35, 136, margin=0.10)
+    assert small.power_method == "exact"
+    n = 10_000  # at the threshold: exact, and the normal approximation within a point of it
+    assert power_at_margin(0.3, n, n, margin=(-0.02, 0.02), compare="difference") == pytest.approx(
+        min(permutation_test_power(0.3 + d, 0.3, n, n) for d in (-0.02, 0.02)), rel=1e-12)
+    assert abs(power_at_margin(0.3, n, n, margin=(-0.02, 0.02), compare="difference", method="normal")
+               - power_at_margin(0.3, n, n, margin=(-0.02, 0.02), compare="difference")) < 0.01

@@ -206,7 +206,7 @@ for n_a, n_b, rate_a, rate_b in ((20, 200, 0.05, 0.10), (20, 200, 0.50, 0.40),
     rare.append({"n_a": n_a, "n_b": n_b, "rate_a": rate_a, "rate_b": rate_b,
                  "expected_positives_a": n_a * rate_a, "coverage": covered, "score_coverage": score_covered})
     print(f"groups of {n_a:,} and {n_b:,} at {rate_a:.0%} and {rate_b:.0%} "
-          f"({n_a * rate_a:.0f} positives expected in the smaller): coverage {covered:.1%} (percentile bootstrap), "
+          f"({n_a * rate_a:.0f} positive{'' if round(n_a * rate_a) == 1 else 's'} expected in the smaller): coverage {covered:.1%} (percentile bootstrap), "
           f"{score_covered:.1%} (Newcombe's score interval, same audits)")
 rare_se = float(np.sqrt(level * (1 - level) / n_audits_rare))  # a coverage's Monte Carlo error at the promise
 score_worst_miss = max(abs(row["score_coverage"] - level) for row in rare)

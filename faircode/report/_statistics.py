@@ -8,12 +8,10 @@ outcomes), the equivalence test the TOST of the ratio against the manifest's ban
 exact test at the band (:func:`~faircode.significance.power_at_margin`). The first two take the
 0/1 outcomes, which :func:`_outcomes` rebuilds from the counts (their order does not matter).
 
-The exact power sums over every outcome of both groups and takes about a second per comparison
-at a few thousand rows a group, and minutes at millions; a report over large groups takes the
-power of the same test in the normal approximation instead (the pooled z-test's power, to which
-the exact conditional test's converges: statsmodels' ``power_proportions_2indep``), recorded as
-``power_method="normal"``. It is used only where the groups are large enough
-(:data:`EXACT_POWER_SIZE`) that the two are close: within 0.01 on the tests' grid.
+The exact power sums over every outcome of both groups, and its work grows with the rows; above
+10,000 against 10,000 rows or so :func:`~faircode.significance.power_at_margin` takes the
+normal approximation instead (:func:`~faircode.significance.z_test_power`), recorded as
+``power_method="normal"`` (:func:`~faircode.significance.power_method`).
 """
 
 from __future__ import annotations
@@ -27,14 +25,9 @@ from faircode.significance import (
     equivalence_test_from_counts,
     permutation_test,
     power_at_margin,
+    power_method,
     proportion_ratio_ci,
 )
-from scipy.special import ndtr, ndtri
-
-#: The exact power is computed while ``sqrt(n_small) * (sqrt(n_a) + sqrt(n_b))`` is at most
-#: this (its cost grows about so: under half a second on this project's machines); above, the
-#: normal approximation.
-EXACT_POWER_SIZE = 2500
 
 
 @dataclass(frozen=True)
@@ -99,42 +92,5 @@ def _outcomes(selected: int, n: int) -> np.ndarray:
 
 
 def _power(rate_b: float, n_a: int, n_b: int, band: tuple[float, float], alpha: float) -> tuple[float, str]:
-    if math.sqrt(min(n_a, n_b)) * (math.sqrt(n_a) + math.sqrt(n_b)) <= EXACT_POWER_SIZE:
-        return power_at_margin(rate_b, n_a, n_b, margin=band, compare="ratio", alpha=alpha), "exact"
-    sides = [bound * rate_b for bound in band if math.isfinite(bound * rate_b) and 0 <= bound * rate_b <= 1
-             and bound * rate_b != rate_b]
-    if not sides:
-        return math.nan, "normal"
-    return min(normal_power(rate_a, rate_b, n_a, n_b, alpha=alpha) for rate_a in sides), "normal"
-
-
-def normal_power(p_a: float, p_b: float, n_a: int, n_b: int, *, alpha: float) -> float:
-    """Power of the two-sided test of equal rates at level ``alpha``, normal approximation.
-
-    The z-test with the pooled rate's variance under the null and each group's under the
-    alternative (statsmodels' ``power_proportions_2indep``; Fleiss, Levin and Paik 2003,
-    section 4.2): ``Phi((|d| - z s0) / s1) + Phi((-|d| - z s0) / s1)`` with ``d = p_a - p_b``,
-    ``s0^2 = pbar (1 - pbar) (1/n_a + 1/n_b)``, ``s1^2 = p_a (1 - p_a)/n_a + p_b (1 - p_b)/n_b``
-    and ``z`` the ``1 - alpha/2`` normal quantile.
-
-    Parameters
-    ----------
-    p_a, p_b : float
-        True rates, in [0, 1].
-    n_a, n_b : int
-        Rows of each group.
-    alpha : float
-
-    Returns
-    -------
-    float
-        In [0, 1].
-    """
-    d = p_a - p_b
-    pooled = (n_a * p_a + n_b * p_b) / (n_a + n_b)
-    s0 = math.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
-    s1 = math.sqrt(p_a * (1 - p_a) / n_a + p_b * (1 - p_b) / n_b)
-    z = float(ndtri(1 - alpha / 2))
-    if s1 == 0:
-        return 1.0 if abs(d) > z * s0 else 0.0
-    return float(ndtr((abs(d) - z * s0) / s1) + ndtr((-abs(d) - z * s0) / s1))
+    return (power_at_margin(rate_b, n_a, n_b, margin=band, compare="ratio", alpha=alpha),
+            power_method(n_a, n_b))

@@ -77,7 +77,7 @@ from faircode.significance._homogeneity import (
 from faircode.significance._intervals import proportion_difference_ci, proportion_ratio_ci, wilson_interval
 from faircode.significance._multiplicity import adjust_p_values
 from faircode.significance._permutation import permutation_test, permutation_test_result, permutation_tests
-from faircode.significance._power import permutation_test_power
+from faircode.significance._power import EXACT_POWER_SIZE, permutation_test_power, z_test_power
 from faircode.significance._report import significance_report
 from faircode.significance._results import (
     SMALL_SAMPLE_THRESHOLD,
@@ -93,6 +93,7 @@ from faircode.significance._verdict import (
     gap_verdict,
     gap_verdict_from_counts,
     power_at_margin,
+    power_method,
     verdict_sentence,
 )
 from faircode.significance._strata import (
@@ -153,11 +154,14 @@ __all__ = [
     "permutation_test_result",
     "permutation_tests",
     "power_at_margin",
+    "power_method",
     "proportion_difference_ci",
     "proportion_ratio_ci",
     "significance_report",
     "stratified_permutation_test",
     "verdict_sentence",
     "wilson_interval",
+    "z_test_power",
+    "EXACT_POWER_SIZE",
     "VERDICTS",
 ]

@@ -42,7 +42,7 @@ from faircode.significance._equivalence import (
 )
 from faircode.significance._intervals import _mover_ratio, _newcombe, _z
 from faircode.significance._permutation import _exact_count_p_value
-from faircode.significance._power import permutation_test_power
+from faircode.significance._power import exact_power_is_cheap, permutation_test_power, z_test_power
 from faircode.significance._validation import _as_binary_sample, _check_choice, _check_open_unit
 
 #: The three states, in the order a table lists them, with the words every page uses.
@@ -82,7 +82,8 @@ class GapVerdict:
         rate at its observed value: how likely the exact test was to call a true gap as large as
         the smallest that matters significant. It is not the chance of a verdict: with the true
         gap exactly at the margin, "a gap shown" comes about ``alpha / 2`` of the time at any size
-        (the interval must clear the margin). NaN when no side keeps the rates in [0, 1].
+        (the interval must clear the margin). NaN when no side keeps the rates in [0, 1]. Above
+        10,000 against 10,000 rows or so, its normal approximation (``power_method``).
     alpha : float
         Level of the usual test and of each one-sided equivalence test.
     count_a, n_a, count_b, n_b : int
@@ -91,6 +92,8 @@ class GapVerdict:
         How the sentence names ``a`` and ``b``.
     outcome : str
         What a 1 means, as a past participle the sentence reads ("flagged", "approved").
+    power_method : str
+        ``"exact"`` or ``"normal"`` (:func:`power_method`).
     """
 
     verdict: str
@@ -111,6 +114,7 @@ class GapVerdict:
     n_b: int
     names: tuple[str, str] = ("group A", "group B")
     outcome: str = "flagged"
+    power_method: str = "exact"
 
     @property
     def label(self) -> str:
@@ -274,7 +278,8 @@ def gap_verdict_from_counts(count_a, n_a, count_b, n_b, *, margin, compare: str 
         verdict=verdict, compare=compare, estimate=equivalence.estimate, ci_low=ci_low, ci_high=ci_high,
         confidence_level=1 - alpha, p_value=p_value, equivalence=equivalence, margin_low=low, margin_high=high,
         power_at_margin=power_at_margin(x2 / n2, n1, n2, margin=(low, high), compare=compare, alpha=alpha),
-        alpha=alpha, count_a=x1, n_a=n1, count_b=x2, n_b=n2, names=names, outcome=outcome)
+        alpha=alpha, count_a=x1, n_a=n1, count_b=x2, n_b=n2, names=names, outcome=outcome,
+        power_method=power_method(n1, n2))
 
 
 def _as_words(names, outcome) -> tuple[tuple[str, str], str]:
@@ -297,7 +302,7 @@ def _interval_of_gap(x1: int, n1: int, x2: int, n2: int, compare: str, confidenc
 
 
 def power_at_margin(rate_b: float, n_a: int, n_b: int, *, margin: tuple[float, float], compare: str,
-                    alpha: float = 0.05) -> float:
+                    alpha: float = 0.05, method: str = "auto") -> float:
     """The exact test's power against a true gap at the margin, the smaller of its sides.
 
     Parameters
@@ -310,18 +315,47 @@ def power_at_margin(rate_b: float, n_a: int, n_b: int, *, margin: tuple[float, f
         ``(low, high)`` in the unit of ``compare``; an infinite or impossible side is skipped.
     compare : {"difference", "ratio"}
     alpha : float, default 0.05
+    method : {"auto", "exact", "normal"}, default "auto"
+        ``"exact"``: :func:`permutation_test_power`, whose work grows with the rows (seconds at
+        100,000 a group, minutes at millions); ``"normal"``: :func:`z_test_power`; ``"auto"``:
+        exact while :func:`power_method` says it is cheap, else normal (they then differ by
+        under a point).
 
     Returns
     -------
     float
         ``min`` over the sides ``rate_a = rate_b + low``, ``rate_b + high`` (difference) or
-        ``low * rate_b``, ``high * rate_b`` (ratio) that lie in [0, 1] of
-        :func:`permutation_test_power` at ``alpha``; NaN when no side does.
+        ``low * rate_b``, ``high * rate_b`` (ratio) that lie in [0, 1] of the power at ``alpha``;
+        NaN when no side does.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method``; as :func:`permutation_test_power`.
     """
+    power = permutation_test_power if power_method(n_a, n_b, method) == "exact" else z_test_power
     sides = (rate_b + bound if compare == "difference" else bound * rate_b for bound in margin)
-    powers = [permutation_test_power(rate_a, rate_b, n_a, n_b, alpha=alpha)
+    powers = [power(rate_a, rate_b, n_a, n_b, alpha=alpha)
               for rate_a in sides if math.isfinite(rate_a) and 0.0 <= rate_a <= 1.0 and rate_a != rate_b]
     return min(powers) if powers else math.nan
+
+
+def power_method(n_a: int, n_b: int, method: str = "auto") -> str:
+    """``"exact"`` or ``"normal"``: how :func:`power_at_margin` computes the power at these sizes.
+
+    ``"auto"`` is ``"exact"`` while ``sqrt(min(n_a, n_b)) * (sqrt(n_a) + sqrt(n_b))``, which the
+    exact sum's work grows as, is at most ``EXACT_POWER_SIZE`` (20,000: 10,000 against 10,000
+    rows, about 0.2 s a side), else ``"normal"``.
+
+    Raises
+    ------
+    ValueError
+        ``method`` not one of "auto", "exact", "normal".
+    """
+    method = _check_choice(method, "method", ("auto", "exact", "normal"))
+    if method != "auto":
+        return method
+    return "exact" if exact_power_is_cheap(n_a, n_b) else "normal"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,8 +421,13 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
         low, high = equivalence_ci
         where = (f"Its {words.level(2)} interval, {words.interval(low, high)}, lies {words.within()}"
                  if not (math.isnan(low) or math.isnan(high)) else f"It lies {words.within()}")
+        if p_value < alpha:  # the usual test rejects too: a gap is shown, and shown small
+            tail = (f"The exact test finds a gap ({format_p_value(p_value)}): a gap smaller than "
+                    f"{'the margin' if compare == 'difference' else words.margin_name() + ' allows'} is shown.")
+        else:
+            tail = words.may_remain()
         return (f"{words.no_gap_head()}: {words.gap()}. {where} (equivalence test, "
-                f"{format_p_value(equivalence_p_value)}). {words.may_remain()}")
+                f"{format_p_value(equivalence_p_value)}). {tail}")
     low, high = equivalence_ci
     equivalence_interval = ("" if math.isnan(low) or math.isnan(high)
                             else f", its {words.level(2)} interval {words.interval(low, high)}")
@@ -438,6 +477,10 @@ class _Words:
 
     def gap(self) -> str:
         if self.compare == "ratio":
+            if math.isnan(self.estimate):
+                return f"no one among {self.a} or {self.b} was {self.outcome}, so their ratio is undefined"
+            if math.isinf(self.estimate):
+                return f"no one among {self.b} was {self.outcome}, so the ratio of {self.a}'s rate to theirs is unbounded"
             return f"the rate of {self.a} {self.outcome} is {self.ratio(self.estimate)} times that of {self.b}"
         if self.estimate == 0:
             return f"{self.a} and {self.b} were {self.outcome} at the same rate"
@@ -446,6 +489,8 @@ class _Words:
                 f"often than {self.b}")
 
     def interval(self, low: float, high: float) -> str:
+        if math.isnan(low) and math.isnan(high):
+            return "undefined"
         if self.compare == "ratio":
             return f"{self.ratio(low)} to {self.ratio(high)}"
         return f"{format_points(low, unit=False)} to {format_points(high)}"
