@@ -300,7 +300,12 @@ def _sentence_cases() -> list[dict]:
                   dict(ratio, verdict=verdict, compare="ratio", margin=FLOOR, ci_low=0.41, ci_high=0.797, p_value=3.2e-7,
                        equivalence_p_value=0.0, power_at_margin=0.5),
                   dict(ratio, verdict=verdict, compare="ratio", margin=(0.7, 1 / 0.7), ci_low=1.5, ci_high=INF,
-                       equivalence_p_value=0.125, names=("people over 60", "people under 25"), outcome="approved")]
+                       equivalence_p_value=0.125, names=("people over 60", "people under 25"), outcome="approved"),
+                  # "an 80%", "an 11%", "an 18%", "a 9%"; the family's names for its adjusted values
+                  dict(base, verdict=verdict, compare="difference", power_at_margin=0.8, p_label="q"),
+                  dict(base, verdict=verdict, compare="difference", power_at_margin=0.11, p_label="Holm-adjusted p"),
+                  dict(base, verdict=verdict, compare="difference", power_at_margin=0.184, p_value=0.0),
+                  dict(ratio, verdict=verdict, compare="ratio", power_at_margin=0.087, p_label="q")]
     return cases
 
 

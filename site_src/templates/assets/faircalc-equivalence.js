@@ -7,6 +7,7 @@
 //   FairCalcEquivalence.verdict(kA, nA, kB, nB, options)  gap_verdict_from_counts: the state, the
 //                                                         numbers behind it, the power at the margin
 //   FairCalcEquivalence.sentence(verdict, numbers)        verdict_sentence: the same words
+//                                                         (numbers.p_label: "p" unless given)
 //
 // options.margin: 0.05 (a difference within 5 points either way) or [low, high]; for a ratio
 // [0.8, 1.25] or [0.8, Infinity]. options.compare "difference" (default) or "ratio";
@@ -393,25 +394,28 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
 
   function sentence(state, n) {
     choice(state, "verdict", Object.keys(VERDICTS));
-    var w = new Words(n);
+    var w = new Words(n), label = n.p_label === undefined ? "p" : n.p_label;
+    // The project's p-value, under the caller's name for it ("q", "Holm-adjusted p").
+    function pValue(value) { return T.pValue(value).replace("p ", label + " "); }
     if (state === "gap_shown") {
       return "A gap of practical size is shown: " + w.gap() + ". The " + w.level(1) + " interval of " + w.what() + ", " +
-        w.interval(n.ci_low, n.ci_high) + ", lies " + w.beyond() + " (exact test, " + T.pValue(n.p_value) + ").";
+        w.interval(n.ci_low, n.ci_high) + ", lies " + w.beyond() + " (exact test, " + pValue(n.p_value) + ").";
     }
     if (state === "no_practical_gap_shown") {
       var lo = n.equivalence_ci[0], hi = n.equivalence_ci[1];
       var where = !(Number.isNaN(lo) || Number.isNaN(hi)) ? "Its " + w.level(2) + " interval, " + w.interval(lo, hi) + ", lies " + w.within() : "It lies " + w.within();
-      return "No gap of practical size is shown: " + w.gap() + ". " + where + " (equivalence test, " + T.pValue(n.equivalence_p_value) + "). " + w.mayRemain();
+      return "No gap of practical size is shown: " + w.gap() + ". " + where + " (equivalence test, " + pValue(n.equivalence_p_value) + "). " + w.mayRemain();
     }
     var eqLow = n.equivalence_ci[0], eqHigh = n.equivalence_ci[1];
     var eqInterval = Number.isNaN(eqLow) || Number.isNaN(eqHigh) ? "" : ", its " + w.level(2) + " interval " + w.interval(eqLow, eqHigh);
     var numbers = w.gap() + "; the " + w.level(1) + " interval of " + w.what() + " is " + w.interval(n.ci_low, n.ci_high) +
-      "; exact test " + T.pValue(n.p_value) + "; equivalence test " + T.pValue(n.equivalence_p_value) + eqInterval;
+      "; exact test " + pValue(n.p_value) + "; equivalence test " + pValue(n.equivalence_p_value) + eqInterval;
     var head = n.p_value < n.alpha
       ? "Inconclusive: a gap is statistically significant, but the data show neither that it reaches " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ")."
       : "Inconclusive: the data show neither a gap beyond " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ").";
     if (Number.isNaN(n.power_at_margin)) return head;
-    return head + " This audit had a " + T.pct(n.power_at_margin, 0) + " chance of finding a true gap at " + w.marginName() +
+    var chance = T.pct(n.power_at_margin, 0), article = /^(8|11%|18%)/.test(chance) ? "an " : "a "; // "an 80%", "an 11%", "a 9%"
+    return head + " This audit had " + article + chance + " chance of finding a true gap at " + w.marginName() +
       (n.power_at_margin < 0.8 ? ": it was too small to tell." : ".");
   }
 
