@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 
 from conftest import REPO, Guard
 
@@ -61,3 +62,11 @@ def rel(js: float, py: float) -> float:
     if math.isinf(py) or math.isinf(js):
         return 0.0 if js == py else math.inf
     return abs(js - py) / max(abs(py), 1e-12)
+
+
+def library_words(sentence: str) -> str:
+    """The library's sentence, but for one defect of the library the calculator does not copy:
+    the MOVER-R interval's lower limit at a count of 0 is -0.0 in faircode, which
+    format_ratio writes "-0.00" (test_faircalc_equivalence.py's
+    test_the_library_writes_a_ratio_of_zero_as_0_00, an expected failure until faircode is fixed); the calculator writes "0.00"."""
+    return re.sub(r"(?<![\d.])-0\.00(?!\d)", "0.00", sentence)

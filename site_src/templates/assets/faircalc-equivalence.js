@@ -1,6 +1,6 @@
 // FairCalc's equivalence test and three-state verdict: faircode.significance._equivalence and
 // _verdict, in the browser, step for step (the same grid, refinement and bisection, so the numbers
-// agree to rounding; tests/e2e/test_faircalc.py holds them to the library).
+// agree to rounding; tests/e2e/test_faircalc_equivalence.py holds them to the library).
 //
 //   FairCalcEquivalence.test(kA, nA, kB, nB, options)     equivalence_test_from_counts: TOST p-value,
 //                                                         its 1 - 2 alpha interval, the method used
