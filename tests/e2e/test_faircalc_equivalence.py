@@ -426,3 +426,25 @@ def test_a_verdict_in_the_background_is_the_same_to_the_bit(calc):
     assert refused[0].startswith("RangeError: FairCalc: `method` must be one of") and "FairCalcEquivalence" in refused[0]
     assert refused[1].startswith("RangeError: FairCalc: `method` must be one of")
     assert refused[2].startswith("TypeError: FairCalc: `margin` is required")  # the worker's own error, as on the page
+
+
+def test_the_ratios_score_test_is_statsmodels(calc):
+    """A second oracle, not the library: FairCalc's score TOST of a ratio against statsmodels'
+    tost_proportions_2indep(compare="ratio", method="score", correction=True), as shipped (its
+    difference form has an open bug, statsmodels #10269, that tests/test_significance_equivalence.py
+    patches; the library's difference test is held to the patched form there)."""
+    import warnings
+
+    from statsmodels.stats.proportion import tost_proportions_2indep
+
+    cases = [(k_a, n_a, k_b, n_b, band) for k_a, n_a, k_b, n_b, band in _random_tables("ratio", 40, 1045)
+             if not (k_a == 0 and k_b == 0) and math.isfinite(band[1])]
+    cases += [(128, 140, 179, 210, FIFTHS), (4000, 5000, 4100, 5000, (0.9, 1 / 0.9)), (1, 1, 5, 9, (0.5, 2.0))]
+    results = ok(_js(calc, "FairCalcEquivalence.test", [[*c[:4], {"margin": list(c[4]), "compare": "ratio",
+                                                                   "method": "score", "interval": False}] for c in cases]))
+    for (k_a, n_a, k_b, n_b, (low, high)), js in zip(cases, results):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = float(tost_proportions_2indep(k_a, n_a, k_b, n_b, low, high, method="score", compare="ratio",
+                                                   correction=True).pvalue)
+        assert js["p_value"] == pytest.approx(theirs, abs=1e-12), (k_a, n_a, k_b, n_b, low, high)
