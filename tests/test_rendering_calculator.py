@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -90,3 +91,32 @@ def test_check_groups_and_check_p_values_fill_the_other_boxes():
 def test_a_folded_figure_sits_in_a_closed_fold_hidden_until_drawn():
     box = str(power_explorer(rows=200, share_a=0.32, base_rate=0.3, gap=0.1, folded="Try it"))
     assert box.startswith('<details class="fc-fig-fold" hidden><summary>Try it</summary><div class="fc-fig"')
+
+
+ASSETS = Path(__file__).resolve().parents[1] / "site_src" / "templates" / "assets"
+
+
+def test_the_calculators_chi_squared_rule_is_the_librarys_and_not_called_cochrans():
+    """Issue 47 item 18, in FairCalc: "every expected count at least 5" is the project's rule,
+    stricter than Cochran's (1954), which allows up to 20% of the counts below 5 and none below 1.
+    The script and the page say so, and the script's threshold is the library's."""
+    from faircode.significance._homogeneity import _MIN_EXPECTED
+
+    script = (ASSETS / "faircalc.js").read_text(encoding="utf-8")
+    m = re.search(r"((?:  //[^\n]*\n)+)  var MIN_EXPECTED = (\d+);", script)
+    assert m and float(m.group(2)) == _MIN_EXPECTED
+    comment = " ".join(line.strip().lstrip("/ ") for line in m.group(1).splitlines())
+    assert "(Cochran 1954)" not in script.split("var MIN_EXPECTED")[0].splitlines()[-1]  # no bare attribution on the line
+    for words in ("stricter than Cochran's rule", "Cochran 1954", "20% of the expected counts below 5", "none below 1"):
+        assert words.lower() in comment.lower(), (words, comment)
+    page = " ".join((ASSETS.parent / "check-a-gap.md.j2").read_text(encoding="utf-8").split())
+    assert "at least 5 (Cochran 1954)" not in page
+    assert "at least 5 (stricter than Cochran's rule, which allows up to 20% of them below 5 and none below 1" in page
+
+
+def test_no_calculator_script_is_over_700_lines_but_faircalc_js_which_does_not_grow():
+    """STYLE: no module over 700 lines. faircalc.js was 1,097 on main before issue 45's calculator
+    work; new code goes in modules of its own (faircalc-text.js, faircalc-equivalence.js)."""
+    lines = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in ASSETS.glob("*.js")}
+    assert lines["faircalc.js"] <= 1097, lines["faircalc.js"]
+    assert {name: n for name, n in lines.items() if n > 700 and name != "faircalc.js"} == {}

@@ -13,6 +13,7 @@ fetched, and a request would be aborted and fail the test), so they are cheap to
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from decimal import Decimal, getcontext
@@ -30,8 +31,8 @@ from faircode.significance import (SMALL_SAMPLE_THRESHOLD, adjust_p_values, pair
                                    wilson_interval)
 
 from conftest import REPO, Guard
+from faircalc_page import blank_page, call, ok, rel
 
-ASSET = REPO / "site_src" / "templates" / "assets" / "faircalc.js"
 TOL = 1e-9
 SMALLEST_NORMAL = 2.2250738585072014e-308
 ARTIFACTS = Path(os.environ.get("FAIRSITE_SCREENSHOTS", REPO / "tests" / "e2e" / "artifacts"))
@@ -56,43 +57,12 @@ def _report_worst():
 
 @pytest.fixture(scope="module")
 def calc(browser):
-    """A blank page with faircalc.js loaded; every request it would make is aborted and recorded."""
-    guard = Guard()
-    context = browser.new_context()
-    context.route("**/*", guard.route)
-    page = context.new_page()
-    page.on("console", guard.console)
-    page.on("pageerror", lambda exc: guard.errors.append(f"uncaught: {exc}"))
-    page.set_content("<!doctype html><html><head><title>FairCalc</title></head><body></body></html>")
-    page.add_script_tag(content=ASSET.read_text(encoding="utf-8"))
-    yield page
-    context.close()
-    assert not guard.outside, f"requests left the page: {guard.outside}"
-    assert not guard.errors, f"errors in the browser: {guard.errors}"
+    """A blank page with faircalc.js and the modules it carries loaded; every request it would
+    make is aborted and recorded."""
+    with blank_page(browser) as page:
+        yield page
 
 
-def _call(page, name: str, cases: list) -> list:
-    """``FairCalc[name](...case)`` for every case, in one round trip: {"ok": result} or {"error": message}."""
-    return page.evaluate(
-        """([name, cases]) => cases.map(c => {
-            try { return {ok: window.FairCalc[name](...c)}; } catch (e) { return {error: e.name + ": " + e.message}; }
-        })""", [name, cases])
-
-
-def _ok(results: list) -> list:
-    bad = [r["error"] for r in results if "error" in r]
-    assert not bad, f"FairCalc raised on valid input: {bad[:3]}"
-    return [r["ok"] for r in results]
-
-
-def _rel(js: float, py: float) -> float:
-    """Relative error; 0 when both are the same infinity or both NaN; an absolute floor of 1e-12
-    for quantities that are zero up to rounding (an interval bound at a rate of 0)."""
-    if math.isnan(py) or math.isnan(js):
-        return 0.0 if math.isnan(py) and math.isnan(js) else math.inf
-    if math.isinf(py) or math.isinf(js):
-        return 0.0 if js == py else math.inf
-    return abs(js - py) / max(abs(py), 1e-12)
 
 
 def _sample(k: int, n: int) -> np.ndarray:
@@ -169,7 +139,7 @@ def test_compare_matches_the_library_on_random_and_edge_inputs(calc):
     rng = np.random.default_rng(29)
     cases = EDGE_CASES + _random_pairs(rng, 400)
     favourable = ["positive" if i % 5 == 0 else "negative" for i in range(len(cases))]
-    results = _ok(_call(calc, "compare", [[*c, {"favourable": f}] for c, f in zip(cases, favourable)]))
+    results = ok(call(calc, "compare", [[*c, {"favourable": f}] for c, f in zip(cases, favourable)]))
     failures = []
     for case, fav, js in zip(cases, favourable, results):
         k_a, n_a, k_b, n_b = case
@@ -182,7 +152,7 @@ def test_compare_matches_the_library_on_random_and_edge_inputs(calc):
         expected = {"gap": a.mean() - b.mean(), "ci_low": low, "ci_high": high, "ratio": ratio,
                     "ratio_low": r_low, "ratio_high": r_high}
         for name, value in expected.items():
-            err = _rel(js[name], float(value))
+            err = rel(js[name], float(value))
             _note(name, err, case)
             if err > TOL:
                 failures.append(f"{case} {name}: FairCalc {js[name]!r}, faircode {value!r}")
@@ -199,7 +169,7 @@ def test_compare_matches_the_library_on_random_and_edge_inputs(calc):
 
 @pytest.mark.parametrize("case", TINY_CASES, ids=lambda c: f"{c[0]}of{c[1]}-{c[2]}of{c[3]}")
 def test_p_below_the_smallest_double_is_exact_in_log_space(calc, case):
-    js = _ok(_call(calc, "compare", [list(case)]))[0]
+    js = ok(call(calc, "compare", [list(case)]))[0]
     oracle = _exact_log_p(*case)
     assert oracle < math.log(SMALLEST_NORMAL)
     err = abs(js["log_p_value"] - oracle)
@@ -218,7 +188,7 @@ def test_the_oracle_agrees_with_the_library_where_both_are_exact():
 
 
 def test_a_group_with_no_one_gives_nan_with_a_reason_not_an_error(calc):
-    res = _ok(_call(calc, "compare", [[0, 0, 3, 10], [2, 10, 0, 0], [0, 0, 0, 0]]))
+    res = ok(call(calc, "compare", [[0, 0, 3, 10], [2, 10, 0, 0], [0, 0, 0, 0]]))
     for js in res:
         for name in ("gap", "ci_low", "ci_high", "p_value", "ratio"):
             assert js[name] != js[name], name  # NaN
@@ -261,7 +231,7 @@ def test_power_matches_the_library(calc):
         p_a = float(rng.uniform())
         p_b = p_a if rng.uniform() < 0.2 else float(rng.uniform())
         cases.append((p_a, p_b, n_a, n_b, ["two-sided", "two-sided", "less", "greater"][int(rng.integers(4))]))
-    results = _ok(_call(calc, "power", [[pa, pb, na, nb, {"alternative": alt}] for pa, pb, na, nb, alt in cases]))
+    results = ok(call(calc, "power", [[pa, pb, na, nb, {"alternative": alt}] for pa, pb, na, nb, alt in cases]))
     failures = []
     for (pa, pb, na, nb, alt), js in zip(cases, results):
         expected = permutation_test_power(pa, pb, na, nb, alternative=alt)
@@ -275,18 +245,18 @@ def test_power_matches_the_library(calc):
 @pytest.mark.parametrize("n_a, n_b, base, direction", [(64, 136, 0.3, 1), (200, 300, 0.15, -1), (30, 30, 0.5, 1),
                                                        (900, 1400, 0.2, -1)])
 def test_detectable_gap_is_where_the_librarys_exact_power_reaches_80_percent(calc, n_a, n_b, base, direction):
-    js = _ok(_call(calc, "detectableGap", [[n_a, n_b, base, {"direction": direction, "xtol": 1e-14}]]))[0]
+    js = ok(call(calc, "detectableGap", [[n_a, n_b, base, {"direction": direction, "xtol": 1e-14}]]))[0]
     widest = 1 - base if direction > 0 else base
     expected = brentq(lambda d: permutation_test_power(base + direction * d, base, n_a, n_b) - 0.8, 1e-9, widest,
                       xtol=1e-15)
-    err = _rel(js["magnitude"], expected)
+    err = rel(js["magnitude"], expected)
     _note("detectable gap", err, (n_a, n_b, base, direction))
     assert err <= TOL
     assert js["gap"] == pytest.approx(direction * expected, rel=TOL)
 
 
 def test_no_detectable_gap_when_even_the_largest_is_missed_says_why(calc):
-    js = _ok(_call(calc, "detectableGap", [[1, 1, 0.5]]))[0]
+    js = ok(call(calc, "detectableGap", [[1, 1, 0.5]]))[0]
     assert js["gap"] != js["gap"] and "no gap in this direction" in js["reasons"]["gap"]
 
 
@@ -302,7 +272,7 @@ def _formula_power(p_a, p_b, n_a, n_b, alpha=0.05):
 
 @pytest.mark.parametrize("rate_a, rate_b, share_a", [(0.0857, 0.1476, 0.4), (0.30, 0.20, 0.32), (0.5, 0.45, 0.5)])
 def test_audit_size_is_the_sample_size_formula_with_the_exact_power_there(calc, rate_a, rate_b, share_a):
-    js = _ok(_call(calc, "auditSize", [[rate_a, rate_b, share_a]]))[0]
+    js = ok(call(calc, "auditSize", [[rate_a, rate_b, share_a]]))[0]
     rows = math.ceil(brentq(lambda n: _formula_power(rate_a, rate_b, share_a * n, (1 - share_a) * n) - 0.8,
                             10, 10**7, xtol=1e-9))
     n_a = round(share_a * rows)
@@ -322,11 +292,11 @@ def test_audit_size_with_rates_of_0_and_100_percent_is_the_first_size_the_exact_
         raise AssertionError("no size found")
 
     cases = [(1.0, 0.0, 0.5), (0.0, 1.0, 0.5), (1.0, 0.0, 0.1), (0.0, 1.0, 0.9)]
-    for (rate_a, rate_b, share_a), js in zip(cases, _ok(_call(calc, "auditSize", [list(c) for c in cases]))):
+    for (rate_a, rate_b, share_a), js in zip(cases, ok(call(calc, "auditSize", [list(c) for c in cases]))):
         rows, n_a = first_size(rate_a, rate_b, share_a)
         assert (js["rows"], js["n_a"], js["n_b"], js["method"]) == (rows, n_a, rows - n_a, "exact"), (rate_a, rate_b, share_a)
         assert js["power_exact"] == permutation_test_power(rate_a, rate_b, n_a, rows - n_a) == 1.0
-    formula = _ok(_call(calc, "auditSize", [[0.3, 0.2, 0.5]]))[0]
+    formula = ok(call(calc, "auditSize", [[0.3, 0.2, 0.5]]))[0]
     assert formula["method"] == "formula"
 
 
@@ -358,11 +328,11 @@ def test_the_background_gives_the_librarys_numbers_with_progress(calc):
     power, gap, size, compare = (r["ok"] for r in results)
     assert abs(power["power"] - permutation_test_power(0.2, 0.3, 640, 1360)) <= TOL
     expected = brentq(lambda d: permutation_test_power(0.3 - d, 0.3, 640, 1360) - 0.8, 1e-9, 0.3, xtol=1e-15)
-    assert _rel(gap["magnitude"], expected) <= TOL and gap["gap"] < 0
+    assert rel(gap["magnitude"], expected) <= TOL and gap["gap"] < 0
     assert abs(size["power_exact"] - permutation_test_power(0.2, 0.3, size["n_a"], size["n_b"])) <= TOL
     assert abs(compare["log_p_value"] - math.log(permutation_test(_sample(12, 140), _sample(31, 210)))) <= TOL
     # The same numbers as the call on the page's own thread, to the bit.
-    on_page = _ok(_call(calc, "detectableGap", [calls[1][1]]))[0]
+    on_page = ok(call(calc, "detectableGap", [calls[1][1]]))[0]
     assert gap == on_page
     # Progress: every exact power is announced as it starts, with how far it has gone (a share).
     steps = results[1]["progress"]
@@ -399,10 +369,10 @@ def test_a_background_call_is_refused_stopped_and_falls_back_as_documented(calc)
     ([0.12341, 0.123412, 0.2], 4),    # values that differ stay apart
 ])
 def test_numbers_keep_the_decimals_that_decide_the_sign_and_zero(calc, values, decimals):
-    shown = calc.evaluate("v => window.FairCalc.text.ppDecimals(v)", values)
+    shown = calc.evaluate("v => window.FairCalcText.ppDecimals(v)", values)
     assert shown == decimals
     for v in values:  # at those decimals, each non-zero value keeps its sign; rounded as Python rounds it
-        text = calc.evaluate("([v, d]) => window.FairCalc.text.pp(v, d)", [v, decimals])
+        text = calc.evaluate("([v, d]) => window.FairCalcText.pp(v, d)", [v, decimals])
         number = float(text.replace("−", "-").replace(" pp", ""))
         assert number == pytest.approx(round(100 * v, decimals), abs=10 ** -decimals / 2 + 1e-12)
         assert v == 0 or math.copysign(1, number) == math.copysign(1, v), (v, text)
@@ -420,10 +390,10 @@ def test_adjust_matches_the_library(calc):
         p[rng.uniform(size=m) < 0.05] = math.nan
         vectors.append(p.tolist())
     for method in ("holm", "bh"):
-        results = _ok(_call(calc, "adjust", [[v, method] for v in vectors]))
+        results = ok(call(calc, "adjust", [[v, method] for v in vectors]))
         for v, js in zip(vectors, results):
             expected = adjust_p_values(np.array(v, dtype=float), method=method)
-            errs = [_rel(j, e) for j, e in zip(js, expected.tolist())]
+            errs = [rel(j, e) for j, e in zip(js, expected.tolist())]
             worst = max(errs, default=0.0)
             _note(f"adjust {method}", worst, len(v))
             assert worst <= TOL, (method, v, js, expected)
@@ -444,7 +414,7 @@ def _group_cases(rng) -> list[list[tuple[int, int]]]:
 
 def test_groups_match_the_library(calc):
     cases = _group_cases(np.random.default_rng(24))
-    results = _ok(_call(calc, "groups", [[[[k, n, f"g{i}"] for i, (k, n) in enumerate(c)]] for c in cases]))
+    results = ok(call(calc, "groups", [[[[k, n, f"g{i}"] for i, (k, n) in enumerate(c)]] for c in cases]))
     failures, methods = [], set()
     for case, js in zip(cases, results):
         labels = np.repeat([f"g{i}" for i in range(len(case))], [n for _, n in case])
@@ -452,14 +422,14 @@ def test_groups_match_the_library(calc):
         for (k, n), g in zip(case, js["groups"]):
             low, high = wilson_interval(k, n)
             for name, value in (("rate", k / n), ("ci_low", low), ("ci_high", high)):
-                err = _rel(g[name], float(value))
+                err = rel(g[name], float(value))
                 _note(f"group {name}", err, case)
                 if err > TOL:
                     failures.append(f"{case} {name}: FairCalc {g[name]!r}, faircode {value!r}")
         for pair, c in zip(pairwise_tests(outcome, labels), js["pairwise"]):
             assert (c["group_a"], c["group_b"]) == (pair.group_a, pair.group_b)
             for name, value in (("gap", pair.gap), ("p_value", pair.p_value), ("p_value_adjusted", pair.p_value_adjusted)):
-                err = abs(math.log(c[name]) - math.log(value)) if name != "gap" else _rel(c[name], value)
+                err = abs(math.log(c[name]) - math.log(value)) if name != "gap" else rel(c[name], value)
                 _note(f"pairwise {name}", err, case)
                 if err > TOL:
                     failures.append(f"{case} pair {pair.group_a}-{pair.group_b} {name}: FairCalc {c[name]!r}, faircode {value!r}")
@@ -467,7 +437,7 @@ def test_groups_match_the_library(calc):
         expected = homogeneity_test(outcome, labels, random_state=0)
         methods.add(expected.method)
         assert om["method"] == expected.method, case
-        assert _rel(om["statistic"], expected.statistic) <= TOL, case
+        assert rel(om["statistic"], expected.statistic) <= TOL, case
         if expected.method == "monte_carlo":
             assert om["p_value"] != om["p_value"] and "Monte Carlo" in om["reasons"]["p_value"]
             continue
@@ -564,29 +534,15 @@ def test_calculator_page_screenshots_and_no_overflow_on_a_phone(browser, base_ur
 
 # --------------------------------------------------------------------------- interactive figures
 
-FIGURES = REPO / "site_src" / "templates" / "assets" / "faircalc-figures.js"
-
-
 @pytest.fixture
 def figure_page(browser):
-    """``figure_page(html)``: a blank page holding ``html`` with faircalc.js and the figures script."""
-    guard, contexts = Guard(), []
-
-    def _open(html: str, *, width: int = 900):
-        context = browser.new_context(viewport={"width": width, "height": 900})
-        contexts.append(context)
-        context.route("**/*", guard.route)
-        page = context.new_page()
-        page.on("pageerror", lambda exc: guard.errors.append(f"uncaught: {exc}"))
-        page.set_content(f"<!doctype html><html><body class='md-typeset'>{html}</body></html>")
-        page.add_script_tag(content=ASSET.read_text(encoding="utf-8"))
-        page.add_script_tag(content=FIGURES.read_text(encoding="utf-8"))
-        return page
-
-    yield _open
-    for context in contexts:
-        context.close()
-    assert not guard.outside and not guard.errors, (guard.outside, guard.errors)
+    """``figure_page(html)``: a blank page holding ``html`` with faircalc.js, faircalc-text.js and
+    the figures script."""
+    with contextlib.ExitStack() as stack:
+        def _open(html: str, *, width: int = 900):
+            return stack.enter_context(blank_page(browser, ("faircalc.js", "faircalc-text.js", "faircalc-figures.js"), html,
+                                                  viewport={"width": width, "height": 900}))
+        yield _open
 
 
 def test_power_figure_draws_the_librarys_power_and_follows_the_keyboard(figure_page):

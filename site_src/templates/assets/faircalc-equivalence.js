@@ -1,25 +1,30 @@
 // FairCalc's equivalence test and three-state verdict: faircode.significance._equivalence and
 // _verdict, in the browser, step for step (the same grid, refinement and bisection, so the numbers
-// agree to rounding; tests/e2e/test_faircalc.py holds them to the library).
+// agree to rounding; tests/e2e/test_faircalc_equivalence.py holds them to the library).
 //
 //   FairCalcEquivalence.test(kA, nA, kB, nB, options)     equivalence_test_from_counts: TOST p-value,
 //                                                         its 1 - 2 alpha interval, the method used
 //   FairCalcEquivalence.verdict(kA, nA, kB, nB, options)  gap_verdict_from_counts: the state, the
 //                                                         numbers behind it, the power at the margin
 //   FairCalcEquivalence.sentence(verdict, numbers)        verdict_sentence: the same words
+//                                                         (numbers.p_label: "p" unless given)
 //
 // options.margin: 0.05 (a difference within 5 points either way) or [low, high]; for a ratio
 // [0.8, 1.25] or [0.8, Infinity]. options.compare "difference" (default) or "ratio";
 // options.alpha (0.05); options.method "auto" (default), "exact" or "score"; for verdict(),
-// options.names ([A, B]) and options.outcome ("flagged"). For a ratio the counts are of the
-// favourable outcome (the rate the four-fifths rule divides). Needs faircalc.js first.
-(function (root) {
+// options.names ([A, B]), options.outcome ("flagged") and options.power (true: false leaves the
+// power at the margin NaN, for a caller that computes it later, on request). For a ratio the
+// counts are of the favourable outcome (the rate the four-fifths rule divides).
+//
+// Carried into FairCalc.background's workers (FairCalc.background("FairCalcEquivalence.verdict",
+// [...])): an exact interval is about a hundred exact tests. Needs faircalc.js and
+// faircalc-text.js first (the sentences' numbers are written by FairCalcText).
+window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) {
   "use strict";
 
-  var FC = root.FairCalc;
+  var FC = root.FairCalc, T = root.FairCalcText;
   var EXACT_MAX_TABLES = 40401; // faircode.significance.EXACT_MAX_TABLES
   var GRID_MIN = 65, REFINE_POINTS = 33, REFINE_LEVELS = 4, BISECTION_STEPS = 42, TIE_RTOL = 1e-10;
-  var MINUS = "\u2212";
   var VERDICTS = {
     gap_shown: "a gap shown",
     no_practical_gap_shown: "no gap of practical size shown",
@@ -307,7 +312,7 @@
   }
 
   function verdict(kA, nA, kB, nB, opts) {
-    var o = options(opts, { margin: null, compare: "difference", alpha: 0.05, method: "auto", names: ["group A", "group B"], outcome: null });
+    var o = options(opts, { margin: null, compare: "difference", alpha: 0.05, method: "auto", names: ["group A", "group B"], outcome: null, power: true });
     if (o.outcome === null) o.outcome = o.compare === "difference" ? "flagged" : "given the favourable outcome";
     var eq = test(kA, nA, kB, nB, { margin: o.margin, compare: o.compare, alpha: o.alpha, method: o.method });
     if (!Array.isArray(o.names) || o.names.length !== 2 || o.names.some(function (s) { return typeof s !== "string" || !s.trim(); })) {
@@ -323,7 +328,7 @@
       verdict: state, label: VERDICTS[state], compare: o.compare, estimate: eq.estimate, ci_low: ci[0], ci_high: ci[1],
       confidence_level: 1 - o.alpha, p_value: c.p_value, log_p_value: c.log_p_value, equivalence: eq,
       margin_low: margin[0], margin_high: margin[1], alpha: o.alpha,
-      power_at_margin: powerAtMargin(kB / nB, nA, nB, margin, o.compare, o.alpha),
+      power_at_margin: o.power ? powerAtMargin(kB / nB, nA, nB, margin, o.compare, o.alpha) : NaN,
       count_a: kA, n_a: nA, count_b: kB, n_b: nB, names: [o.names[0].trim(), o.names[1].trim()], outcome: o.outcome.trim(),
     };
     out.sentence = sentence(state, {
@@ -336,62 +341,6 @@
 
   // ------------------------------------------------------------------ the words (verdict_sentence)
 
-  // x.toFixed(f), but an exact tie rounds to even, as Python's format() does.
-  function fixed(x, f) {
-    var scale = Math.pow(10, f), scaled = x * scale;
-    if (Math.abs(scaled - Math.trunc(scaled)) === 0.5 && scaled / scale === x) {
-      var even = Math.trunc(scaled) % 2 === 0 ? Math.trunc(scaled) : Math.trunc(scaled) + Math.sign(scaled);
-      return (even / scale).toFixed(f);
-    }
-    return x.toFixed(f);
-  }
-
-  function grouped(text) { // "12345.6" -> "12,345.6", as Python's "," option
-    var parts = text.split(".");
-    parts[0] = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-    return parts.join(".");
-  }
-
-  // faircode.formatting.format_points
-  function formatPoints(gap, signed, unit) {
-    signed = signed !== false; unit = unit !== false;
-    var points = 100 * gap;
-    if (Number.isNaN(points)) return "n/a";
-    var decimals = 1;
-    while (decimals < 4 && points !== 0 && Number(fixed(Math.abs(points), decimals)) === 0) decimals++;
-    var text = grouped(fixed(Math.abs(points), decimals));
-    if (signed && Number(text.replace(/,/g, "")) !== 0) text = (points > 0 ? "+" : MINUS) + text;
-    return unit ? text + " percentage points" : text;
-  }
-
-  // faircode.formatting.format_ratio
-  function formatRatio(ratio, near) {
-    if (Number.isNaN(ratio)) return "n/a";
-    if (!Number.isFinite(ratio)) return "\u221e";
-    var text = fixed(ratio, 2);
-    if ((near || []).some(function (line) { return Number(text) === line && line !== ratio; })) text = fixed(ratio, 3);
-    return text;
-  }
-
-  var SUPERSCRIPT = { "-": "\u207b", "0": "\u2070", "1": "\u00b9", "2": "\u00b2", "3": "\u00b3", "4": "\u2074", "5": "\u2075", "6": "\u2076", "7": "\u2077", "8": "\u2078", "9": "\u2079" };
-
-  // faircode.formatting.format_p_value, two significant digits (no Monte Carlo floor here).
-  function formatP(p) {
-    if (Number.isNaN(p)) return "p = n/a";
-    if (p === 0) return "p < 10\u207b\u00b3\u2070\u2070";
-    if (p >= 0.001) {
-      var e = Math.floor(Math.log10(p)), text = fixed(p, Math.max(0, 1 - e));
-      if (Number(text) >= Math.pow(10, e + 1)) text = fixed(p, Math.max(0, -e)); // 0.0999 -> "0.10"
-      return "p = " + text;
-    }
-    // toExponential rounds a tie up where Python rounds it to even; a p-value below 0.001 is
-    // never a decimal tie of two digits in binary, so the two agree.
-    var parts = p.toExponential(1).split("e"), mantissa = parts[0], exponent = Number(parts[1]);
-    return "p = " + mantissa + " \u00d7 10" + String(exponent).split("").map(function (ch) { return SUPERSCRIPT[ch]; }).join("");
-  }
-
-  function percent0(x) { return fixed(100 * x, 0) + "%"; }
-
   function roundNumber(text) { // a margin is a round number: "10 percentage points", not "10.0"
     if (/ points$/.test(text)) return text.replace(".0 ", " ");
     return /\.0$/.test(text) ? text.slice(0, -2) : text;
@@ -402,27 +351,27 @@
     this.low = n.margin[0]; this.high = n.margin[1]; this.alpha = n.alpha;
     this.a = n.names[0]; this.b = n.names[1]; this.outcome = n.outcome;
   }
-  Words.prototype.level = function (sides) { return percent0(1 - sides * this.alpha); };
-  Words.prototype.ratio = function (v) { return formatRatio(v, [this.low, this.high, 1]); };
+  Words.prototype.level = function (sides) { return T.pct(1 - sides * this.alpha, 0); };
+  Words.prototype.ratio = function (v) { return T.ratio(v, [this.low, this.high, 1]); };
   Words.prototype.what = function () {
     return this.compare === "ratio" ? "the ratio (" + this.a + " over " + this.b + ")" : "the gap (" + this.a + " minus " + this.b + ")";
   };
   Words.prototype.gap = function () {
     if (this.compare === "ratio") return "the rate of " + this.a + " " + this.outcome + " is " + this.ratio(this.estimate) + " times that of " + this.b;
     if (this.estimate === 0) return this.a + " and " + this.b + " were " + this.outcome + " at the same rate";
-    return this.a + " were " + this.outcome + " " + formatPoints(Math.abs(this.estimate), false) + " " + (this.estimate > 0 ? "more" : "less") + " often than " + this.b;
+    return this.a + " were " + this.outcome + " " + T.points(Math.abs(this.estimate), { signed: false }) + " " + (this.estimate > 0 ? "more" : "less") + " often than " + this.b;
   };
   Words.prototype.interval = function (low, high) {
     if (this.compare === "ratio") return this.ratio(low) + " to " + this.ratio(high);
-    return formatPoints(low, true, false) + " to " + formatPoints(high);
+    return T.points(low, { unit: false }) + " to " + T.points(high);
   };
   Words.prototype.marginName = function () {
     if (this.compare === "ratio") {
       if (!Number.isFinite(this.high)) return this.low === 0.8 ? "the four-fifths line of 0.8" : "a ratio of " + this.ratio(this.low);
       return "the band " + this.ratio(this.low) + " to " + this.ratio(this.high);
     }
-    if (-this.low === this.high) return "the margin of \u00b1" + roundNumber(formatPoints(this.high, false));
-    return "the margin of " + roundNumber(formatPoints(this.low, true, false)) + " to " + roundNumber(formatPoints(this.high));
+    if (-this.low === this.high) return "the margin of \u00b1" + roundNumber(T.points(this.high, { signed: false }));
+    return "the margin of " + roundNumber(T.points(this.low, { unit: false })) + " to " + roundNumber(T.points(this.high));
   };
   Words.prototype.beyond = function () {
     if (this.compare === "ratio") {
@@ -445,37 +394,44 @@
 
   function sentence(state, n) {
     choice(state, "verdict", Object.keys(VERDICTS));
-    var w = new Words(n);
+    var w = new Words(n), label = n.p_label === undefined ? "p" : n.p_label;
+    // The project's p-value, under the caller's name for it ("q", "Holm-adjusted p").
+    function pValue(value) { return T.pValue(value).replace("p ", label + " "); }
     if (state === "gap_shown") {
       return "A gap of practical size is shown: " + w.gap() + ". The " + w.level(1) + " interval of " + w.what() + ", " +
-        w.interval(n.ci_low, n.ci_high) + ", lies " + w.beyond() + " (exact test, " + formatP(n.p_value) + ").";
+        w.interval(n.ci_low, n.ci_high) + ", lies " + w.beyond() + " (exact test, " + pValue(n.p_value) + ").";
     }
     if (state === "no_practical_gap_shown") {
       var lo = n.equivalence_ci[0], hi = n.equivalence_ci[1];
       var where = !(Number.isNaN(lo) || Number.isNaN(hi)) ? "Its " + w.level(2) + " interval, " + w.interval(lo, hi) + ", lies " + w.within() : "It lies " + w.within();
-      return "No gap of practical size is shown: " + w.gap() + ". " + where + " (equivalence test, " + formatP(n.equivalence_p_value) + "). " + w.mayRemain();
+      return "No gap of practical size is shown: " + w.gap() + ". " + where + " (equivalence test, " + pValue(n.equivalence_p_value) + "). " + w.mayRemain();
     }
     var eqLow = n.equivalence_ci[0], eqHigh = n.equivalence_ci[1];
     var eqInterval = Number.isNaN(eqLow) || Number.isNaN(eqHigh) ? "" : ", its " + w.level(2) + " interval " + w.interval(eqLow, eqHigh);
     var numbers = w.gap() + "; the " + w.level(1) + " interval of " + w.what() + " is " + w.interval(n.ci_low, n.ci_high) +
-      "; exact test " + formatP(n.p_value) + "; equivalence test " + formatP(n.equivalence_p_value) + eqInterval;
+      "; exact test " + pValue(n.p_value) + "; equivalence test " + pValue(n.equivalence_p_value) + eqInterval;
     var head = n.p_value < n.alpha
       ? "Inconclusive: a gap is statistically significant, but the data show neither that it reaches " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ")."
       : "Inconclusive: the data show neither a gap beyond " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ").";
     if (Number.isNaN(n.power_at_margin)) return head;
-    var chance = percent0(n.power_at_margin), article = /^(8|11%|18%)/.test(chance) ? "an " : "a ";
+    var chance = T.pct(n.power_at_margin, 0), article = /^(8|11%|18%)/.test(chance) ? "an " : "a "; // "an 80%", "an 11%", "a 9%"
     return head + " This audit had " + article + chance + " chance of finding a true gap at " + w.marginName() +
       (n.power_at_margin < 0.8 ? ": it was too small to tell." : ".");
   }
 
-  root.FairCalcEquivalence = Object.freeze({
+  // How the sentences name a margin: "the margin of ±5 percentage points", "the band 0.80 to
+  // 1.25", "the four-fifths line of 0.8" (margin: [low, high], as a verdict's).
+  function marginName(compare, margin) {
+    choice(compare, "compare", ["difference", "ratio"]);
+    return new Words({ compare: compare, margin: margin, names: ["", ""] }).marginName();
+  }
+
+  return {
     VERDICTS: VERDICTS,
     EXACT_MAX_TABLES: EXACT_MAX_TABLES,
     test: test,
     verdict: verdict,
     sentence: sentence,
-    formatPoints: formatPoints,
-    formatRatio: formatRatio,
-    formatP: formatP,
-  });
-})(typeof window !== "undefined" ? window : this);
+    marginName: marginName,
+  };
+});

@@ -1,9 +1,10 @@
 // Interactive figures (issue 29), drawn as plain SVG by this script: no chart library to vendor,
 // and the power figure's numbers come from window.FairCalc (held to faircode by the browser
-// tests), the threshold figure's from the explainer's run (embedded by the build). Each figure is
-// a <div data-fc-power> or <div data-fc-thresholds> that the build writes with its data
-// (site_src/rendering/calculator.py); it stays hidden without JavaScript, where the page's static
-// figure (also in print and in the notebook) tells the same story.
+// tests), written by window.FairCalcText; the threshold figure's from the explainer's run
+// (embedded by the build). Each figure is a <div data-fc-power> or <div data-fc-thresholds> that
+// the build writes with its data (site_src/rendering/calculator.py); it stays hidden without
+// JavaScript, where the page's static figure (also in print and in the notebook) tells the same
+// story.
 (function () {
   "use strict";
 
@@ -44,7 +45,7 @@
   // site's convention has it: with A's rate the lower one, "−10.0 pp" (issue 47).
   function setupPower(box) {
     var d = JSON.parse(box.dataset.fcPower);
-    var FC = window.FairCalc, fmt = FC.text;
+    var FC = window.FairCalc, fmt = window.FairCalcText;
     function gapText(magnitude) { return fmt.pp(d.direction * magnitude); }
     box.hidden = false;
     box.textContent = "";
@@ -135,7 +136,7 @@
   // ------------------------------------------------------------------ thresholds
 
   function setupThresholds(box) {
-    var d = JSON.parse(box.dataset.fcThresholds), fmt = window.FairCalc.text;
+    var d = JSON.parse(box.dataset.fcThresholds), fmt = window.FairCalcText;
     var t = d.thresholds;
     box.hidden = false;
     box.textContent = "";
@@ -207,7 +208,7 @@
   // which keeps the drawing, draws it again).
   function setup() {
     document.querySelectorAll("[data-fc-power], [data-fc-thresholds]").forEach(function (box) {
-      if (box.fcReady || !window.FairCalc) return;
+      if (box.fcReady || !window.FairCalc || !window.FairCalcText) return;
       box.fcReady = true;
       whenShown(box, "fcPower" in box.dataset ? setupPower : setupThresholds);
     });

@@ -1,19 +1,23 @@
 // The "Check a gap" page (check-a-gap/index.md, from site_src/templates/check-a-gap.md.j2): reads
-// the reader's counts, asks window.FairCalc (faircalc.js) for every number and writes the answers
-// into live regions; the state lives in the page's URL, so a result can be shared. The power of
-// the audit is computed off the page's thread (FairCalc.background), with progress and a Stop
-// button: for a million people it takes a minute. A field that does not hold what it asks for is
-// marked (aria-invalid) and named in the message, in the reader's words.
+// the reader's counts and margin, asks window.FairCalc (faircalc.js) and FairCalcEquivalence
+// (faircalc-equivalence.js) for every number and writes the answers, in FairCalcText's words
+// (faircalc-text.js), into live regions; the state lives in the page's URL, so a result can be
+// shared. The verdicts and the power of the audit are computed off the page's thread
+// (FairCalc.background), with progress and a Stop button: for a million people a power takes a
+// minute. A field that does not hold what it asks for is marked (aria-invalid) and named in the
+// message, in the reader's words.
 // Started by assets/pages.js on the page as loaded and after each of Material's instant
 // navigations; the calculator is set up once (a property of its element, not an attribute, so
 // that a copy of the page saved by the browser sets up again).
 (function () {
   "use strict";
 
-  // Above this many people the power waits for a click (it runs in the background, but keeps a
-  // core busy for seconds to minutes).
+  // Above this many people the power, and the power at the margin, wait for a click (they run in
+  // the background, but keep a core busy for seconds to minutes).
   var POWER_AUTO_LIMIT = 200000;
   var ALPHA = 0.05;
+  // The favourable-outcome ratio's bands: the four-fifths band read both ways, or the rule's line.
+  var BANDS = { both: [0.8, 1.25], floor: [0.8, Infinity] };
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -48,6 +52,13 @@
     return null;
   }
 
+  function marginProblem(raw) {
+    var v = Number(raw);
+    if (Number.isNaN(v)) return "“" + raw + "” is not a number";
+    if (!(v > 0 && v < 100)) return "must be more than 0 and less than 100 percentage points; got " + raw;
+    return null;
+  }
+
   function rateProblem(raw) {
     var v = Number(raw);
     if (raw === "" || Number.isNaN(v)) return "“" + raw + "” is not a number";
@@ -74,23 +85,27 @@
 
   function setupCalculator() {
     var root = document.querySelector("[data-fc-calc]");
-    if (!root || root.fcReady || !window.FairCalc) return;
+    if (!root || root.fcReady || !window.FairCalc || !window.FairCalcText || !window.FairCalcEquivalence) return;
     root.fcReady = true;
-    var calc = { root: root, FC: window.FairCalc, inputs: {}, running: null };
+    var calc = { root: root, FC: window.FairCalc, T: window.FairCalcText, EQ: window.FairCalcEquivalence, inputs: {}, runs: {} };
     calc.$ = function (id) { return root.querySelector("#" + id); };
-    calc.fields = ["la", "na", "ka", "ra", "lb", "nb", "kb", "rb", "out"];
+    calc.fields = ["la", "na", "ka", "ra", "lb", "nb", "kb", "rb", "out", "margin"];
     calc.fields.forEach(function (f) { calc.inputs[f] = calc.$("fc-" + f); });
     calc.groupsBox = calc.$("fc-groups");
     calc.pBox = calc.$("fc-pvalues");
     root.querySelectorAll("[data-fc-js-only]").forEach(function (n) { n.hidden = false; });
     readUrl(calc);
-    // Only the section the reader is typing in is computed again.
+    // Only the section the reader is typing in is computed again (of two groups, only the
+    // verdicts when the margin changes), and only when what it reads changed: a field's "change"
+    // follows its "input" events.
     var sections = { two: twoGroups, groups: manyGroups, pvalues: adjustBox };
     function onEdit(ev) {
-      var section = ev.target.closest("[data-fc-section]");
+      var section = ev.target.closest("[data-fc-section]"), before = calc.address;
       showMode(calc);
-      if (section && sections[section.dataset.fcSection]) sections[section.dataset.fcSection](calc);
       writeUrl(calc);
+      if (calc.address === before) return;
+      if (ev.target.closest("[data-fc-margin]")) verdicts(calc);
+      else if (section && sections[section.dataset.fcSection]) sections[section.dataset.fcSection](calc);
     }
     root.addEventListener("input", onEdit);
     root.addEventListener("change", onEdit);
@@ -108,6 +123,7 @@
 
   function mode(calc) { return calc.root.querySelector("input[name='fc-mode']:checked").value; }
   function favourable(calc) { return calc.root.querySelector("input[name='fc-fav']:checked").value; }
+  function band(calc) { return calc.root.querySelector("input[name='fc-band']:checked").value; }
 
   function showMode(calc) {
     var rateMode = mode(calc) === "rate";
@@ -122,6 +138,7 @@
     calc.fields.forEach(function (f) { if (q.has(f)) calc.inputs[f].value = q.get(f); });
     if (q.get("mode") === "rate") calc.root.querySelectorAll("input[name='fc-mode']").forEach(function (r) { r.checked = r.value === "rate"; });
     if (q.get("fav") === "positive") calc.root.querySelectorAll("input[name='fc-fav']").forEach(function (r) { r.checked = r.value === "positive"; });
+    if (q.get("band") === "floor") calc.root.querySelectorAll("input[name='fc-band']").forEach(function (r) { r.checked = r.value === "floor"; });
     if (q.has("groups")) calc.groupsBox.value = q.get("groups").split(";").join("\n");
     if (q.has("p")) calc.pBox.value = q.get("p").split(",").join(", ");
   }
@@ -136,6 +153,7 @@
     });
     if (rateMode) q.set("mode", "rate");
     if (favourable(calc) === "positive") q.set("fav", "positive");
+    if (band(calc) === "floor") q.set("band", "floor");
     // The boxes' examples stay out of the address until the reader changes them.
     var g = calc.groupsBox.value === calc.groupsBox.defaultValue ? "" : calc.groupsBox.value.trim();
     if (g) q.set("groups", g.split(/\n+/).map(function (s) { return s.trim(); }).filter(Boolean).join(";"));
@@ -143,6 +161,7 @@
     if (p) q.set("p", p.split(/[\s,;]+/).filter(Boolean).join(","));
     var url = window.location.pathname + "?" + q.toString().replace(/%2C/g, ",").replace(/%3B/g, ";") + window.location.hash;
     window.history.replaceState(window.history.state, "", url);
+    calc.address = url;
     var share = calc.$("fc-share");
     if (share) share.href = url;
   }
@@ -185,11 +204,14 @@
   }
 
   function twoGroups(calc) {
-    var out = calc.$("fc-two-out"), powerOut = calc.$("fc-power-out");
-    stopPower(calc);
+    var out = calc.$("fc-two-out");
+    stopRuns(calc);
+    calc.job = null;
     out.textContent = "";
-    powerOut.textContent = "";
-    powerOut.removeAttribute("aria-busy");  // set again when a computation starts
+    ["fc-verdict-out", "fc-power-out"].forEach(function (id) {
+      calc.$(id).textContent = "";
+      calc.$(id).removeAttribute("aria-busy");  // set again when a computation starts
+    });
     var g = readTwo(calc);
     if (g.problems) {
       g.problems.forEach(function (text) { problem(out, text + "."); });
@@ -209,10 +231,10 @@
       return;
     }
     showComparison(calc, out, g, r);
-    var job = { kA: g.kA, nA: g.nA, kB: g.kB, nB: g.nB, la: g.la, lb: g.lb, what: g.what };
-    if (g.nA < 1 || g.nB < 1) return;
-    if (g.nA + g.nB > POWER_AUTO_LIMIT) offerPower(calc, job);
-    else startPower(calc, job);
+    calc.job = { kA: g.kA, nA: g.nA, kB: g.kB, nB: g.nB, la: g.la, lb: g.lb, what: g.what, fav: favourable(calc) };
+    verdicts(calc);
+    if (g.nA + g.nB > POWER_AUTO_LIMIT) offerPower(calc, calc.job);
+    else startPower(calc, calc.job);
   }
 
   // The per_100 filter's sentence (site_src/rendering/filters.py), for the reader's groups.
@@ -235,7 +257,7 @@
   }
 
   function showComparison(calc, out, g, r) {
-    var fmt = calc.FC.text, fav = favourable(calc);
+    var fmt = calc.T, fav = favourable(calc);
     var reading = per100(r.gap, g.la, g.lb, g.what);
     reading = reading.charAt(0).toUpperCase() + reading.slice(1) + "; " + chanceText(r.log_p_value) + ".";
     out.appendChild(el("p", { class: "fc-calc-reading" }, reading));
@@ -245,7 +267,7 @@
     var dl = el("dl", { class: "fc-calc-results" });
     row(dl, "Gap (" + g.la + " minus " + g.lb + ")", fmt.pp(r.gap, d), "(" + fmt.pct(r.rate_a, d) + " against " + fmt.pct(r.rate_b, d) + " " + g.what + ")");
     row(dl, "95% interval", fmt.pp(r.ci_low, d).replace(" pp", "") + " to " + fmt.pp(r.ci_high, d), "(Newcombe's score interval)");
-    row(dl, "Exact p-value", fmt.pValue(r.log_p_value), "(two-sided permutation test: how often random relabelling gives a gap at least this far from zero)");
+    row(dl, "Exact p-value", fmt.pValue(r.p_value, r.log_p_value), "(two-sided permutation test: how often random relabelling gives a gap at least this far from zero)");
     var favWord = fav === "negative" ? "not " + g.what : g.what;
     var ratioText = Number.isNaN(r.ratio) ? "undefined: " + r.reasons.ratio : fmt.fixed(r.ratio, 2);
     var ratioCi = Number.isNaN(r.ratio_low) ? "" : " (95% interval " + fmt.fixed(r.ratio_low, 2) + " to " + (Number.isFinite(r.ratio_high) ? fmt.fixed(r.ratio_high, 2) : "∞") + ")";
@@ -263,69 +285,42 @@
     }
   }
 
-  // ---- was the audit big enough? (off the page's thread)
+  // ---- in the background, with progress and a Stop button
 
-  function stopPower(calc) {
-    if (calc.running) calc.running.cancel();
-    calc.running = null;
+  function stopRuns(calc, slot) {
+    Object.keys(calc.runs).forEach(function (s) {
+      if (slot !== undefined && s !== slot) return;
+      if (calc.runs[s]) calc.runs[s].cancel();
+      calc.runs[s] = null;
+    });
   }
 
-  function offerPower(calc, job) {
-    var powerOut = calc.$("fc-power-out");
-    var people = (job.nA + job.nB).toLocaleString("en");
-    var btn = el("button", { type: "button", class: "md-button" }, "Compute the power for " + people + " people");
-    btn.addEventListener("click", function () { startPower(calc, job); });
-    powerOut.appendChild(btn);
-    powerOut.appendChild(el("p", { class: "fc-calc-note" }, "For this many people the exact power takes from seconds to minutes, depending on the " +
-      "device. It runs in the background, so the page stays usable, shows its progress and can be stopped."));
+  // A button that starts a computation too long to start unasked, and what it costs.
+  function offer(region, words, start) {
+    var btn = el("button", { type: "button", class: "md-button" }, words);
+    btn.addEventListener("click", start);
+    var note = el("p", { class: "fc-calc-note" }, "For this many people an exact power takes from seconds to minutes, depending on the " +
+      "device. It runs in the background, so the page stays usable, shows its progress and can be stopped.");
+    region.append(btn, note);
+    return [btn, note];
   }
 
-  // The three answers, each computed in turn by FairCalc.background and shown as it arrives.
-  function powerSteps(calc, job) {
-    var FC = calc.FC, fmt = FC.text;
-    var rA = job.kA / job.nA, rB = job.kB / job.nB, gap = rA - rB, direction = gap < 0 ? -1 : 1;
-    var steps = [{
-      what: "the power", method: "power", args: [rA, rB, job.nA, job.nB],
-      show: function (dl, pw) {
-        row(dl, "Power for the observed gap", fmt.pct(pw.power), "(the chance that an audit of these sizes finds p below 0.05 if the true gap is " + fmt.pp(gap, fmt.ppDecimals([gap])) + ")");
-      },
-    }, {
-      what: "the minimum detectable gap", method: "detectableGap", args: [job.nA, job.nB, rB, { direction: direction, xtol: 1e-6 }],
-      show: function (dl, mdg) {
-        row(dl, "Minimum detectable gap (80% power)", Number.isNaN(mdg.gap) ? "none: " + mdg.reasons.gap : fmt.pp(mdg.gap, fmt.ppDecimals([mdg.gap])),
-          "(the smallest true gap in this direction that an audit of these sizes finds 4 times in 5, with " + job.lb + " " + job.what + " at " + fmt.pct(rB) + ")");
-      },
-    }];
-    if (gap !== 0) {
-      steps.push({ what: "the audit size", method: "auditSize", args: [rA, rB, job.nA / (job.nA + job.nB)], show: function (dl, size) { showSize(fmt, dl, job, size); } });
-    }
-    return steps;
-  }
-
-  function showSize(fmt, dl, job, size) {
-    var how = size.method === "exact"
-      ? "(with rates of 0% and 100% every audit splits the same way and the sample-size formula has no answer: the smallest audit, in today's proportions, whose exact test finds this gap)"
-      : "(80% power by the sample-size formula, in today's proportions; the exact test's power at that size is " + fmt.pct(size.power_exact) + ")";
-    row(dl, "Audit size that would detect the observed gap", Number.isNaN(size.rows) ? "not computed: " + size.reasons.rows
-      : "about " + size.rows.toLocaleString("en") + " people (" + size.n_a.toLocaleString("en") + " " + job.la + ", " + size.n_b.toLocaleString("en") + " " + job.lb + ")",
-    Number.isNaN(size.rows) ? "" : how);
-  }
-
-  function startPower(calc, job) {
-    stopPower(calc);
-    var powerOut = calc.$("fc-power-out");
-    powerOut.textContent = "";
-    powerOut.setAttribute("aria-busy", "true");
-    var dl = el("dl", { class: "fc-calc-results" });
+  // Each of `steps` ({what, method, args, show(value)}) computed in turn by FairCalc.background
+  // and shown as it arrives, in `region` (aria-busy meanwhile), under a line that says what is
+  // being computed, how far it has gone, and a Stop button. A new run in the same `slot` (or
+  // stopRuns) cancels it; `then()` follows a run that ended well, `again()` starts it anew.
+  function runSteps(calc, slot, region, steps, again, then) {
+    stopRuns(calc, slot);
+    region.setAttribute("aria-busy", "true");
     var status = el("p", { class: "fc-calc-progress" });
     var label = el("span", {}), step = el("span", { class: "fc-calc-note", "aria-hidden": "true" });
     var bar = el("progress", { max: "1", value: "0", "aria-label": "Progress of the computation under way" });
     var stop = el("button", { type: "button", class: "md-button fc-calc-stop" }, "Stop");
     [label, " ", bar, " ", step, " ", stop].forEach(function (n) { status.append(n); });
-    powerOut.append(dl, status);
-    var steps = powerSteps(calc, job), me = { call: null };
+    region.append(status);
+    var me = { call: null };
     me.cancel = function () { if (me.call) me.call.cancel(); };
-    calc.running = me;
+    calc.runs[slot] = me;
     function next(i) {
       if (i === steps.length) return finish(null);
       var s = steps[i];
@@ -337,26 +332,145 @@
         if (progress.evaluations > 1) step.textContent = "(exact power " + progress.evaluations + ")";
       });
       me.call.result.then(function (value) {
-        if (calc.running !== me) return;
-        s.show(dl, value);
+        if (calc.runs[slot] !== me) return;
+        s.show(value);
         next(i + 1);
       }, function (err) {
-        if (calc.running === me) finish(err);  // not when a new computation took its place
+        if (calc.runs[slot] === me) finish(err);  // not when a new computation took its place
       });
     }
     function finish(err) {
-      if (calc.running === me) calc.running = null;
-      powerOut.setAttribute("aria-busy", "false");
+      if (calc.runs[slot] === me) calc.runs[slot] = null;
+      region.setAttribute("aria-busy", "false");
       status.remove();
-      if (!err) return;
-      var again = el("button", { type: "button", class: "md-button" }, "Compute again");
-      again.addEventListener("click", function () { startPower(calc, job); });
+      if (!err) return then && then();
+      var restart = el("button", { type: "button", class: "md-button" }, "Compute again");
+      restart.addEventListener("click", again);
       var p = el("p", { class: "fc-calc-note" }, err.name === "AbortError" ? "Stopped: what is not shown above was not computed. " : "Not computed: " + err.message + " ");
-      p.appendChild(again);
-      powerOut.appendChild(p);
+      p.appendChild(restart);
+      region.appendChild(p);
     }
     stop.addEventListener("click", function () { me.cancel(); });
     next(0);
+  }
+
+  // ---- is there a gap that matters? (the three-state verdicts, off the page's thread)
+
+  // The margin as typed, as a difference of rates ({margin: [-m, m]}), or {problem} in the
+  // reader's words ({empty} when there is none); the field is marked.
+  function readMargin(calc) {
+    var got = readField(calc.inputs.margin, "Margin:", marginProblem);
+    if (got.problem) return { problem: got.problem + "." };
+    if (got.value === null) return { empty: "Enter the margin: the smallest gap, in percentage points, that would matter to you." };
+    return { margin: [-got.value / 100, got.value / 100] };
+  }
+
+  // The verdicts on the gap (at the margin) and on the favourable-outcome ratio (against the
+  // four-fifths band), computed again when the counts, the margin or the band change. Above
+  // POWER_AUTO_LIMIT people the power at the margin waits for a click.
+  function verdicts(calc) {
+    var region = calc.$("fc-verdict-out"), job = calc.job;
+    stopRuns(calc, "verdict");
+    region.textContent = "";
+    region.removeAttribute("aria-busy");
+    var m = readMargin(calc);
+    if (m.problem || m.empty) return m.problem ? problem(region, m.problem) : region.appendChild(el("p", {}, m.empty));
+    if (!job) return;
+    var boxes = [el("div", { class: "fc-verdict" }), el("div", { class: "fc-verdict" })];
+    region.append(boxes[0], boxes[1]);
+    var names = [job.la, job.lb], power = job.nA + job.nB <= POWER_AUTO_LIMIT;
+    var fA = job.fav === "negative" ? job.nA - job.kA : job.kA, fB = job.fav === "negative" ? job.nB - job.kB : job.kB;
+    var steps = [
+      ["the verdict on the gap", [job.kA, job.nA, job.kB, job.nB, { margin: m.margin, names: names, outcome: job.what }]],
+      ["the verdict on the favourable-outcome ratio", [fA, job.nA, fB, job.nB,
+        { margin: BANDS[band(calc)], compare: "ratio", names: names, outcome: job.fav === "negative" ? "not " + job.what : job.what }]],
+    ];
+    function run(withPower) {
+      region.querySelectorAll(".fc-verdict-offer").forEach(function (n) { n.remove(); });
+      runSteps(calc, "verdict", region, steps.map(function (s, i) {
+        var args = s[1].slice(0, 4).concat([Object.assign({ power: withPower }, s[1][4])]);
+        return { what: s[0], method: "FairCalcEquivalence.verdict", args: args, show: function (v) { showVerdict(calc, boxes[i], v, job, withPower); } };
+      }), function () { run(withPower); }, withPower ? null : function () {
+        offer(region, "Compute the power at the margin for " + (job.nA + job.nB).toLocaleString("en") + " people", function () { run(true); })
+          .forEach(function (n) { n.classList.add("fc-verdict-offer"); });
+      });
+    }
+    run(power);
+  }
+
+  var METHODS = {
+    exact: "two one-sided exact unconditional tests, Chan 1998: at the margin they reject at most 5% of the time",
+    score: "two one-sided score tests, Miettinen and Nurminen 1985, with the normal approximation: too many possible tables to enumerate at these sizes",
+  };
+
+  // One verdict: its state with the margin named, its sentence (the library's words), then the
+  // equivalence test and the power at the margin.
+  function showVerdict(calc, box, v, job, withPower) {
+    var T = calc.T, eq = v.equivalence, ratio = v.compare === "ratio", margin = [v.margin_low, v.margin_high];
+    box.textContent = "";
+    box.className = "fc-verdict fc-verdict-" + v.verdict.replace(/_/g, "-");
+    var head = el("p", { class: "fc-verdict-state" });
+    head.append((ratio ? "The favourable-outcome ratio (" + job.la + " over " + job.lb + ")" : "The gap (" + job.la + " minus " + job.lb + ")") +
+      ", judged against " + calc.EQ.marginName(v.compare, margin) + ": ", el("strong", {}, v.label));
+    box.append(head, el("p", { class: "fc-verdict-sentence" }, v.sentence));
+    var dl = el("dl", { class: "fc-calc-results" }), level = T.pct(eq.confidence_level, 0);
+    var limits = [eq.ci_low, eq.ci_high], d = T.ppDecimals(limits);
+    var interval = Number.isNaN(eq.ci_low) ? "" : ", its " + level + " interval " + (ratio
+      ? T.ratio(eq.ci_low, margin.concat([1])) + " to " + T.ratio(eq.ci_high, margin.concat([1]))
+      : T.pp(eq.ci_low, d).replace(" pp", "") + " to " + T.pp(eq.ci_high, d));
+    row(dl, "Equivalence test", T.pValue(eq.p_value) + interval, "(" + METHODS[eq.method] + ")");
+    var rateB = v.count_b / v.n_b, word = ratio ? v.outcome : job.what;
+    var power = Number.isNaN(v.power_at_margin)
+      ? (!withPower ? "not computed yet: use the button below" : "none: with " + job.lb + " " + word + " at " + T.pct(rateB) + ", no rate of " + job.la + " lies at the margin")
+      : T.pct(v.power_at_margin, 0);
+    row(dl, "Power at the margin", power, "(the chance that an audit of these sizes finds p below 0.05 when the true " + (ratio ? "ratio" : "gap") +
+      " is at the margin, on the side where that chance is smaller, with " + job.lb + " " + word + " at " + T.pct(rateB) + ")");
+    box.appendChild(dl);
+  }
+
+  // ---- was the audit big enough? (off the page's thread)
+
+  function offerPower(calc, job) {
+    offer(calc.$("fc-power-out"), "Compute the power for " + (job.nA + job.nB).toLocaleString("en") + " people", function () { startPower(calc, job); });
+  }
+
+  // The three answers, each computed in turn by FairCalc.background and shown as it arrives.
+  function powerSteps(calc, job, dl) {
+    var T = calc.T;
+    var rA = job.kA / job.nA, rB = job.kB / job.nB, gap = rA - rB, direction = gap < 0 ? -1 : 1;
+    var steps = [{
+      what: "the power", method: "power", args: [rA, rB, job.nA, job.nB],
+      show: function (pw) {
+        row(dl, "Power for the observed gap", T.pct(pw.power), "(the chance that an audit of these sizes finds p below 0.05 if the true gap is " + T.pp(gap, T.ppDecimals([gap])) + ")");
+      },
+    }, {
+      what: "the minimum detectable gap", method: "detectableGap", args: [job.nA, job.nB, rB, { direction: direction, xtol: 1e-6 }],
+      show: function (mdg) {
+        row(dl, "Minimum detectable gap (80% power)", Number.isNaN(mdg.gap) ? "none: " + mdg.reasons.gap : T.pp(mdg.gap, T.ppDecimals([mdg.gap])),
+          "(the smallest true gap in this direction that an audit of these sizes finds 4 times in 5, with " + job.lb + " " + job.what + " at " + T.pct(rB) + ")");
+      },
+    }];
+    if (gap !== 0) {
+      steps.push({ what: "the audit size", method: "auditSize", args: [rA, rB, job.nA / (job.nA + job.nB)], show: function (size) { showSize(T, dl, job, size); } });
+    }
+    return steps;
+  }
+
+  function showSize(T, dl, job, size) {
+    var how = size.method === "exact"
+      ? "(with rates of 0% and 100% every audit splits the same way and the sample-size formula has no answer: the smallest audit, in today's proportions, whose exact test finds this gap)"
+      : "(80% power by the sample-size formula, in today's proportions; the exact test's power at that size is " + T.pct(size.power_exact) + ")";
+    row(dl, "Audit size that would detect the observed gap", Number.isNaN(size.rows) ? "not computed: " + size.reasons.rows
+      : "about " + size.rows.toLocaleString("en") + " people (" + size.n_a.toLocaleString("en") + " " + job.la + ", " + size.n_b.toLocaleString("en") + " " + job.lb + ")",
+    Number.isNaN(size.rows) ? "" : how);
+  }
+
+  function startPower(calc, job) {
+    var powerOut = calc.$("fc-power-out"), dl = el("dl", { class: "fc-calc-results" });
+    stopRuns(calc, "power");
+    powerOut.textContent = "";
+    powerOut.appendChild(dl);
+    runSteps(calc, "power", powerOut, powerSteps(calc, job, dl), function () { startPower(calc, job); });
   }
 
   // ---- more than two groups
@@ -382,7 +496,7 @@
   }
 
   function manyGroups(calc) {
-    var out = calc.$("fc-groups-out"), fmt = calc.FC.text;
+    var out = calc.$("fc-groups-out"), fmt = calc.T;
     out.textContent = "";
     var parsed = parseGroups(calc.groupsBox.value);
     mark(calc.groupsBox, parsed.problems);
@@ -397,14 +511,14 @@
     var omText = "Is any group treated differently? Pearson's chi-squared test of homogeneity";
     if (Number.isNaN(om.p_value)) omText += ": " + om.reason;
     else omText += " (" + (om.method === "exact" ? "exact, every table with these margins enumerated" : "chi-squared approximation, " + om.dof + " degrees of freedom") +
-      "): X² = " + fmt.fixed(om.statistic, 2) + ", " + fmt.pValue(om.log_p_value) + ".";
+      "): X² = " + fmt.fixed(om.statistic, 2) + ", " + fmt.pValue(om.p_value, om.log_p_value) + ".";
     out.appendChild(el("p", { class: "fc-calc-omnibus" }, omText));
     var pairs = r.pairwise.length;
     out.appendChild(table(pairs === 1 ? "The pair: the exact test (with one pair, Holm's method leaves its p-value as it is)"
       : "Every pair: the exact test, and its p-value adjusted by Holm's method over the " + fmt.plural(pairs, "pair"),
     ["Pair", "Gap", "p", "Holm-adjusted p"], r.pairwise.map(function (c) {
-      return [c.group_a + " vs " + c.group_b, fmt.pp(c.gap, fmt.ppDecimals([c.gap])), fmt.pValue(c.log_p_value).replace("p = ", ""),
-        fmt.pValue(Math.log(c.p_value_adjusted)).replace("p = ", "")];
+      return [c.group_a + " vs " + c.group_b, fmt.pp(c.gap, fmt.ppDecimals([c.gap])), fmt.pValue(c.p_value, c.log_p_value).replace("p = ", ""),
+        fmt.pValue(c.p_value_adjusted).replace("p = ", "")];
     })));
   }
 
@@ -427,7 +541,7 @@
   // ---- p-value adjustment
 
   function adjustBox(calc) {
-    var out = calc.$("fc-pvalues-out"), fmt = calc.FC.text;
+    var out = calc.$("fc-pvalues-out"), fmt = calc.T;
     out.textContent = "";
     var raw = calc.pBox.value.split(/[\s,;]+/).filter(Boolean);
     var wrong = raw.map(function (s, i) {

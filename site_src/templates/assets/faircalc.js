@@ -12,7 +12,11 @@
 //                                               (Holm), the chi-squared homogeneity test
 //   FairCalc.background(method, args, onProgress)  any of the above off the page's thread (a Web
 //                                               Worker), with progress and a cancel
-//   FairCalc.text                               how the pages write these numbers for people
+//   FairCalc.carry(name, module)                a module that extends FairCalc, carried into
+//                                               the workers too: FairCalcText (faircalc-text.js,
+//                                               how the pages write numbers), FairCalcEquivalence
+//                                               (faircalc-equivalence.js, the equivalence test
+//                                               and the three-state verdict)
 //
 // Conventions: group A is the group the question is about (the disadvantaged group), B the
 // comparison; a gap is A minus B, a rate in [0, 1]. Valid input never throws: a quantity that is
@@ -32,7 +36,10 @@
   var TIE_RTOL = 1e-9; // faircode.significance._TIE_RTOL: chi-squared statistics this close tie
   var SMALL_SAMPLE_THRESHOLD = 30; // faircode.significance.SMALL_SAMPLE_THRESHOLD
   var MAX_EXACT_TABLES = 200000; // faircode.group_tests.MAX_EXACT_TABLES
-  var MIN_EXPECTED = 5; // faircode.group_tests._MIN_EXPECTED (Cochran 1954)
+  // faircode.significance._homogeneity._MIN_EXPECTED: the chi-squared approximation only when
+  // every expected count is at least 5. Stricter than Cochran's rule (Cochran 1954), which allows
+  // up to 20% of the expected counts below 5 and none below 1.
+  var MIN_EXPECTED = 5;
   var CENTRAL_TAIL = 2.5e-18; // faircode.significance._central: binomial mass left out per side
   // A term below this share of the running sum ends a sum over a tail: the rest of a
   // log-concave tail whose terms fall this far is below 1e-18 of the sum.
@@ -925,73 +932,48 @@
     return out;
   }
 
-  // ------------------------------------------------------------------ numbers written for people
-
-  // How the calculator and the figures write a number (one home for both): a minus sign, not a
-  // hyphen; gaps in percentage points (pp) with their sign; p-values as
-  // faircode.formatting.format_p_value writes them.
-  var SUPERSCRIPT = { "-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹" };
-  var MAX_PP_DECIMALS = 6;
-
-  function fixed(x, digits) {
-    return x.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  }
-
-  // "+1.2", "−0.4"; no sign where the value rounds to 0 at these digits.
-  function signed(x, digits) {
-    var s = fixed(Math.abs(x), digits);
-    if (Number(s.replace(/,/g, "")) === 0) return s;
-    return (x < 0 ? "−" : "+") + s;
-  }
-
-  // A gap (a difference of rates in [-1, 1]) in percentage points with its sign: "−10.0 pp".
-  function pp(gap, digits) { return signed(100 * gap, digits === undefined ? 1 : digits) + " pp"; }
-
-  // A rate in [0, 1] as a percentage: "12.5%".
-  function pct(rate, digits) { return fixed(100 * rate, digits === undefined ? 1 : digits) + "%"; }
-
-  // The fewest decimals (at least 1) at which values shown in percentage points keep what
-  // matters: each non-zero value a non-zero digit (so its sign shows, and whether an interval
-  // holds 0), and values that differ stay apart. An interval of -0.0004 to 0.0016 reads
-  // "−0.04 to +0.16 pp", not "0.0 to +0.2 pp".
-  function ppDecimals(values) {
-    for (var d = 1; d < MAX_PP_DECIMALS; d++) {
-      var shown = values.map(function (v) { return Number((100 * v).toFixed(d)); });
-      var keeps = values.every(function (v, i) {
-        return (v === 0 || shown[i] !== 0) && values.every(function (w, j) { return v === w || shown[i] !== shown[j]; });
-      });
-      if (keeps) return d;
-    }
-    return MAX_PP_DECIMALS;
-  }
-
-  // A p-value from its natural log (so a p that underflows a double still prints: "p = 4.0 × 10⁻³²¹"),
-  // as faircode.formatting.format_p_value writes it.
-  function pValue(logP) {
-    if (Number.isNaN(logP)) return "p = n/a";
-    var p = Math.exp(logP);
-    if (p >= 0.001) return "p = " + (Number(p.toPrecision(2)) >= 1 ? "1.0" : p.toPrecision(2));
-    var l10 = logP / Math.LN10;
-    var e = Math.floor(l10);
-    var m = Math.pow(10, l10 - e);
-    if (Number(m.toFixed(1)) >= 10) { m /= 10; e += 1; }
-    return "p = " + m.toFixed(1) + " × 10" + String(e).split("").map(function (ch) { return SUPERSCRIPT[ch]; }).join("");
-  }
-
-  // "1 pair", "3 pairs", "1,200 p-values".
-  function plural(n, one, many) { return n.toLocaleString("en") + " " + (n === 1 ? one : many || one + "s"); }
-
   // ------------------------------------------------------------------ off the page's thread
 
   // The methods `background` runs: those whose work grows with the people (an exact power is
-  // O(people) work for each of O(sqrt(people)) totals; 101 s for 10^6 against 10^6 on a laptop).
+  // O(people) work for each of O(sqrt(people)) totals; 101 s for 10^6 against 10^6 on a laptop),
+  // and every function of a carried module ("FairCalcEquivalence.verdict").
   var BACKGROUND = ["compare", "power", "detectableGap", "auditSize", "groups"];
+  var carried = []; // [name, module] of each carried module, in the order carried
   var workerUrl = null;
 
   /**
-   * FairCalc[method](...args) in a Web Worker, so the page stays usable however long it takes.
-   * The worker runs this script's own source from a Blob URL: no second file, no fetch, and it
-   * works from a copy of the site opened from disk. The numbers are the same code's.
+   * A module that extends FairCalc (faircalc-text.js, faircalc-equivalence.js): `module(root)`
+   * returns its functions, set (frozen) as root[name] here and in every worker `background`
+   * starts, which runs the module's own source after this script's: so its functions run off the
+   * page's thread too, still with no second request. Returns root[name].
+   */
+  function carry(name, module) {
+    if (typeof name !== "string" || !/^[A-Za-z]\w*$/.test(name)) fail(TypeError, "`name` must be a JavaScript name; got " + String(name));
+    if (typeof module !== "function") fail(TypeError, "`module` must be a function (root) => {functions}");
+    carried = carried.filter(function (c) { return c[0] !== name; }).concat([[name, module]]);
+    workerUrl = null; // the next worker carries it too
+    root[name] = Object.freeze(module(root));
+    return root[name];
+  }
+
+  // The function `background` runs for `method`, in `scope` (the page's window or the worker's).
+  function task(scope, method) {
+    var dot = typeof method === "string" ? method.indexOf(".") : -1;
+    var owner = dot < 0 ? "FairCalc" : method.slice(0, dot), name = dot < 0 ? method : method.slice(dot + 1);
+    var known = dot < 0 ? BACKGROUND.indexOf(name) >= 0 : carried.some(function (c) { return c[0] === owner; });
+    if (!known || typeof (scope[owner] || {})[name] !== "function") {
+      fail(RangeError, "`method` must be one of " + BACKGROUND.map(function (c) { return JSON.stringify(c); }).join(", ") +
+        " or \"Module.function\" of a carried module (" + carried.map(function (c) { return c[0]; }).join(", ") + "); got " + JSON.stringify(method));
+    }
+    return scope[owner][name];
+  }
+
+  /**
+   * FairCalc[method](...args) in a Web Worker, so the page stays usable however long it takes;
+   * `method` may name a carried module's function too ("FairCalcEquivalence.verdict"). The
+   * worker runs this script's own source and the carried modules' from a Blob URL: no second
+   * file, no fetch, and it works from a copy of the site opened from disk. The numbers are the
+   * same code's.
    *
    * onProgress({evaluations, fraction}), at most ten times a second: the exact powers started
    * so far (a minimum detectable gap needs several) and the share done of the current one.
@@ -1001,7 +983,7 @@
    * runs on the page's thread instead (the page then waits for it, with no progress).
    */
   function background(method, args, onProgress) {
-    choice(method, "method", BACKGROUND);
+    var run = task(root, method);
     if (!Array.isArray(args)) fail(TypeError, "`args` must be an array of the method's arguments");
     var worker = null, settle = null, done = false;
     function finish() {
@@ -1013,14 +995,17 @@
       window.setTimeout(function () {
         if (done) return;
         finish();
-        try { settle.resolve(root.FairCalc[method].apply(null, args)); } catch (err) { settle.reject(err); }
+        try { settle.resolve(run.apply(null, args)); } catch (err) { settle.reject(err); }
       }, 0);
     }
     var result = new Promise(function (resolve, reject) {
       settle = { resolve: resolve, reject: reject };
       try {
         if (workerUrl === null) {
-          workerUrl = URL.createObjectURL(new Blob(["(" + faircalc + ")(self, true);"], { type: "text/javascript" }));
+          var source = ["(" + faircalc + ")(self, true);"].concat(carried.map(function (c) {
+            return "self.FairCalc.carry(" + JSON.stringify(c[0]) + ", " + c[1] + ");";
+          }));
+          workerUrl = URL.createObjectURL(new Blob([source.join("\n")], { type: "text/javascript" }));
         }
         worker = new Worker(workerUrl);
       } catch (err) {
@@ -1069,7 +1054,7 @@
       }
       tracker = { start: function () { evaluations += 1; tell(0, true); }, at: tell };
       try {
-        scope.postMessage({ result: scope.FairCalc[call.method].apply(null, call.args) });
+        scope.postMessage({ result: task(scope, call.method).apply(null, call.args) });
       } catch (err) {
         scope.postMessage({ error: { name: err.name, message: err.message } });
       }
@@ -1086,7 +1071,7 @@
     adjust: adjust,
     groups: groups,
     background: background,
-    text: Object.freeze({ fixed: fixed, signed: signed, pp: pp, pct: pct, ppDecimals: ppDecimals, pValue: pValue, plural: plural }),
+    carry: carry,
     // Exposed for the page, the tests and faircalc-equivalence.js: the normal quantile and
     // distribution function, and the log binomial probability.
     ndtri: ndtri,

@@ -23,8 +23,8 @@
   var here = document.currentScript ? document.currentScript.src.replace(/[^/]*$/, "") : "";
   // [what on a page needs them, the scripts, in the order they must run]
   var NEEDS = [
-    ["[data-fc-calc]", ["faircalc.js", "faircalc-ui.js"]],
-    ["[data-fc-power], [data-fc-thresholds]", ["faircalc.js", "faircalc-figures.js"]],
+    ["[data-fc-calc]", ["faircalc.js", "faircalc-text.js", "faircalc-equivalence.js", "faircalc-ui.js"]],
+    ["[data-fc-power], [data-fc-thresholds]", ["faircalc.js", "faircalc-text.js", "faircalc-figures.js"]],
     ["table[data-fc-results], table[data-fc-groups]", ["results.js"]],
     ["a[data-fc-term]", ["terms.js"]],
   ];
