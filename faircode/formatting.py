@@ -380,7 +380,7 @@ def format_ratio(ratio: float, *, near: Iterable = ()) -> str:
     ``near``: lines the ratio is read against (0.8, 1.25); a ratio that two decimals would round
     onto a line it is not on gets a third (``0.797`` -> ``"0.797"``, not ``"0.80"``).
     """
-    ratio = float(ratio)
+    ratio = float(ratio) + 0.0  # a limit of -0.0 (MOVER-R at a count of 0) is written "0.00"
     if math.isnan(ratio):
         return "n/a"
     if math.isinf(ratio):

@@ -81,8 +81,9 @@ def permutation_test_power(p_a, p_b, n_a, n_b, *, alpha: float = 0.05, alternati
     for sampling without replacement [3]_). So the work grows like the number of rows (well
     under a second for 15,000 rows) and the result has no Monte Carlo error: it is accurate to
     floating-point rounding of the sums (about 1e-15); the outcomes left out carry less than
-    1e-17 in all. Rounding of the tail sums could matter only for an outcome whose p-value lies
-    within 1e-12 of ``alpha``.
+    1e-17 in all. An outcome rejects when its p-value is below ``alpha (1 - 1e-12)``, so one whose
+    p-value is ``alpha`` exactly (a tail of ``1/20``) does not, whatever the rounding; only a
+    p-value within a relative 1e-12 below ``alpha`` is read as not rejecting.
 
     References
     ----------
@@ -144,7 +145,9 @@ def permutation_test_power(p_a, p_b, n_a, n_b, *, alpha: float = 0.05, alternati
         w = np.exp(log_w - log_w.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)  # the hypergeometric pmf of X given K, over x
         p = _conditional_p_values(w, x, k, n, n_a, alternative)
-        reject = valid & (p < alpha) & (x >= x_first) & (x <= x_last)
+        # An outcome whose p-value is alpha exactly (1/20 at 1 against 19 rows) does not reject;
+        # the tail sums' rounding (about 1e-15) must not tip it below.
+        reject = valid & (p < alpha * (1 - 1e-12)) & (x >= x_first) & (x <= x_last)
         power += float(np.sum(np.where(reject, flagged_a[np.clip(x, 0, n_a)] * flagged_b[yc], 0.0)))
         first = stop
     return min(1.0, power)

@@ -65,8 +65,6 @@ def rel(js: float, py: float) -> float:
 
 
 def library_words(sentence: str) -> str:
-    """The library's sentence, but for one defect of the library the calculator does not copy:
-    the MOVER-R interval's lower limit at a count of 0 is -0.0 in faircode, which
-    format_ratio writes "-0.00" (test_faircalc_equivalence.py's
-    test_the_library_writes_a_ratio_of_zero_as_0_00, an expected failure until faircode is fixed); the calculator writes "0.00"."""
-    return re.sub(r"(?<![\d.])-0\.00(?!\d)", "0.00", sentence)
+    """The library's sentence, as the calculator must write it (word for word, since faircode's
+    format_ratio writes a limit of -0.0 as "0.00")."""
+    return sentence

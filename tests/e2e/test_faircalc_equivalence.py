@@ -210,19 +210,14 @@ def test_verdicts_and_their_equivalence_tests_match_the_library(calc, group):
         assert states == set(VERDICTS) and methods == {"exact", "score"}, (states, methods)
 
 
-@pytest.mark.xfail(strict=True, reason="faircode's MOVER-R lower limit at a count of 0 is -0.0, which "
-                   "faircode.formatting.format_ratio writes '-0.00' (not fixed here: faircode/ is the library's)")
 def test_the_library_writes_a_ratio_of_zero_as_0_00():
-    """Not the calculator's: the library's sentence for 0/30 against 5/30 reads "-0.00 to 0.82"
-    (a negative ratio; the calculator writes "0.00 to 0.82"). Strict: it fails once faircode
-    is fixed, and _library_words can go."""
+    """The library's sentence for 0/30 against 5/30 read "-0.00 to 0.82" (MOVER-R's lower limit
+    at a count of 0 is -0.0); the calculator wrote "0.00 to 0.82". Both now write 0.00."""
     assert "-0.00" not in gap_verdict_from_counts(0, 30, 5, 30, margin=FIFTHS, compare="ratio").sentence
 
 
-@pytest.mark.xfail(strict=True, reason="faircode's permutation_test_power reads an outcome whose p-value is exactly "
-                   "alpha (1/20) as below it: a rounding of its tail sum (reported to the lead)")
 def test_the_librarys_power_rejects_no_p_value_equal_to_alpha():
-    """Not the calculator's (FairCalc gives 0 here, as the enumeration does): 1 against 19
+    """FairCalc gives 0 here, as the enumeration does, and the library gave 0.30: 1 against 19
     people, rates 0.7 and 1; the only outcome that could reject has p exactly 1/20."""
     from faircode.significance import permutation_test_power
 

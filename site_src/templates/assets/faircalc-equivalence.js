@@ -300,12 +300,29 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
     return "inconclusive";
   }
 
+  // power_method / EXACT_POWER_SIZE: the exact sum's work grows as sqrt(min) (sqrt(nA) + sqrt(nB));
+  // above 20,000 (10,000 against 10,000 rows) the z-test's power, as faircode takes it.
+  var EXACT_POWER_SIZE = 20000;
+  function powerMethod(nA, nB) {
+    return Math.sqrt(Math.min(nA, nB)) * (Math.sqrt(nA) + Math.sqrt(nB)) <= EXACT_POWER_SIZE ? "exact" : "normal";
+  }
+
+  // z_test_power: the pooled z-test's power (statsmodels' power_proportions_2indep).
+  function zTestPower(pA, pB, nA, nB, alpha) {
+    var d = pA - pB, pooled = (nA * pA + nB * pB) / (nA + nB);
+    var s0 = Math.sqrt(pooled * (1 - pooled) * (1 / nA + 1 / nB));
+    var s1 = Math.sqrt(pA * (1 - pA) / nA + pB * (1 - pB) / nB);
+    var z = FC.ndtri(1 - alpha / 2);
+    if (s1 === 0) return Math.abs(d) > z * s0 ? 1 : 0;
+    return FC.ndtr((Math.abs(d) - z * s0) / s1) + FC.ndtr((-Math.abs(d) - z * s0) / s1);
+  }
+
   function powerAtMargin(rateB, nA, nB, margin, compare, alpha) {
-    var powers = [];
+    var powers = [], exact = powerMethod(nA, nB) === "exact";
     margin.forEach(function (bound) {
       var rateA = compare === "difference" ? rateB + bound : bound * rateB;
       if (Number.isFinite(rateA) && rateA >= 0 && rateA <= 1 && rateA !== rateB) {
-        powers.push(FC.power(rateA, rateB, nA, nB, { alpha: alpha }).power);
+        powers.push(exact ? FC.power(rateA, rateB, nA, nB, { alpha: alpha }).power : zTestPower(rateA, rateB, nA, nB, alpha));
       }
     });
     return powers.length ? Math.min.apply(null, powers) : NaN;
@@ -329,6 +346,7 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
       confidence_level: 1 - o.alpha, p_value: c.p_value, log_p_value: c.log_p_value, equivalence: eq,
       margin_low: margin[0], margin_high: margin[1], alpha: o.alpha,
       power_at_margin: o.power ? powerAtMargin(kB / nB, nA, nB, margin, o.compare, o.alpha) : NaN,
+      power_method: powerMethod(nA, nB),
       count_a: kA, n_a: nA, count_b: kB, n_b: nB, names: [o.names[0].trim(), o.names[1].trim()], outcome: o.outcome.trim(),
     };
     out.sentence = sentence(state, {
@@ -357,11 +375,14 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
     return this.compare === "ratio" ? "the ratio (" + this.a + " over " + this.b + ")" : "the gap (" + this.a + " minus " + this.b + ")";
   };
   Words.prototype.gap = function () {
+    if (this.compare === "ratio" && Number.isNaN(this.estimate)) return "no one among " + this.a + " or " + this.b + " was " + this.outcome + ", so their ratio is undefined";
+    if (this.compare === "ratio" && !Number.isFinite(this.estimate)) return "no one among " + this.b + " was " + this.outcome + ", so the ratio of " + this.a + "'s rate to theirs is unbounded";
     if (this.compare === "ratio") return "the rate of " + this.a + " " + this.outcome + " is " + this.ratio(this.estimate) + " times that of " + this.b;
     if (this.estimate === 0) return this.a + " and " + this.b + " were " + this.outcome + " at the same rate";
     return this.a + " were " + this.outcome + " " + T.points(Math.abs(this.estimate), { signed: false }) + " " + (this.estimate > 0 ? "more" : "less") + " often than " + this.b;
   };
   Words.prototype.interval = function (low, high) {
+    if (Number.isNaN(low) && Number.isNaN(high)) return "undefined";
     if (this.compare === "ratio") return this.ratio(low) + " to " + this.ratio(high);
     return T.points(low, { unit: false }) + " to " + T.points(high);
   };
@@ -384,6 +405,15 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
     if (this.compare === "ratio") return Number.isFinite(this.high) ? "the ratio stays inside it" : "the ratio stays above it";
     return "the gap stays inside it";
   };
+  // A ratio inside the four-fifths band can sit beside a difference beyond a margin in points:
+  // the sentence names the yardstick it was shown against.
+  Words.prototype.noGapHead = function () {
+    return this.compare === "ratio" ? "No gap of practical size is shown by " + this.marginName() : "No gap of practical size is shown";
+  };
+  Words.prototype.trueGapAtMargin = function () {
+    if (this.compare === "ratio") return Number.isFinite(this.high) ? "a true ratio at the edge of " + this.marginName() : "a true ratio at " + this.marginName();
+    return "a true gap at " + this.marginName();
+  };
   Words.prototype.mayRemain = function () {
     if (this.compare === "ratio") return "The rates may still differ, by less than " + this.marginName() + " allows.";
     return "A gap smaller than the margin may remain.";
@@ -397,26 +427,39 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
     var w = new Words(n), label = n.p_label === undefined ? "p" : n.p_label;
     // The project's p-value, under the caller's name for it ("q", "Holm-adjusted p").
     function pValue(value) { return T.pValue(value).replace("p ", label + " "); }
+    var adjusted = label !== "p"; // a table's family-adjusted values: its intervals are not adjusted
     if (state === "gap_shown") {
       return "A gap of practical size is shown: " + w.gap() + ". The " + w.level(1) + " interval of " + w.what() + ", " +
-        w.interval(n.ci_low, n.ci_high) + ", lies " + w.beyond() + " (exact test, " + pValue(n.p_value) + ").";
+        w.interval(n.ci_low, n.ci_high) + ", lies " + w.beyond() + " (exact test, " + pValue(n.p_value) +
+        (adjusted ? "; the interval is not adjusted for the family" : "") + ").";
     }
     if (state === "no_practical_gap_shown") {
       var lo = n.equivalence_ci[0], hi = n.equivalence_ci[1];
       var where = !(Number.isNaN(lo) || Number.isNaN(hi)) ? "Its " + w.level(2) + " interval, " + w.interval(lo, hi) + ", lies " + w.within() : "It lies " + w.within();
-      return "No gap of practical size is shown: " + w.gap() + ". " + where + " (equivalence test, " + pValue(n.equivalence_p_value) + "). " + w.mayRemain();
+      var tail = n.p_value < n.alpha // the usual test rejects too: a gap is shown, and shown small
+        ? "The exact test finds a gap (" + pValue(n.p_value) + "): a gap smaller than " + (n.compare === "difference" ? "the margin" : w.marginName() + " allows") + " is shown."
+        : w.mayRemain();
+      return w.noGapHead() + ": " + w.gap() + ". " + where + " (equivalence test, " + pValue(n.equivalence_p_value) + "). " + tail;
     }
     var eqLow = n.equivalence_ci[0], eqHigh = n.equivalence_ci[1];
     var eqInterval = Number.isNaN(eqLow) || Number.isNaN(eqHigh) ? "" : ", its " + w.level(2) + " interval " + w.interval(eqLow, eqHigh);
     var numbers = w.gap() + "; the " + w.level(1) + " interval of " + w.what() + " is " + w.interval(n.ci_low, n.ci_high) +
       "; exact test " + pValue(n.p_value) + "; equivalence test " + pValue(n.equivalence_p_value) + eqInterval;
-    var head = n.p_value < n.alpha
-      ? "Inconclusive: a gap is statistically significant, but the data show neither that it reaches " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ")."
-      : "Inconclusive: the data show neither a gap beyond " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ").";
+    if (n.p_value < n.alpha) { // so the interval reaches inside the margin (else the gap would be shown)
+      return "Inconclusive: a gap is statistically significant, but not shown to be of practical size (its " + w.level(1) +
+        " interval reaches inside " + w.marginName() + "), nor do the data show that " + w.inside() + " (" + numbers + ").";
+    }
+    if (n.ci_low >= n.margin[1] || n.ci_high <= n.margin[0]) { // beyond the margin, but the test does not reject
+      return "Inconclusive: the " + w.level(1) + " interval lies " + w.beyond() + ", but the exact test is not significant" +
+        (adjusted ? " once the family is counted" : "") + ", and the data do not show that " + w.inside() + " (" + numbers + ").";
+    }
+    var head = "Inconclusive: the data show neither a gap beyond " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ").";
     if (Number.isNaN(n.power_at_margin)) return head;
+    // The power explains an inconclusive result only where the test did not reject: the chance
+    // the exact test calls a true gap at the margin significant (not the chance of a verdict).
     var chance = T.pct(n.power_at_margin, 0), article = /^(8|11%|18%)/.test(chance) ? "an " : "a "; // "an 80%", "an 11%", "a 9%"
-    return head + " This audit had " + article + chance + " chance of finding a true gap at " + w.marginName() +
-      (n.power_at_margin < 0.8 ? ": it was too small to tell." : ".");
+    return head + " Against " + w.trueGapAtMargin() + ", the exact test had " + article + chance + " chance of calling it significant" +
+      (n.power_at_margin < 0.8 ? ": this audit was too small to tell." : ".");
   }
 
   // How the sentences name a margin: "the margin of ±5 percentage points", "the band 0.80 to
@@ -429,6 +472,9 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
   return {
     VERDICTS: VERDICTS,
     EXACT_MAX_TABLES: EXACT_MAX_TABLES,
+    EXACT_POWER_SIZE: EXACT_POWER_SIZE,
+    powerMethod: powerMethod,
+    zTestPower: zTestPower,
     test: test,
     verdict: verdict,
     sentence: sentence,
