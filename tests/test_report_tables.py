@@ -279,5 +279,7 @@ def test_a_verdict_sentence_reads_the_rows_numbers(report):
     sentence = tables.sentence("sex", tested.category, names=("those", "the others"), outcome="selected")
     assert sentence.startswith({"gap_shown": "A gap", "no_practical_gap_shown": "No gap",
                                 "inconclusive": "Inconclusive"}[tested.verdict])
+    # The table's p-values are Holm-adjusted over its family: the sentence calls them so.
+    assert "Holm-adjusted p " in sentence and "test, p " not in sentence and "test p " not in sentence
     with pytest.raises(ValueError, match="reference"):
         tables.sentence("sex", table.reference)

@@ -162,7 +162,7 @@ class ReportTables:
             ci_high=row.impact_ratio_ci_high, p_value=row.p_adjusted, equivalence_p_value=row.equivalence_p_adjusted,
             equivalence_ci=(math.nan, math.nan), margin=self.band,
             power_at_margin=row.power_at_margin, alpha=self.alpha, names=names or (category, t.reference),
-            outcome=outcome)
+            outcome=outcome, p_label="Holm-adjusted p")  # the table's values are adjusted over its family
 
 
 def report_tables(counts: CategoryCounts, manifest: ReportManifest, *, alpha: float = ALPHA) -> ReportTables:
