@@ -100,6 +100,13 @@ def relabel_by_hand(outcome, labels, n_shuffles, rng):
 
 
 # %% The three tests
+def mc_p(p, m):
+    """A Monte Carlo p-value from m relabellings and its standard error, as printed below (none at
+    the floor 1 / (m + 1), where no relabelling was as extreme: the p-value is what was counted)."""
+    at_floor = p <= 1 / (m + 1) + 1e-15
+    return format_p_value(p, floor=1 / (m + 1)) + ("" if at_floor else f" (s.e. {math.sqrt(p * (1 - p) / m):.1g})")
+
+
 rng = np.random.default_rng(20261130)
 n_shuffles = 2000
 comparisons, tests, by_hand, max_gap_diffs, chi2_diff = {}, {}, {}, 0.0, 0.0
@@ -125,11 +132,12 @@ for metric, fairlearn_metric, rows_used in (("selection_rate", selection_rate, n
                         sensitive_features=groups[np.isin(groups, c.compared)])
     max_gap_diffs = max(max_gap_diffs, abs(by_hand[metric]["range"] - frame.difference()),
                         abs(by_hand[metric]["range"] - c.difference))
+    # Each Monte Carlo p with its standard error (its second digit may be noise).
     print(f"{metric}: chi-squared {omnibus.statistic:.2f} on {omnibus.dof} dof, {omnibus.format_p_value()} "
-          f"({omnibus.method}); maxT {maxt.statistic:.2f}, {maxt.format_p_value()}; "
-          f"range {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, {c.max_gap_test.format_p_value()}")
-    print(f"  by hand, {n_shuffles:,} shuffles: range {format_p_value(by_hand[metric]['p_range'], floor=1 / (n_shuffles + 1))}, "
-          f"maxT {format_p_value(by_hand[metric]['p_maxt'], floor=1 / (n_shuffles + 1))}")
+          f"({omnibus.method}); maxT {maxt.statistic:.2f}, {mc_p(maxt.p_value, n_permutations)}; "
+          f"range {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, {mc_p(c.max_gap_test.p_value, n_permutations)}")
+    print(f"  by hand, {n_shuffles:,} shuffles: range {mc_p(by_hand[metric]['p_range'], n_shuffles)}, "
+          f"maxT {mc_p(by_hand[metric]['p_maxt'], n_shuffles)}")
 
 method_names = {"asymptotic": "p from the chi-squared approximation", "exact": "exact permutation p",
                 "monte_carlo": "Monte Carlo permutation p"}
