@@ -260,7 +260,7 @@ handles, labels = axes[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
 fig.tight_layout(rect=(0, 0.24, 1, 1))
 
-# %% German Credit's equivalence reading: the table's second row, run
+# %% German Credit's equivalence reading: the table's last two rows, run
 # At the gap that would matter (the larger gap, gap_large) and at the margin the audit declares in its
 # audit.yaml: the exact test, the equivalence test (TOST) and the three-state verdict, from faircode.
 women, men, declared = outcomes["german-credit"]
