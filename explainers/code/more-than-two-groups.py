@@ -15,7 +15,8 @@ from statsmodels.stats.proportion import proportion_confint
 from faircode import fit_predict, load_audit
 from faircode.group_tests import homogeneity_test
 from faircode.groups import compare_groups, group_labels
-from faircode.significance import format_p_value, wilson_interval
+from faircode.significance import (VERDICTS, adjust_p_values, classify_gap, format_p_value, gap_verdict,
+                                   proportion_difference_ci, wilson_interval)
 
 audit = load_audit("recidivism-risk")
 pred = fit_predict(audit, strategy="S2", model="logistic_regression")
@@ -99,6 +100,13 @@ def relabel_by_hand(outcome, labels, n_shuffles, rng):
 
 
 # %% The three tests
+def mc_p(p, m):
+    """A Monte Carlo p-value from m relabellings and its standard error, as printed below (none at
+    the floor 1 / (m + 1), where no relabelling was as extreme: the p-value is what was counted)."""
+    at_floor = p <= 1 / (m + 1) + 1e-15
+    return format_p_value(p, floor=1 / (m + 1)) + ("" if at_floor else f" (s.e. {math.sqrt(p * (1 - p) / m):.1g})")
+
+
 rng = np.random.default_rng(20261130)
 n_shuffles = 2000
 comparisons, tests, by_hand, max_gap_diffs, chi2_diff = {}, {}, {}, 0.0, 0.0
@@ -124,11 +132,12 @@ for metric, fairlearn_metric, rows_used in (("selection_rate", selection_rate, n
                         sensitive_features=groups[np.isin(groups, c.compared)])
     max_gap_diffs = max(max_gap_diffs, abs(by_hand[metric]["range"] - frame.difference()),
                         abs(by_hand[metric]["range"] - c.difference))
+    # Each Monte Carlo p with its standard error (its second digit may be noise).
     print(f"{metric}: chi-squared {omnibus.statistic:.2f} on {omnibus.dof} dof, {omnibus.format_p_value()} "
-          f"({omnibus.method}); maxT {maxt.statistic:.2f}, {maxt.format_p_value()}; "
-          f"range {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, {c.max_gap_test.format_p_value()}")
-    print(f"  by hand, {n_shuffles:,} shuffles: range {format_p_value(by_hand[metric]['p_range'], floor=1 / (n_shuffles + 1))}, "
-          f"maxT {format_p_value(by_hand[metric]['p_maxt'], floor=1 / (n_shuffles + 1))}")
+          f"({omnibus.method}); maxT {maxt.statistic:.2f}, {mc_p(maxt.p_value, n_permutations)}; "
+          f"range {c.high_group} - {c.low_group} {100 * c.difference:+.1f} pp, {mc_p(c.max_gap_test.p_value, n_permutations)}")
+    print(f"  by hand, {n_shuffles:,} shuffles: range {mc_p(by_hand[metric]['p_range'], n_shuffles)}, "
+          f"maxT {mc_p(by_hand[metric]['p_maxt'], n_shuffles)}")
 
 method_names = {"asymptotic": "p from the chi-squared approximation", "exact": "exact permutation p",
                 "monte_carlo": "Monte Carlo permutation p"}
@@ -147,12 +156,27 @@ maxt_sel_at_floor = maxt_sel.is_monte_carlo_minimum
 # Monte Carlo standard errors of the relabelling p-values, as the prose prints them.
 p_library_sel_se, p_library_fpr_se, p_maxt_sel_se, p_maxt_fpr_se = (
     math.sqrt(q * (1 - q) / n_permutations) for q in (p_library_sel, p_library_fpr, p_maxt_sel, p_maxt_fpr))
+
+
+def two_digits_hold(p, se):
+    """Whether the `pvalue` filter's two significant digits hold: the second at least half the
+    standard error (the page's rule for every Monte Carlo number)."""
+    return 10.0 ** (math.floor(math.log10(p)) - 1) >= se / 2
+
+
+# The range test's p on the selection rate has a standard error about 7% of itself: two significant
+# digits would claim more than 199,999 relabellings know, so it is printed to the last digit at
+# least half its standard error. The others hold two digits (checked).
+p_library_sel_digits = max(0, math.floor(-math.log10(p_library_sel_se / 2)))
+mc_p_digits_ok = (10.0 ** -p_library_sel_digits >= p_library_sel_se / 2
+                  and all(two_digits_hold(q, se) for q, se in ((p_library_fpr, p_library_fpr_se), (p_maxt_fpr, p_maxt_fpr_se)))
+                  and (maxt_sel_at_floor or two_digits_hold(p_maxt_sel, p_maxt_sel_se)))
 p_by_hand_sel, p_by_hand_fpr = by_hand["selection_rate"]["p_range"], by_hand["false_positive_rate"]["p_range"]
 p_maxt_hand_fpr = by_hand["false_positive_rate"]["p_maxt"]
 range_misses_fpr = bool(p_omnibus_fpr < alpha and p_maxt_fpr < alpha and p_library_fpr >= alpha)
 fpr_sizes = [(g, int(n)) for g, n in zip(omnibus_fpr.groups, omnibus_fpr.sizes)]
 
-# %% Which pairs differ; each test's bar
+# %% Which pairs differ, and by how much; each test's bar
 # Every pair of compared groups, each its exact test, Holm-adjusted (checked against statsmodels).
 pairs = fpr_c.pairwise
 n_pairs = len(pairs)
@@ -169,6 +193,50 @@ fpr_bw_t = next(t for x, y, t, _ in maxt_fpr.pairs_adjusted if {x, y} == {"Black
 fpr_bw_n = int(sum(n for g, n in zip(maxt_fpr.groups, maxt_fpr.sizes) if g in ("Black", "White")))
 fpr_bw_t = abs(fpr_bw_t)
 holm_sel_pair = next(q.p_value_adjusted for q in sel.pairwise if {q.group_a, q.group_b} == {sel_high, sel_low})
+
+# Each pair's verdict at the margin the audit declares (three states). A verdict per pair is a
+# family of claims, of "differs" and of "no gap of practical size" alike: the equivalence tests'
+# p-values are Holm-adjusted over the pairs as the usual tests' are, and the interval a gap shown
+# must lie beyond the margin is at the family's level (Bonferroni, 1 - alpha / m: Holm has none).
+margin = audit.manifest.practical_margin.points / 100  # in its audit.yaml, with its reason
+
+
+def pair_verdicts(comparison, rows):
+    """The verdict on each pair of `comparison.pairwise` (gap group_a minus group_b), `rows` the
+    rows its rate is measured on."""
+    pairs, m = comparison.pairwise, len(comparison.pairwise)
+    data = [(flagged[(groups == q.group_a) & rows], flagged[(groups == q.group_b) & rows]) for q in pairs]
+    alone = [gap_verdict(a, b, margin=margin, alpha=alpha, equivalence_interval=False) for a, b in data]
+    eq_holm = adjust_p_values([v.equivalence.p_value for v in alone], method="holm")
+    out = []
+    for q, (a, b), v, e in zip(pairs, data, alone, eq_holm):
+        low, high = proportion_difference_ci(a, b, confidence_level=1 - alpha / m)
+        verdict = classify_gap(p_value=q.p_value_adjusted, ci_low=low, ci_high=high, equivalence_p_value=e,
+                               margin=(-margin, margin), alpha=alpha)
+        out.append({"a": q.group_a, "b": q.group_b, "gap": q.gap, "ci_family": (low, high), "p_holm": q.p_value_adjusted,
+                    "eq_p": v.equivalence.p_value, "eq_holm": float(e), "verdict": verdict,
+                    "label": VERDICTS[verdict], "p_vs_pairwise": abs(v.p_value - q.p_value) / q.p_value})
+    return out
+
+
+fpr_verdicts = pair_verdicts(fpr_c, negative)
+sel_verdicts = pair_verdicts(sel, np.ones(n_test, bool))
+family_level = 1 - alpha / n_pairs
+bw_v = next(v for v in fpr_verdicts if {v["a"], v["b"]} == {"Black", "White"})
+other_fpr_verdicts = [v for v in fpr_verdicts if v is not bw_v]
+min_other_eq = min(v["eq_p"] for v in other_fpr_verdicts)
+others_inconclusive = all(v["verdict"] == "inconclusive" for v in other_fpr_verdicts)
+sel_pair_v = next(v for v in sel_verdicts if {v["a"], v["b"]} == {sel_high, sel_low})
+# The prose reads these two intervals as Black minus white and as the higher minus the lower group.
+bw_ci = bw_v["ci_family"] if bw_v["a"] == "Black" else tuple(-x for x in reversed(bw_v["ci_family"]))
+sel_pair_ci = sel_pair_v["ci_family"] if sel_pair_v["a"] == sel_high else tuple(-x for x in reversed(sel_pair_v["ci_family"]))
+verdict_p_vs_pairwise = max(v["p_vs_pairwise"] for v in fpr_verdicts + sel_verdicts)
+print(f"verdicts at ±{100 * margin:g} pp ({family_level:.1%} intervals; Holm over the {n_pairs} pairs):")
+for rate_name, pair_list in (("false positive rate", fpr_verdicts), ("selection rate", sel_verdicts)):
+    for pv in pair_list:
+        print(f"  {rate_name}, {pv['a']} - {pv['b']}: {100 * pv['gap']:+.1f} pp [{100 * pv['ci_family'][0]:+.1f}, "
+              f"{100 * pv['ci_family'][1]:+.1f}], Holm {format_p_value(pv['p_holm'])}, equivalence "
+              f"{format_p_value(pv['eq_p'])} (Holm {format_p_value(pv['eq_holm'])}): {pv['label']}")
 table = sel.by_group
 vs_reference = [{"group": g, "gap": float(table.at[g, "diff_vs_reference"]),
                  "p_holm": float(table.at[g, "p_value_vs_reference_holm"])}

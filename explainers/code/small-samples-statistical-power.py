@@ -10,10 +10,11 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import binom, hypergeom, norm
 from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import power_proportions_2indep, proportion_effectsize
+from statsmodels.stats.proportion import confint_proportions_2indep, power_proportions_2indep, proportion_effectsize
 
 from faircode import fit_predict, load_audit
-from faircode.significance import format_p_value, permutation_test, permutation_test_power
+from faircode.significance import (equivalence_test, format_p_value, gap_verdict, permutation_test,
+                                   permutation_test_power, proportion_difference_ci)
 
 alpha = 0.05          # the test's significance level
 target_power = 0.8    # the conventional aim: find a real gap four times in five
@@ -85,13 +86,14 @@ def enumerated_power(p_a, p_b, n_a, n_b, alpha):
 
 
 # %% Each audit: power, minimum detectable gap, rows needed
-audits, curve = [], []
+audits, curve, outcomes = [], [], {}
 for slug in ("german-credit", "benefits-denial"):
     audit = load_audit(slug)
     pred = fit_predict(audit, strategy="S2", model="logistic_regression")
     in_a = audit.masks["sex"][pred.rows] == 1             # women (disadvantaged group)
     in_b = audit.reference_masks["sex"][pred.rows] == 1   # men
     flagged_a, flagged_b = pred.y_pred[in_a], pred.y_pred[in_b]
+    outcomes[slug] = flagged_a, flagged_b, audit.manifest.practical_margin.points / 100  # and the declared margin
     share_a = in_a.sum() / (in_a.sum() + in_b.sum())
     comparison_rate = float(flagged_b.mean())                   # the comparison group's (men's) flag rate
     observed_gap = float(flagged_a.mean() - comparison_rate)
@@ -257,3 +259,52 @@ axes[0].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")  # percent, as the pr
 handles, labels = axes[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
 fig.tight_layout(rect=(0, 0.24, 1, 1))
+
+# %% German Credit's equivalence reading: the table's last two rows, run
+# At the gap that would matter (the larger gap, gap_large) and at the margin the audit declares in its
+# audit.yaml: the exact test, the equivalence test (TOST) and the three-state verdict, from faircode.
+women, men, declared = outcomes["german-credit"]
+words = {"names": ("women", "men"), "outcome": "rated a bad credit risk"}
+reading = gap_verdict(women, men, margin=gap_large, alpha=alpha, **words)
+at_declared = gap_verdict(women, men, margin=declared, alpha=alpha, equivalence_interval=False, **words)
+# The same TOST with the normal distribution (the score test), and Newcombe's 90% interval.
+score = equivalence_test(women, men, margin=gap_large, alpha=alpha, method="score")
+newcombe = proportion_difference_ci(women, men, confidence_level=1 - 2 * alpha)
+counts = (int(women.sum()), women.size, int(men.sum()), men.size)
+newcombe_sm = confint_proportions_2indep(*counts, method="newcomb", compare="diff", alpha=2 * alpha)
+newcombe_vs_statsmodels = float(np.max(np.abs(np.subtract(tuple(newcombe), newcombe_sm))))
+
+
+def score_z(x1, n1, x2, n2, d):
+    """Miettinen and Nurminen's score statistic for "the gap is d", by maximising the likelihood
+    under p1 - p2 = d numerically (SciPy), with their variance factor N / (N - 1)."""
+    def slope(p2):  # the log-likelihood's derivative in p2, with p1 = p2 + d
+        p1 = p2 + d
+        return x1 / p1 - (n1 - x1) / (1 - p1) + x2 / p2 - (n2 - x2) / (1 - p2)
+    p2 = brentq(slope, max(0.0, -d) + 1e-12, min(1.0, 1 - d) - 1e-12, xtol=1e-15)
+    p1 = p2 + d
+    se = math.sqrt((p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2) * (n1 + n2) / (n1 + n2 - 1))
+    return (x1 / n1 - x2 / n2 - d) / se
+
+
+# The TOST's p: the larger of "the gap is -delta or less" (rejected when z is large) and "+delta or more".
+score_p_by_hand = max(norm.sf(score_z(*counts, -gap_large)), norm.cdf(score_z(*counts, gap_large)))
+score_p_vs_hand = abs(score_p_by_hand - score.p_value) / score.p_value
+# The exact power of the page's test against a true gap of gap_large the other way from the observed one.
+power_other_way_10 = exact_power(german["comparison_rate"] - math.copysign(gap_large, german["observed_gap"]),
+                                 german["comparison_rate"], german["n_a"], german["n_b"])
+eq = {"verdict": reading.verdict, "label": reading.label, "sentence": reading.sentence, "p_value": reading.p_value,
+      "ci95": (reading.ci_low, reading.ci_high), "eq_p_value": reading.equivalence.p_value,
+      "equivalent": reading.equivalence.equivalent, "method": reading.equivalence.method,
+      "ci90": (reading.equivalence.ci_low, reading.equivalence.ci_high), "eq_p_score": score.p_value,
+      "ci90_score": (score.ci_low, score.ci_high), "ci90_newcombe": tuple(newcombe),
+      "power_at_margin": reading.power_at_margin, "declared": declared, "declared_verdict": at_declared.verdict,
+      "declared_label": at_declared.label}
+print(f"at ±{100 * gap_large:g} pp: {reading!r}")
+print(reading.sentence)
+for name, (low, high) in (("exact (faircode's TOST)", eq["ci90"]), ("score", eq["ci90_score"]),
+                          ("Newcombe", eq["ci90_newcombe"])):
+    print(f"  {1 - 2 * alpha:.0%} interval, {name}: [{100 * low:+.2f}, {100 * high:+.2f}] pp")
+print(f"  score TOST {format_p_value(score.p_value)} (by hand: relative difference {score_p_vs_hand:.1e}); "
+      f"Newcombe vs statsmodels {newcombe_vs_statsmodels:.1e}")
+print(f"at the declared ±{100 * declared:g} pp: {at_declared!r}")
