@@ -13,7 +13,8 @@ from statsmodels.stats.meta_analysis import combine_effects
 from faircode import load_audit
 from faircode.formatting import format_p_value
 from faircode.group_tests import breslow_day_test, cmh_test, stratified_permutation_test
-from faircode.significance import VERDICTS, gap_verdict_from_counts, permutation_test, proportion_difference_ci
+from faircode.significance import (VERDICTS, adjust_p_values, classify_gap, gap_verdict_from_counts, permutation_test,
+                                   proportion_difference_ci)
 
 SEED = 20261201
 ALPHA = 0.05
@@ -401,11 +402,25 @@ for (dept, (ma, mr, wa, wr)), m, w in zip(BERKELEY.items(), men_applied, women_a
                         "share_men": m / totals["men"], "share_women": w / totals["women"],
                         "p_fisher": float(fisher_exact([[wa, wr], [ma, mr]]).pvalue),  # two-sided
                         # The three-state verdict at the page's margin (issue 45): not shown is not absent.
-                        "verdict": gap_verdict_from_counts(wa, w, ma, m, margin=b_margin, names=("women", "men"),
-                                                           outcome="admitted").verdict})
+                        "v": gap_verdict_from_counts(wa, w, ma, m, margin=b_margin, names=("women", "men"),
+                                                     outcome="admitted", equivalence_interval=False)})
 n_depts_women_higher = sum(row["gap"] > 0 for row in departments)
 b_largest = max(departments, key=lambda row: abs(row["gap"]))
 b_others = [row for row in departments if row is not b_largest]
+# The five departments' claims are a family: their exact and equivalence p-values are
+# Holm-adjusted over it before the verdict is read (an unadjusted "no gap" in one of five can be
+# chance).
+b_holm = adjust_p_values([row["v"].p_value for row in b_others], method="holm")
+b_holm_eq = adjust_p_values([row["v"].equivalence.p_value for row in b_others], method="holm")
+for row, p_adj, eq_adj in zip(b_others, b_holm, b_holm_eq):
+    row["verdict"] = classify_gap(p_value=p_adj, ci_low=row["v"].ci_low, ci_high=row["v"].ci_high,
+                                  equivalence_p_value=eq_adj, margin=(-b_margin, b_margin))
+    row["eq_p_unadjusted"], row["eq_p_holm"] = row["v"].equivalence.p_value, float(eq_adj)
+b_largest["verdict"] = b_largest["v"].verdict
+for row in departments:
+    del row["v"]  # the verdict object is not a number the page cites
+b_min_eq_holm = min(row["eq_p_holm"] for row in b_others)
+b_min_eq = min(row["eq_p_unadjusted"] for row in b_others)
 n_depts_alike = len(b_others)
 b_fewest_women = min(b_others, key=lambda row: row["women"])  # the department that can say least
 b_fewest_women_ci = tuple(float(x) for x in proportion_difference_ci(
