@@ -10,15 +10,18 @@ which imports this module and not the other way round.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a file is read: the site's build reads manifests without it
 
-__all__ = ["ROOT_ENV", "ReadOptions", "enclosing_project", "project_root", "read_data", "read_header", "sha256_of"]
+__all__ = ["ROOT_ENV", "ReadOptions", "as_memory_error", "enclosing_project", "project_root", "read_data", "read_header",
+           "sha256_of"]
 
 #: The environment variable naming the project folder (the one holding ``audits/``), for a
 #: ``faircode`` installed apart from it (``pip install .``, a wheel, a container).
@@ -110,14 +113,18 @@ def read_header(path: Path, parse: ReadOptions) -> list[str]:
     ValueError
         A headerless file whose first row has a different number of fields than ``names``;
         pandas' errors (``pandas.errors.ParserError``, ``UnicodeDecodeError``) pass through.
+    MemoryError
+        The reader ran out of memory (pandas' ``C error: out of memory`` too: :func:`as_memory_error`).
     """
     import pandas as pd
 
-    df = pd.read_csv(path, nrows=1, **_read_csv_kwargs(parse))
+    with as_memory_error():
+        df = pd.read_csv(path, nrows=1, **_read_csv_kwargs(parse))
     if parse.names is not None:
         # With names given, pandas pads short rows and folds extra fields into the index, so count
         # the fields of the first data row ourselves.
-        first = pd.read_csv(path, nrows=1, header=None, **_read_csv_kwargs(parse, names=False))
+        with as_memory_error():
+            first = pd.read_csv(path, nrows=1, header=None, **_read_csv_kwargs(parse, names=False))
         if first.shape[1] != len(parse.names):
             raise ValueError(f"`names` has {len(parse.names)} entries but rows have "
                              f"{first.shape[1]} fields")
@@ -125,10 +132,38 @@ def read_header(path: Path, parse: ReadOptions) -> list[str]:
 
 
 def read_data(path: Path, parse: ReadOptions) -> pd.DataFrame:
-    """Read the whole data file with the manifest's parse options."""
+    """Read the whole data file with the manifest's parse options.
+
+    Raises
+    ------
+    MemoryError
+        The reader ran out of memory (pandas' ``C error: out of memory`` too: :func:`as_memory_error`);
+        pandas' other errors pass through.
+    """
     import pandas as pd
 
-    return pd.read_csv(path, **_read_csv_kwargs(parse))
+    with as_memory_error():
+        return pd.read_csv(path, **_read_csv_kwargs(parse))
+
+
+@contextlib.contextmanager
+def as_memory_error() -> Iterator[None]:
+    """Raise pandas' report of a failed allocation as the MemoryError it is.
+
+    pandas' C reader says it ran out of memory with a ``ParserError`` (``Error tokenizing data. C
+    error: out of memory``), a ValueError, which callers that name a malformed file take for one:
+    an explainer past its ``memory:`` limit was told its manifest's ``dataset.parse`` could not
+    read the file (issue 47). Wrap each pandas read of a data file in it; a MemoryError raised
+    as such passes as it is.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        from pandas.errors import ParserError  # pandas is loaded: the wrapped code read with it
+
+        if isinstance(exc, ParserError) and "out of memory" in str(exc).lower():
+            raise MemoryError(f"pandas ran out of memory reading the data: {exc}") from exc
+        raise
 
 
 def _read_csv_kwargs(parse: ReadOptions, *, names: bool = True) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """faircode.data.project_root: the project folder from `root`, FAIRCODE_ROOT or the clone, and a
-regular (non-editable) install, which finds the audits only when told where they are."""
+regular (non-editable) install, which finds the audits only when told where they are; reading a
+data file that runs out of memory raises MemoryError, not a manifest's error (issue 47)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from pandas.errors import ParserError
 
 from faircode import list_audits, load_audit
-from faircode.data import ROOT_ENV, project_root
+from faircode.data import ROOT_ENV, project_root, read_data
+from faircode.manifest import ManifestError, load_manifest
+from faircode.report import load_report_manifest
+from report_data import frame, write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,3 +103,62 @@ def test_a_regular_install_needs_to_be_told_where_the_audits_are(tmp_path):
     assert Path(package).is_relative_to(lib)  # the installed copy, not the editable clone
     assert slugs == str(list_audits())
     assert rows == str(len(load_audit("german-credit").df))
+
+
+# --- a reader out of memory (issue 47, item 1) --------------------------------------------------
+
+#: What pandas' C reader raises when an allocation fails (the message an explainer past its
+#: `memory:` limit was shown as a manifest's `dataset.parse` problem).
+_PANDAS_OUT_OF_MEMORY = "Error tokenizing data. C error: out of memory"
+GERMAN = ROOT / "audits" / "german-credit" / "audit.yaml"
+
+
+def _read_csv_raising(monkeypatch, exc: BaseException, *, whole_file_only: bool = False) -> None:
+    """pandas.read_csv raises ``exc`` (only for a read of every row, when ``whole_file_only``)."""
+    real = pd.read_csv
+
+    def read_csv(*args, **kwargs):
+        if whole_file_only and kwargs.get("nrows") is not None:
+            return real(*args, **kwargs)
+        raise exc
+
+    monkeypatch.setattr(pd, "read_csv", read_csv)
+
+
+@pytest.mark.parametrize("exc", [ParserError(_PANDAS_OUT_OF_MEMORY), MemoryError()], ids=["ParserError", "MemoryError"])
+def test_a_manifest_whose_data_cannot_be_read_for_memory_raises_memory_error(monkeypatch, exc):
+    """Was ``ManifestError: ... dataset.parse: cannot read data/german.data with these options:
+    Error tokenizing data. C error: out of memory``: the runner then could not say the explainer
+    was past its memory limit."""
+    _read_csv_raising(monkeypatch, exc)
+    with pytest.raises(MemoryError) as info:
+        load_manifest(GERMAN)
+    assert not isinstance(info.value, ManifestError)
+    if isinstance(exc, ParserError):
+        assert _PANDAS_OUT_OF_MEMORY in str(info.value) and info.value.__cause__ is exc
+
+
+def test_a_parser_error_not_about_memory_is_still_the_manifest_problem_it_was(monkeypatch):
+    _read_csv_raising(monkeypatch, ParserError("Error tokenizing data. C error: Expected 3 fields in line 5, saw 4"))
+    with pytest.raises(ManifestError, match=r"dataset\.parse: cannot read data/german\.data with these options: "
+                                            r"Error tokenizing data\. C error: Expected 3 fields"):
+        load_manifest(GERMAN)
+
+
+def test_reading_the_whole_data_out_of_memory_raises_memory_error(monkeypatch):
+    """The header reads (nrows=1) pass; the read of every row (load_audit's: read_data, called
+    here as load_audit keeps each audit it loaded) runs out of memory."""
+    manifest = load_manifest(GERMAN)
+    _read_csv_raising(monkeypatch, ParserError(_PANDAS_OUT_OF_MEMORY), whole_file_only=True)
+    with pytest.raises(MemoryError, match="out of memory"):
+        read_data(manifest.resolve(manifest.dataset.file), manifest.dataset.parse)
+
+
+def test_a_report_whose_data_cannot_be_read_for_memory_raises_memory_error(tmp_path, monkeypatch):
+    """The report manifest's `data.parse: cannot read` had the same fault, and its count of the
+    rows (`outcome.decision.column: cannot read ...`) too."""
+    path = write(tmp_path, frame(seed=1, n=50))
+    for whole_file_only in (False, True):
+        _read_csv_raising(monkeypatch, ParserError(_PANDAS_OUT_OF_MEMORY), whole_file_only=whole_file_only)
+        with pytest.raises(MemoryError, match="out of memory"):
+            load_report_manifest(path)

@@ -421,7 +421,9 @@ def test_stratified_monte_carlo_on_0_1_estimates_the_exact_p():
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: homogeneity_test([0, 1, 2], ["a", "b", "b"]), ValueError, "`outcome` must hold 0/1"),
+    (lambda: homogeneity_test([0, 1, 2], ["a", "b", "b"]), ValueError, r"`outcome` must hold 0/1 .*; found 2 at index 2$"),
+    (lambda: homogeneity_test([0, 1, 1], np.array([1, "b", "b"], dtype=object)), TypeError,
+     r"`groups` labels must be mutually comparable .*; found int and str labels"),
     (lambda: homogeneity_test([0, 1, 1], ["a", "a", "a"]), ValueError, "`groups` must hold at least two"),
     (lambda: homogeneity_test([0, 1, 1], ["a", "b"]), ValueError, "`groups`"),
     (lambda: homogeneity_test([0, 1], ["a", "b"], method="fisher"), ValueError, "`method`"),

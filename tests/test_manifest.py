@@ -451,3 +451,58 @@ def test_the_practical_margin_reads_in_the_units_of_each_gap():
     assert margin.ratio_band == (0.8, 1.25) == margin.of("ratio")
     one_sided = type(margin)(points=2.5, ratio=[0.8], reason="at least four fifths")
     assert one_sided.ratio_band == (0.8, float("inf")) and one_sided.difference == (-0.025, 0.025)
+
+
+def _margin_body(tmp_path, margin_yaml: str) -> Path:
+    """valid.yaml with its practical margin written as ``margin_yaml`` (YAML text, as an author writes it)."""
+    head, _, _ = (FIX / "valid.yaml").read_text(encoding="utf-8").partition("\npractical_margin:")
+    path = tmp_path / "audit.yaml"
+    path.write_text(f"{head}\npractical_margin: {margin_yaml}\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("points", "meant"), [("0.05", "5"), ("0.4", "40"), ("0.001", "0.1")])
+def test_points_written_as_a_proportion_are_refused_with_what_was_meant(tmp_path, points, meant):
+    """`points: 0.05` was taken silently: a margin of 0.05 percentage points, almost surely a
+    proportion where percentage points belong (issue 47)."""
+    path = _margin_body(tmp_path, f"{{points: {points}, ratio: [0.8, 1.25], reason: r}}")
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    [problem] = info.value.problems
+    assert problem.startswith(f"{path}:") and ": practical_margin.points: " in problem, problem
+    assert f"`points` is {points}, a margin of {points} percentage points" in problem
+    assert "at least 0.5" in problem and problem.endswith(f"did you mean {meant}?")
+
+
+def test_half_a_percentage_point_is_the_smallest_margin_taken(tmp_path):
+    margin = load_manifest(_margin_body(tmp_path, "{points: 0.5, ratio: [0.8], reason: r}")).practical_margin
+    assert margin.difference == (-0.005, 0.005)
+
+
+@pytest.mark.parametrize(("margin_yaml", "got"), [("5", "got 5 (5 alone: did you mean `points: 5`?)"),
+                                                  ("5 percentage points", "got '5 percentage points'"),
+                                                  ("", "got nothing"), ("[5, [0.8]]", "got [5, [0.8]]")])
+def test_a_practical_margin_that_is_not_a_mapping_names_its_keys_with_an_example(tmp_path, margin_yaml, got):
+    """`practical_margin: 5` got pydantic's "Input should be a valid dictionary or instance of
+    PracticalMargin" (issue 47): the author is told the keys to write, and shown a margin."""
+    path = _margin_body(tmp_path, margin_yaml)
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    [problem] = info.value.problems
+    assert ": practical_margin: expected a mapping with the keys `points` " in problem, problem
+    assert "`ratio` (" in problem and "`reason` (" in problem and got in problem
+    assert "PracticalMargin" not in problem and "dictionary" not in problem
+    example = problem.partition("For example: practical_margin: ")[2]
+    assert example.startswith("{points: 5, ratio: [0.8, 1.25], reason: ")
+    # The example is a margin the manifest takes, as written.
+    assert load_manifest(_margin_body(tmp_path, example)).practical_margin.ratio_band == (0.8, 1.25)
+
+
+def test_contributings_practical_margin_example_loads(tmp_path):
+    """CONTRIBUTING.md's "The practical margin" shows a margin an author may copy: it must load."""
+    text = (Path(__file__).resolve().parents[1] / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text.partition("### The practical margin")[2]
+    block = section.partition("```yaml\n")[2].partition("```")[0]
+    margin = yaml.safe_load(block)["practical_margin"]
+    path = _margin_body(tmp_path, yaml.safe_dump(margin, default_flow_style=True).strip())
+    assert load_manifest(path).practical_margin.of("difference") == (-margin["points"] / 100, margin["points"] / 100)

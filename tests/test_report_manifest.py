@@ -119,6 +119,18 @@ def test_every_problem_is_reported_at_once(tmp_path):
         assert any(needle in p for p in problems), (needle, problems)
 
 
+@pytest.mark.parametrize(("margin", "fragment"), [
+    ({"points": 0.05, "ratio": [0.8], "reason": "r"}, "practical_margin.points: `points` is 0.05, a margin of 0.05 "
+                                                      "percentage points"),
+    (5, "practical_margin: expected a mapping with the keys `points` "),
+])
+def test_a_report_takes_the_audits_practical_margin_rules(tmp_path, margin, fragment):
+    """A report's margin is the audit manifest's (issue 47): a proportion for points, and a scalar
+    for the mapping, are refused with the same words."""
+    path = write(tmp_path, frame(seed=13, n=100), practical_margin=margin)
+    assert any(fragment in p for p in _problems(path)), _problems(path)
+
+
 def test_a_manifest_with_decision_and_score_is_refused(tmp_path):
     path = write(tmp_path, frame(seed=10, n=100), outcome={"decision": {"column": "decision", "favourable": ["yes"],
                                                                           "other": ["no"]}, "score": {"column": "score"}})

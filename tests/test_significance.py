@@ -954,8 +954,15 @@ GOOD = np.array([0.0, 1.0, 0.5])
         (dict(groups=np.zeros((2, 3))), TypeError, r"`groups` must be a pair \(groups_a, groups_b\)"),
         (dict(groups=([1, 1], [2, 2, 2])), ValueError, r"`groups\[0\]` must have one label per row of its group \(3\)"),
         (dict(groups=([1, 1, 2], [2, 3, 3])), ValueError, "a cluster must lie wholly in `a` or wholly in `b`"),
-        (dict(groups=([1.0, np.nan, 2.0], [3, 3, 3])), ValueError, r"`groups\[0\]` must not contain NaN"),
-        (dict(groups=([1, 1, 2], ["x", None, "y"])), ValueError, r"`groups\[1\]` must not contain missing"),
+        (dict(groups=([1.0, np.nan, 2.0], [3, 3, 3])), ValueError,
+         r"`groups\[0\]` must not contain NaN cluster labels; found 1 \(first at index 1\)"),
+        (dict(groups=([1, 1, 2], ["x", None, "y"])), ValueError,
+         r"`groups\[1\]` must not contain missing cluster labels \(None/NA/NaN\); found 1 \(first at index 1\)"),
+        # Labels that cannot be sorted together say which kinds they mix (issue 47).
+        (dict(groups=(np.array([1, "x", 1], dtype=object), [3, 3, 3])), TypeError,
+         r"`groups\[0\]` labels must be mutually comparable .*; found int and str labels"),
+        (dict(groups=(np.array([1, 1, 2], dtype=object), np.array(["x", "x", "y"], dtype=object))), TypeError,
+         r"mutually comparable across both groups; found int labels in `groups\[0\]` and str in `groups\[1\]`"),
         (dict(groups=([1, 1, 2], [3, 3, 3]), method="exact"), ValueError, "not available with `groups`"),
     ],
 )
@@ -1136,8 +1143,9 @@ def test_ratio_interval_at_zero_counts(method):
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: sig.proportion_difference_ci([0, 2], [1, 0]), r"`a` must hold only 0 and 1"),
-        (lambda: sig.proportion_difference_ci([0, 1], [1, 0.5]), r"`b` must hold only 0 and 1"),
+        (lambda: sig.proportion_difference_ci([0, 2], [1, 0]), r"`a` must hold only 0 and 1 .*; found 2 at index 1$"),
+        # The value as written, not NumPy's repr "np.float64(0.5)" (issue 47).
+        (lambda: sig.proportion_difference_ci([0, 1], [1, 0.5]), r"`b` must hold only 0 and 1 .*; found 0.5 at index 1$"),
         (lambda: sig.proportion_difference_ci([0, 1], [1, 0], method="wald"), r"`method` must be one of"),
         (lambda: sig.proportion_ratio_ci([0, 1], [], confidence_level=0.9), r"`b` must contain at least one row"),
         (lambda: sig.proportion_ratio_ci([0, 1], [1], confidence_level=1.0), r"`confidence_level` must be strictly"),

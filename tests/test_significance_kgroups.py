@@ -181,14 +181,25 @@ def test_wilson_interval_matches_statsmodels_on_a_grid():
     assert wilson_interval(0, 12).low == 0.0 and wilson_interval(12, 12).high == 1.0
     low, high = wilson_interval(np.array([0, 3]), np.array([0, 10]))
     assert np.isnan(low[0]) and np.isnan(high[0]) and 0 < low[1] < 0.3 < high[1]
+    # nobs = 0 is no rate, so NaN limits, not an error, for a scalar too: the by-group table
+    # passes every group at once, groups with no rows of a kind among them (issue 47: the choice
+    # documented, not refused).
+    assert all(math.isnan(v) for v in wilson_interval(0, 0))
     assert isinstance(wilson_interval(3, 10).low, float)
 
 
 @pytest.mark.parametrize(
     "args, kwargs, error, message",
     [
-        ((5, 4), {}, ValueError, r"`count` must not exceed `nobs`"),
-        ((-1, 4), {}, ValueError, r"`count` must be >= 0"),
+        # Each message gives the values it refused (issue 47: "must not exceed" said no more).
+        ((11, 10), {}, ValueError, r"^`count` must not exceed `nobs`; got count=11, nobs=10$"),
+        ((np.array([1, 5]), np.array([2, 4])), {}, ValueError,
+         r"^`count` must not exceed `nobs`; got count=5, nobs=4 at index 1$"),
+        ((3, np.array([[4, 2], [5, 6]])), {}, ValueError, r"got count=3, nobs=2 at index \(0, 1\)$"),
+        ((-1, 4), {}, ValueError, r"^`count` must be >= 0; got count=-1$"),
+        ((np.array([1, 2]), np.array([3, -4])), {}, ValueError, r"^`nobs` must be >= 0; got nobs=-4 at index 1$"),
+        ((np.array([1, 2]), np.array([3, 4, 5])), {}, ValueError,
+         r"`count` and `nobs` must broadcast to one shape; got shapes \(2,\) and \(3,\)"),
         ((1.5, 4), {}, TypeError, r"`count` must be integer counts"),
         ((1, 4), dict(confidence_level=95), ValueError, r"`confidence_level` must be strictly between 0 and 1"),
     ],

@@ -270,6 +270,30 @@ def test_memory_in_the_front_matter_sets_the_limit(copied_tinysite):
     assert f"limited.md:{_line_of(source, 'big = ')}:" in str(info.value)
 
 
+def test_pandas_out_of_memory_reading_an_audit_is_the_memory_limit_not_the_manifest(copied_tinysite):
+    """A fresh user's explainer with `memory: 512MiB` ran out while pandas read an audit's data:
+    the build said `raised ManifestError: ... dataset.parse: cannot read data/german.data with these
+    options: Error tokenizing data. C error: out of memory` (issue 47). pandas' reader is made to
+    fail as it does when an allocation fails (a real one depends on what else the process holds)."""
+    root = copied_tinysite
+    source = _explainer("""
+        import pandas as pd
+        from pandas.errors import ParserError
+        def read_csv(*args, **kwargs):
+            raise ParserError("Error tokenizing data. C error: out of memory")
+        pd.read_csv = read_csv
+        from faircode import load_audit
+        audit = load_audit("german-credit")
+        """, front="memory: 512MiB\n")
+    _write(root, "oom", source)
+    with pytest.raises(BuildFailed) as info:
+        build(BuildOptions(root=root))
+    text = str(info.value)
+    assert (f"explainers/oom.md:{_line_of(source, 'load_audit(')}: exceeded its memory limit of 512 MiB "
+            "(MemoryError); raise `memory:`") in text
+    assert "ManifestError" not in text and "cannot read" not in text
+
+
 @pytest.mark.parametrize("value, ok", [("6GiB", 6 * 2**30), ("512 MiB", 512 * 2**20), ("8GB", 8 * 10**9),
                                        (2048, 2048 * 2**20), ("lots", None), ("12", None), ("1MiB", None),
                                        (True, None), ("-4GiB", None)])

@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator, PrivateAttr
 
-from faircode.formatting import did_you_mean
+from faircode.formatting import _as_yaml, did_you_mean
 
 
 # The canonical name lists live here (not in models.py/strategies.py) so that validating a
@@ -361,6 +361,13 @@ class GroupsSpec(_Strict):
         return {a.name: a for a in [*self.attributes, *self.intersections]}
 
 
+#: The smallest ``practical_margin.points`` taken: below it, a proportion written for percentage
+#: points is far likelier than a margin of a fraction of a percentage point (issue 47).
+MIN_MARGIN_POINTS = 0.5
+_MARGIN_EXAMPLE = ('practical_margin: {points: 5, ratio: [0.8, 1.25], reason: "5 percentage points, and the '
+                   'four-fifths band of the Uniform Guidelines read both ways"}')
+
+
 class PracticalMargin(_Strict):
     """The smallest gap that matters, declared before looking at the results (issue 45).
 
@@ -371,11 +378,40 @@ class PracticalMargin(_Strict):
     ``|gap| < 0.05``). ``ratio``: the band a ratio of rates must stay inside, ``[0.8, 1.25]`` (the
     four-fifths band of the Uniform Guidelines, 29 CFR 1607.4(D), read both ways) or ``[0.8]``
     alone for "at least 0.8". ``reason``: why these values, in words a reader can check.
+
+    ``points`` below :data:`MIN_MARGIN_POINTS` (0.5) is refused: ``0.05`` is a margin of 0.05
+    percentage points, a proportion written where percentage points belong (issue 47), and the
+    message asks whether ``points * 100`` was meant. A scalar (``practical_margin: 5``) is
+    refused with the keys it needs and an example.
     """
 
     points: float = Field(gt=0, lt=100)
     ratio: list[float] = Field(min_length=1, max_length=2)
     reason: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_mapping(cls, data: Any) -> Any:
+        # pydantic's "Input should be a valid dictionary or instance of PracticalMargin" names a
+        # Python class to the author of a YAML file: say which keys to write, and how (issue 47).
+        if isinstance(data, (dict, cls)):
+            return data
+        got = _as_yaml(data)  # as YAML wrote it: true, nothing, 5
+        hint = (f" ({data:g} alone: did you mean `points: {data:g}`?)"
+                if isinstance(data, (int, float)) and not isinstance(data, bool) else "")
+        raise ValueError(f"expected a mapping with the keys `points` (the smallest difference of rates that matters, "
+                         f"in percentage points), `ratio` (the band a ratio of rates must stay inside: [low, high], "
+                         f"or [low] alone for 'at least low') and `reason` (why these values); got {got}{hint}. "
+                         f"For example: {_MARGIN_EXAMPLE}")
+
+    @field_validator("points")
+    @classmethod
+    def _percentage_points(cls, points: float) -> float:
+        if points < MIN_MARGIN_POINTS:
+            raise ValueError(f"`points` is {points:g}, a margin of {points:g} percentage points (±{points / 100:g} "
+                             f"as a difference of rates); `points` counts percentage points (5 means ±0.05) and must "
+                             f"be at least {MIN_MARGIN_POINTS:g}: did you mean {points * 100:g}?")
+        return points
 
     @model_validator(mode="after")
     def _band_around_one(self) -> PracticalMargin:

@@ -27,6 +27,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from faircode.data import as_memory_error
 from faircode.report._data import data_kind, read_columns, read_columns_dask
 from faircode.manifest import ParseOptions
 from faircode.report._schema import CategoriesSpec, OutcomeSpec, label_text
@@ -125,10 +126,11 @@ def count_rows(path: Path, parse: ParseOptions | None, outcome: OutcomeSpec, cat
         counts = _count_frame(frame, label_columns, outcome.column, median)
         n_rows = len(frame)
     else:
-        parts = read_columns_dask(path, parse, **read).to_delayed()
-        median = _dask_middle(parts, score.column) if score else None
-        counts = _tree_sum([_delayed(_count_frame)(p, label_columns, outcome.column, median) for p in parts],
-                           _add_counts)
+        with as_memory_error():  # Dask's blocks are read with pandas as they are computed
+            parts = read_columns_dask(path, parse, **read).to_delayed()
+            median = _dask_middle(parts, score.column) if score else None
+            counts = _tree_sum([_delayed(_count_frame)(p, label_columns, outcome.column, median) for p in parts],
+                               _add_counts)
         n_rows = sum(counts.values())
     return CategoryCounts(dimensions=tuple(specs), counts=MappingProxyType(counts), n_rows=n_rows,
                           median=median, engine=engine)

@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from faircode.data import _read_csv_kwargs, read_header, sha256_of
+from faircode.data import _read_csv_kwargs, as_memory_error, read_header, sha256_of
 from faircode.manifest import ParseOptions
 from faircode.report._schema import label_text
 
@@ -117,6 +117,8 @@ def read_columns(path: Path, parse: ParseOptions | None, *, labels: list[str], s
     ------
     ValueError
         A score column holding text that is not a number (pandas' message).
+    MemoryError
+        The reader ran out of memory (:func:`faircode.data.as_memory_error`).
     """
     import pandas as pd
 
@@ -127,7 +129,8 @@ def read_columns(path: Path, parse: ParseOptions | None, *, labels: list[str], s
         # Labels dictionary-encoded as they are read: pandas gets categoricals, not one string each.
         return pq.read_table(path, columns=columns, read_dictionary=list(labels)).to_pandas()
     dtypes = {**{c: "category" for c in labels}, **{c: "float64" for c in scores}}
-    return pd.read_csv(path, usecols=columns, dtype=dtypes, **_read_csv_kwargs(parse or ParseOptions()))
+    with as_memory_error():
+        return pd.read_csv(path, usecols=columns, dtype=dtypes, **_read_csv_kwargs(parse or ParseOptions()))
 
 
 def read_columns_dask(path: Path, parse: ParseOptions | None, *, labels: list[str], scores: list[str] = ()):
@@ -183,7 +186,8 @@ def _first_csv_lines(path: Path, parse: ParseOptions, column: str, texts: set[st
     found: dict[str, str] = {}
     first_line = parse.skiprows + (1 if parse.header else 0) + 1
     start = 0
-    with pd.read_csv(path, usecols=[column], dtype=str, chunksize=_SCAN_ROWS, **_read_csv_kwargs(parse)) as chunks:
+    with as_memory_error(), pd.read_csv(path, usecols=[column], dtype=str, chunksize=_SCAN_ROWS,
+                                        **_read_csv_kwargs(parse)) as chunks:
         for chunk in chunks:
             _first_in(chunk[column], texts - set(found), lambda i, s=start: f"line {first_line + s + i}", found)
             if len(found) == len(texts):

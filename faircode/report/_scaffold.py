@@ -112,9 +112,10 @@ def _sample(path: Path, parse: ParseOptions | None, columns: list[str]):
         first = parquet_files(path)[0] if path.is_dir() else path
         table = pq.ParquetFile(first).iter_batches(batch_size=_SAMPLE_ROWS, columns=columns)
         return next(table).to_pandas()
-    from faircode.data import _read_csv_kwargs
+    from faircode.data import _read_csv_kwargs, as_memory_error
 
-    return pd.read_csv(path, nrows=_SAMPLE_ROWS, dtype=str, **_read_csv_kwargs(parse))
+    with as_memory_error():
+        return pd.read_csv(path, nrows=_SAMPLE_ROWS, dtype=str, **_read_csv_kwargs(parse))
 
 
 def _guess_roles(columns: list[str], sample) -> dict:

@@ -277,6 +277,15 @@ def proportion_ratio_ci(a, b, *, confidence_level: float = 0.95, method: str = "
 _RATIO_METHODS = {"mover": _mover_ratio, "koopman": _koopman}
 
 
+def _first(bad: np.ndarray) -> tuple[tuple, str]:
+    """The index of the first entry set in the boolean array ``bad``, and how a message says where
+    it is: ``((), "")`` for a scalar, ``((2,), " at index 2")``, ``((0, 1), " at index (0, 1)")``."""
+    if bad.ndim == 0:
+        return (), ""
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    return at, f" at index {at[0] if len(at) == 1 else at}"
+
+
 def wilson_interval(count, nobs, *, confidence_level: float = 0.95) -> ConfidenceInterval:
     """Wilson score interval for a proportion (a group's rate).
 
@@ -285,7 +294,12 @@ def wilson_interval(count, nobs, *, confidence_level: float = 0.95) -> Confidenc
     count : int or array_like of int
         Rows with outcome 1, ``0 <= count <= nobs``.
     nobs : int or array_like of int
-        Rows the rate is a mean over (broadcast against ``count``); 0 gives NaN (no rate).
+        Rows the rate is a mean over (broadcast against ``count``). 0 is allowed and gives NaN
+        limits (a group with no rows has no rate, so no interval): the by-group table passes every
+        group at once, and a group with no rows of a kind (no actual positives for a true positive
+        rate) is one of them, its interval left empty (:func:`faircode.groups.compare_groups`). A
+        comparison of two groups refuses an empty one instead (:func:`gap_verdict` and the
+        intervals of two rates need at least one row each).
     confidence_level : float, default 0.95
         Strictly between 0 and 1.
 
@@ -300,7 +314,8 @@ def wilson_interval(count, nobs, *, confidence_level: float = 0.95) -> Confidenc
     TypeError
         Non-integer counts, or a non-numeric ``confidence_level``.
     ValueError
-        Negative counts, ``count > nobs``, or ``confidence_level`` outside (0, 1).
+        Negative counts, ``count > nobs`` (the message gives both, and the index in an array),
+        shapes that do not broadcast, or ``confidence_level`` outside (0, 1).
 
     Notes
     -----
@@ -333,10 +348,17 @@ def wilson_interval(count, nobs, *, confidence_level: float = 0.95) -> Confidenc
         if arr.dtype.kind not in "iu":
             raise TypeError(f"`{name}` must be integer counts; got dtype {arr.dtype}")
         if np.any(arr < 0):
-            raise ValueError(f"`{name}` must be >= 0")
+            at, where = _first(arr < 0)
+            raise ValueError(f"`{name}` must be >= 0; got {name}={arr[at]}{where}")
+    try:
+        k_arr, n_arr = np.broadcast_arrays(k_arr, n_arr)
+    except ValueError as exc:
+        raise ValueError(f"`count` and `nobs` must broadcast to one shape; got shapes {k_arr.shape} and "
+                         f"{n_arr.shape}") from exc
     if np.any(k_arr > n_arr):
-        raise ValueError("`count` must not exceed `nobs`")
-    k, n = np.broadcast_arrays(k_arr.astype(np.float64), n_arr.astype(np.float64))
+        at, where = _first(k_arr > n_arr)
+        raise ValueError(f"`count` must not exceed `nobs`; got count={k_arr[at]}, nobs={n_arr[at]}{where}")
+    k, n = k_arr.astype(np.float64), n_arr.astype(np.float64)
     z = _z(level)
     with np.errstate(invalid="ignore", divide="ignore"):
         low, high = _wilson_limits(k, n, z)

@@ -219,11 +219,8 @@ def _as_sample(x, name: str) -> np.ndarray:
     arr = arr.astype(np.float64, copy=False)
     finite = np.isfinite(arr)
     if not finite.all():
-        bad_at = np.flatnonzero(~finite)
-        raise ValueError(
-            f"`{name}` must not contain NaN or infinite values; found {bad_at.size} "
-            f"(first at index {bad_at[0]}); drop or impute missing outcomes first"
-        )
+        raise ValueError(f"`{name}` must not contain NaN or infinite values; {_where(~finite)}; drop or impute "
+                         "missing outcomes first")
     return arr
 
 
@@ -324,10 +321,24 @@ def _as_labels(labels, name: str, n: int) -> np.ndarray:
     if arr.size != n:
         raise ValueError(f"`{name}` must have one label per row of its group ({n}); got {arr.size}")
     if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise ValueError(f"`{name}` must not contain NaN cluster labels")
-    if arr.dtype.kind == "O" and any(_is_missing(v) or (isinstance(v, float) and math.isnan(v)) for v in arr):
-        raise ValueError(f"`{name}` must not contain missing cluster labels (None/NA/NaN)")
+        raise ValueError(f"`{name}` must not contain NaN cluster labels; {_where(np.isnan(arr))}")
+    if arr.dtype.kind == "O":
+        missing = np.array([_is_missing(v) or (isinstance(v, float) and math.isnan(v)) for v in arr], dtype=bool)
+        if missing.any():
+            raise ValueError(f"`{name}` must not contain missing cluster labels (None/NA/NaN); {_where(missing)}")
     return arr
+
+
+def _where(bad: np.ndarray) -> str:
+    """``"found 3 (first at index 7)"``: how many entries of a 1-D boolean mask are set, and the first."""
+    at = np.flatnonzero(bad)
+    return f"found {at.size} (first at index {at[0]})"
+
+
+def _kinds(*arrays) -> str:
+    """The types of the values of labels that cannot be sorted together, for the message: ``"int and str"``."""
+    names = sorted({type(v).__name__ for arr in arrays for v in np.asarray(arr, dtype=object).ravel()})
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0] if names else "none"
 
 
 def _as_group_labels(groups, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -336,7 +347,8 @@ def _as_group_labels(groups, n: int) -> tuple[np.ndarray, np.ndarray]:
     try:
         uniques, codes = np.unique(labels, return_inverse=True)
     except TypeError as exc:
-        raise TypeError("`groups` labels must be mutually comparable (e.g. all str)") from exc
+        raise TypeError(f"`groups` labels must be mutually comparable (e.g. all str); found {_kinds(labels)} "
+                        "labels") from exc
     if uniques.size < 2:
         raise ValueError(f"`groups` must hold at least two groups to compare; got {uniques.size}")
     return uniques, codes.ravel()
@@ -347,7 +359,8 @@ def _cluster_codes(labels: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarra
     try:
         uniques, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     except TypeError as exc:
-        raise TypeError(f"`{name}` labels must be mutually comparable (e.g. all str or all int)") from exc
+        raise TypeError(f"`{name}` labels must be mutually comparable (e.g. all str or all int); found "
+                        f"{_kinds(labels)} labels") from exc
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
@@ -370,7 +383,8 @@ def _as_groups(groups, n_a: int, n_b: int):
     try:
         shared = np.intersect1d(uniques_a, uniques_b)
     except TypeError as exc:
-        raise TypeError("`groups` labels must be mutually comparable across both groups") from exc
+        raise TypeError(f"`groups` labels must be mutually comparable across both groups; found {_kinds(uniques_a)} "
+                        f"labels in `groups[0]` and {_kinds(uniques_b)} in `groups[1]`") from exc
     if shared.size:
         raise ValueError(
             "`groups`: a cluster must lie wholly in `a` or wholly in `b` (whole clusters are "
@@ -413,16 +427,18 @@ def _batch_rows(batch_size: int | None, row_elements: int) -> int:
 def _as_binary_sample(x, name: str) -> np.ndarray:
     arr = _as_sample(x, name)
     if not _is_binary(arr):
-        bad = arr[(arr != 0.0) & (arr != 1.0)][0]
-        raise ValueError(f"`{name}` must hold only 0 and 1 (a score interval is for proportions); found {bad!r}")
+        other = (arr != 0.0) & (arr != 1.0)
+        raise ValueError(f"`{name}` must hold only 0 and 1 (a score interval is for proportions); found "
+                         f"{arr[other][0]:g} at index {np.flatnonzero(other)[0]}")
     return arr
 
 
 def _as_binary_outcome(outcome, name: str = "outcome") -> np.ndarray:
     x = _as_sample(outcome, name)
     if not _is_binary(x):
-        bad = x[(x != 0.0) & (x != 1.0)][0]
-        raise ValueError(f"`{name}` must hold 0/1 outcomes (or booleans); found {bad:g}")
+        other = (x != 0.0) & (x != 1.0)
+        raise ValueError(f"`{name}` must hold 0/1 outcomes (or booleans); found {x[other][0]:g} at index "
+                         f"{np.flatnonzero(other)[0]}")
     return x
 
 
