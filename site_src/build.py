@@ -24,7 +24,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
 
 from faircode.formatting import did_you_mean
 from site_src import filestate
@@ -39,7 +38,7 @@ from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, edited_outputs,
                                              last_shown_facts, outputs_current, record_outputs, site_config, staging,
                                              swap_in, write_manifest)
-from site_src.publishing.preconvert import Preconverter
+from site_src.publishing.preconvert import Preconverter, warm_mkdocs
 from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
@@ -327,7 +326,7 @@ class _PageStream:
     explainer's code runs, and checking and rendering afterwards held up the site (issue 26).
 
     A context manager around the runs: entered, a thread of its own sets the pages up
-    (`PageWriter`: assets, data page), imports what MkDocs will need (`_warm_mkdocs`) and writes
+    (`PageWriter`: assets, data page), imports what MkDocs will need (`preconvert.warm_mkdocs`) and writes
     and converts the pages that need no run (`_pages_without_runs`); `on_done`
     (the runs' callback) queues the explainer's check (`_Checker.one`) and page as each run ends,
     and MkDocs' conversion of that page (`preconvert.Preconverter`: stage 6 begun, used by MkDocs
@@ -344,7 +343,7 @@ class _PageStream:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairsite-pages")
         self._writer = self._pool.submit(PageWriter, explainers, results, docs_dir, root=root, facts=facts,
                                          reuse_pages=options.use_cache)
-        self._pool.submit(_warm_mkdocs)
+        self._pool.submit(warm_mkdocs)
         self._done: list = []
         # MkDocs' conversion of each explainer page, done here too, with the config MkDocs will use.
         self._preconverter = Preconverter(lambda: site_config(root, docs_dir, docs_dir.parent / "site",
@@ -394,32 +393,6 @@ class _PageStream:
         return writer
 
 
-def _warm_mkdocs() -> None:
-    """Import what MkDocs will use (its build, the theme's plugins, the Markdown extensions) and
-    compile the lexers the code blocks need, while the runs go on: the same work MkDocs would do
-    first, done beforehand. Anything that fails here is left for MkDocs to meet and report."""
-    import importlib
-
-    for name in ("mkdocs.commands.build", "mkdocs.structure.pages", "material.plugins.search.plugin",
-                 "material.plugins.tags.plugin", "mkdocs_glightbox.plugin", "material.extensions.emoji",
-                 "markdown.extensions.toc", "markdown.extensions.tables", "markdown.extensions.attr_list",
-                 "markdown.extensions.def_list", "markdown.extensions.md_in_html", "markdown.extensions.admonition",
-                 "pymdownx.superfences", "pymdownx.highlight", "pymdownx.details", "pymdownx.emoji"):
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - MkDocs meets the same problem and reports it
-            pass
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import get_lexer_by_name
-
-        for lang in ("python", "bash", "text"):
-            highlight("x = 1  # a\nprint(f'{x}')\n", get_lexer_by_name(lang), HtmlFormatter())
-    except Exception:  # noqa: BLE001
-        pass
-
-
 def _extract(explainers: list[Explainer], code_dir: Path,
              options: BuildOptions) -> tuple[list[CodeFile], list[SiteError]]:
     """Stage 2: each explainer's code as the file readers run (written to ``code_dir`` only once
@@ -461,7 +434,7 @@ class _Checked:
     passed: cache.PassedChecks  # explainers whose checks all passed, saved only if the build succeeds
     errors: list[SiteError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
-    banners: dict[str, NumbersProblem] = field(default_factory=dict)  # serve: slug -> its page's banner
+    banners: dict[str, snapshot.NumbersProblem] = field(default_factory=dict)  # serve: slug -> its page's banner
     to_accept: list[tuple[Explainer, RunResult]] = field(default_factory=list)  # written once the build succeeds
 
 
@@ -494,7 +467,7 @@ class _Checker:
         if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
             part.to_accept.append((e, run))
             return part
-        problem = _numbers(e, run)
+        problem = snapshot.numbers_problem(e, run)
         if problem is None:
             if not found:
                 self.passed.add(e.slug, key)
@@ -624,55 +597,6 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
     filestate.record(root, files={p for p in files if "__pycache__" not in p.parts},
                      dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary,
                      git=(facts.commit, facts.dirty))
-
-
-@dataclass(frozen=True)
-class NumbersProblem:
-    """Why a page's cited numbers are not the accepted ones.
-
-    ``kind`` is "unaccepted" (nothing accepted yet), "drift" (``drifts`` lists the values that
-    moved beyond their tolerance) or "unreadable" (the accepted-numbers file is broken).
-    """
-
-    kind: Literal["unaccepted", "drift", "unreadable"]
-    text: str
-    slug: str
-    drifts: tuple[snapshot.Drift, ...] = ()
-
-
-def _numbers(e: Explainer, run: RunResult) -> NumbersProblem | None:
-    """How the numbers the prose cites differ from the accepted ones; None if they do not."""
-    try:
-        drifts = snapshot.compare(e, run)
-    except CheckError as err:
-        return NumbersProblem("unreadable", err.message, e.slug)
-    if drifts is None:
-        return NumbersProblem("unaccepted", f"no accepted numbers yet ({snapshot.snapshot_path(e).name}); "
-                              f"run `fairsite accept {e.slug}`", e.slug)
-    if not drifts:
-        return None
-    width = max(len(d.value) for d in drifts)
-    rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}{_cited_at(e, d)}" for d in drifts)
-    # What the run read differently, first: the writer's question is why the numbers moved.
-    since, changed = snapshot.changed_since(e, run) or ("", [])
-    since = f"    since they were accepted: {since}\n" if since else ""
-    manifests = [p for p in changed if p.startswith("audits/")]
-    if manifests:
-        # `accept` alone leaves results/ made from the manifest as it was, and the checks and
-        # pages that compare with it fail (a fresh user accepted and met 13 problems).
-        advice = (f"if the change to {manifests[0]} is meant, run `faircode benchmark` (results/ is made from "
-                  f"the manifests), then `fairsite accept {e.slug}`; if not, undo it")
-    else:
-        advice = f"run `fairsite accept {e.slug}` if on purpose"
-    head = f"cited numbers changed ({advice}):"
-    return NumbersProblem("drift", f"{head}\n{since}{rows}", e.slug, tuple(drifts))
-
-
-def _cited_at(e: Explainer, d: snapshot.Drift) -> str:
-    """Where the prose cites a drifted value: the writer's next stop (a new user asked for it)."""
-    if not d.lines:
-        return ""
-    return f"  ({e.display_path}, line{'s' if len(d.lines) > 1 else ''} {', '.join(map(str, d.lines))})"
 
 
 def _fingerprint(root: Path, explainers: list[Explainer], runs: list[RunResult], facts: provenance.BuildFacts, *,

@@ -30,6 +30,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import jinja2
 from jinja2 import nodes
@@ -178,6 +179,55 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
                 then, now_shown = f"{place}{_brief(a)}", f"{place}{_brief(b)}"
             drifts.append(Drift(explainer.display_path, name, then, now_shown, tuple(sorted(where.get(name, ())))))
     return drifts
+
+
+@dataclass(frozen=True)
+class NumbersProblem:
+    """Why a page's cited numbers are not the accepted ones.
+
+    ``kind`` is "unaccepted" (nothing accepted yet), "drift" (``drifts`` lists the values that
+    moved beyond their tolerance) or "unreadable" (the accepted-numbers file is broken).
+    """
+
+    kind: Literal["unaccepted", "drift", "unreadable"]
+    text: str
+    slug: str
+    drifts: tuple[Drift, ...] = ()
+
+
+def numbers_problem(e: Explainer, run: RunResult) -> NumbersProblem | None:
+    """How the numbers the prose cites differ from the accepted ones; None if they do not."""
+    try:
+        drifts = compare(e, run)
+    except CheckError as err:
+        return NumbersProblem("unreadable", err.message, e.slug)
+    if drifts is None:
+        return NumbersProblem("unaccepted", f"no accepted numbers yet ({snapshot_path(e).name}); "
+                              f"run `fairsite accept {e.slug}`", e.slug)
+    if not drifts:
+        return None
+    width = max(len(d.value) for d in drifts)
+    rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}{_cited_at(e, d)}" for d in drifts)
+    # What the run read differently, first: the writer's question is why the numbers moved.
+    since, changed = changed_since(e, run) or ("", [])
+    since = f"    since they were accepted: {since}\n" if since else ""
+    manifests = [p for p in changed if p.startswith("audits/")]
+    if manifests:
+        # `accept` alone leaves results/ made from the manifest as it was, and the checks and
+        # pages that compare with it fail (a fresh user accepted and met 13 problems).
+        advice = (f"if the change to {manifests[0]} is meant, run `faircode benchmark` (results/ is made from "
+                  f"the manifests), then `fairsite accept {e.slug}`; if not, undo it")
+    else:
+        advice = f"run `fairsite accept {e.slug}` if on purpose"
+    head = f"cited numbers changed ({advice}):"
+    return NumbersProblem("drift", f"{head}\n{since}{rows}", e.slug, tuple(drifts))
+
+
+def _cited_at(e: Explainer, d: Drift) -> str:
+    """Where the prose cites a drifted value: the writer's next stop (a new user asked for it)."""
+    if not d.lines:
+        return ""
+    return f"  ({e.display_path}, line{'s' if len(d.lines) > 1 else ''} {', '.join(map(str, d.lines))})"
 
 
 _DIGEST_HEX = 16  # of a sha256 in the record: enough to tell two versions apart, short enough to read in a diff
