@@ -45,6 +45,7 @@ from site_src.rendering.results import ResultsTable
 from site_src.rendering.references import BIBLIOGRAPHY
 from site_src.sources.collect import READING_ORDER, Explainer, collect
 from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
+from site_src.sources.reports import REPORTS, Report, collect_reports
 
 
 class NumbersMode(enum.Enum):
@@ -201,18 +202,22 @@ def build(options: BuildOptions) -> BuildReport:
         try:
             filestate.load_digests(cache_dir)
             explainers = collect(root / "explainers")
-            _check_slugs(explainers, options)
+            # Audit reports (reports/<slug>/): pages whose code their manifest generates; from here
+            # on, each is run, checked and rendered as an explainer is (`sources`).
+            reports = collect_reports(root, explainers)
+            sources = [*explainers, *reports]
+            _check_slugs(sources, options)
             cache_dir.mkdir(parents=True, exist_ok=True)
             _check_audits(root, passed=cache.PassedChecks(cache_dir, enabled=options.use_cache and not options.link_check))
             facts = provenance.build_facts(root, [e.path for e in explainers])
-            code_files, errors = _extract(explainers, code_dir, options)
+            code_files, errors = _extract(sources, code_dir, options)
             results = ResultsTable(root / "results" / "results_fairness.csv")
             checker = _Checker(options, cache_dir)
             if every_run:
                 stage = later.enter_context(staging(root))
-                stream = later.enter_context(_PageStream(explainers, results, stage / "docs", checker, root=root,
+                stream = later.enter_context(_PageStream(sources, results, stage / "docs", checker, root=root,
                                                          facts=facts, options=options))
-            runs, run_errors, published_problems = _execute(explainers, code_files, results, root=root, options=options,
+            runs, run_errors, published_problems = _execute(sources, code_files, results, root=root, options=options,
                                                             early_server=early, stream=stream)
         finally:
             if early is not None:
@@ -220,15 +225,15 @@ def build(options: BuildOptions) -> BuildReport:
         errors += run_errors
         with _listed_with(errors, runs):
             writer = stream.wait() if stream is not None else None
-            checked = checker.merge(explainers, runs, published_problems)
+            checked = checker.merge(sources, runs, published_problems)
         errors += checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
-        fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
+        fingerprint = _fingerprint(root, sources, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
         filestate.save_digests(cache_dir)
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
-            accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
+            accepted, edited = _finish(root, options, sources, code_files, runs, checked, facts)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                edited=edited, wall_s=time.perf_counter() - started)
         if stage is None:
@@ -238,7 +243,7 @@ def build(options: BuildOptions) -> BuildReport:
             if writer is not None:
                 problems, pages_rendered = writer.finish(by_slug, banners=checked.banners)
             else:
-                problems, pages_rendered = render(explainers, by_slug, results, stage / "docs", root=root,
+                problems, pages_rendered = render(sources, by_slug, results, stage / "docs", root=root,
                                                   facts=facts, banners=checked.banners, reuse_pages=options.use_cache)
         errors += problems
         if errors:
@@ -248,7 +253,7 @@ def build(options: BuildOptions) -> BuildReport:
         shown_before = last_shown_facts(root)  # before this build's record replaces it
         record_outputs(root, fingerprint, site, facts=facts)
         later.close()  # the staging folder (the previous docs/ and site/) goes before the state is recorded
-        accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
+        accepted, edited = _finish(root, options, sources, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
                        words=site.words(), edited=edited, wall_s=time.perf_counter() - started, docs_edited=docs_edited,
@@ -395,11 +400,11 @@ class _PageStream:
 
 def _extract(explainers: list[Explainer], code_dir: Path,
              options: BuildOptions) -> tuple[list[CodeFile], list[SiteError]]:
-    """Stage 2: each explainer's code as the file readers run (written to ``code_dir`` only once
-    the build succeeds); in ``check``, each committed file that differs from it is an error (the
-    runs use what the sources say)."""
+    """Stage 2: each explainer's code as the file readers run (written only once the build
+    succeeds: to ``code_dir``, a report's to its folder); in ``check``, each committed file that
+    differs from it is an error (the runs use what the sources say)."""
     stale = [SiteError(p) for p in stale_code_files(explainers, code_dir)] if options.verify_generated else []
-    return extract(explainers, code_dir), stale
+    return extract(explainers), stale
 
 
 def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
@@ -413,7 +418,7 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
     With a ``stream``, each run's outcome also goes to ``stream.on_done`` (its check and page)."""
     with ThreadPoolExecutor(max_workers=1) as beside:
         if stream is None:  # a stream writes the results page itself while the runs go on
-            beside.submit(warm_results_page, explainers, results, root)
+            beside.submit(warm_results_page, [e for e in explainers if not isinstance(e, Report)], results, root)
         published_facts = beside.submit(published.verify, root, use_cache=options.use_cache)
         runs = execute(
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
@@ -531,7 +536,7 @@ def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code
     pages were made from what passed), the accepted numbers and the state the next build
     compares (`_record_state`, left out when a source was saved again meanwhile: `_edited`).
     Returns the accepted numbers' files and the sources edited while the build ran."""
-    publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed
+    publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed (reports' too)
     checked.passed.save()
     accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
     edited = _edited(explainers)
@@ -573,10 +578,11 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
 
     cache_dir = root / ".cache" / "fairsite"
     dirs.update({root / "explainers", root / "explainers" / "code", root / "audits", root / "results", cache_dir})
+    tree(root / REPORTS)  # a report's page, manifest, accepted numbers and code, and a new report
     # The reading order and the bibliography every page reads (issue 28).
     files.update({root / "explainers" / READING_ORDER, root / "explainers" / BIBLIOGRAPHY})
     for e in explainers:
-        files.update({e.path, snapshot.snapshot_path(e), root / "explainers" / "code" / f"{e.slug}.py"})
+        files.update({e.path, snapshot.snapshot_path(e), e.code_path})
         for pattern, matched in cache.declared_inputs(root, e.meta.inputs).items():
             files.update(root / p for p in matched)
             base = pattern.split("*")[0].split("?")[0].split("[")[0]

@@ -30,6 +30,10 @@ _SKIP = [
 # ran 2000 shuffles" is not a year.
 _YEAR_CONTEXT = re.compile(r"\b(in|from|since|until|during|before|after|around|circa|year)\s+$", re.I)
 _CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", re.I)
+# A number that names a law or a rule is part of its name, not a result: "Local Law 144", "29 CFR
+# 1607.4", "6 RCNY 5-301", "Annex IV", "Article 10" (an audit report cites the law it answers).
+_LAW_BEFORE = re.compile(r"\b(Local Law|Public Law|CFR|RCNY|U\.S\.C\.|Article|Annex|Section|§)\s*[\d.\-]*$")
+_LAW_AFTER = re.compile(r"^\s*(CFR|RCNY|U\.S\.C\.)\b")
 
 
 def scaffold_text(explainer: Explainer) -> list[CheckError]:
@@ -64,7 +68,7 @@ def bare_numbers(explainer: Explainer) -> list[CheckError]:
 
     Allowed: single digits ("two steps", "step 3"), whole numbers in the title ("Top 10 Mistakes":
     the page's name, not a result; decimals and percentages are still refused there), ordered-list markers, inline code, link
-    targets, Jinja expressions, and years: in parentheses, after a word such as "in" or "from", or
+    targets, Jinja expressions, the numbers of a law or rule ("Local Law 144", "29 CFR 1607.4"), and years: in parentheses, after a word such as "in" or "from", or
     anywhere under a "Further reading" or "References" heading. Any other number must come from
     the run.
     """
@@ -149,6 +153,8 @@ def _bare_tokens(text: str, *, years_ok: bool) -> list[str]:
         token = m.group(0)
         digits = token.lstrip("-−").rstrip("%").replace(",", "")
         if re.fullmatch(r"\d", digits):
+            continue
+        if _LAW_BEFORE.search(text[:m.start()]) or _LAW_AFTER.match(text[m.end():]):
             continue
         if _YEAR.match(digits) and (years_ok or _in_parentheses(text, m.start(), m.end())
                                     or _YEAR_CONTEXT.search(text[:m.start()])):

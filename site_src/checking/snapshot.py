@@ -39,6 +39,7 @@ from faircode import tolerances
 from faircode.formatting import closest
 from site_src import filestate
 from site_src.sources.collect import PROSE_FUNCTIONS, Explainer, prose_syntax_tree
+from site_src.sources.reports import REPORT_FUNCTIONS
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
 from site_src.rendering.filters import FILTERS
@@ -64,8 +65,9 @@ class Drift:
 
 
 def snapshot_path(explainer: Explainer) -> Path:
-    """``explainers/<slug>.numbers.json``: where an explainer's accepted numbers are committed."""
-    return explainer.path.with_name(explainer.slug + SUFFIX)
+    """``explainers/<slug>.numbers.json``: where an explainer's accepted numbers are committed,
+    beside its source (a report's: ``reports/<slug>/report.numbers.json``)."""
+    return explainer.path.with_name(explainer.path.stem + SUFFIX)
 
 
 def cited(explainer: Explainer, run: RunResult) -> dict:
@@ -83,6 +85,7 @@ def _citations(explainer: Explainer, run: RunResult) -> tuple[set[str], list[tup
     is what the page shows (``interval(2, unit="ratio")`` is a ratio, not percentage points)."""
     tree = prose_syntax_tree(explainer.prose)
     names = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load" and n.name in run.values}
+    names.update(name for name in explainer.cited_always if name in run.values)  # a report's tables
     filters = []
     for f in tree.find_all(nodes.Filter):
         if isinstance(f.node, nodes.Name) and f.node.name in names and f.name in FILTERS:
@@ -146,7 +149,7 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
             where.setdefault(n.name, set()).add(n.lineno)
         elif n.ctx == "store":
             stored.add(n.name)
-    unknown = set(where) - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS)
+    unknown = set(where) - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS) - set(REPORT_FUNCTIONS)
     drifts = []
     for name in sorted(set(accepted) | set(now)):
         if name not in now:
@@ -266,7 +269,7 @@ def changed_since(explainer: Explainer, run: RunResult) -> tuple[str, list[str]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     now = run_inputs(explainer, run)
-    root = explainer.path.resolve().parents[1]
+    root = explainer.root
     said = ["its code changed"] if then.get("code") != now["code"] else []
     # Only what both records hold: a run forked after the fork server imported every explainer's
     # modules records them all, one forked earlier only its own, so a file or package in one

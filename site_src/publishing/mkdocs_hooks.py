@@ -322,7 +322,11 @@ def on_nav(nav, config, files):
 
 
 def _order(item) -> int:
-    """A page's ``order`` from its front matter; 100 (after the ordered ones) without one."""
+    """A page's ``order`` from its front matter; 100 (after the ordered ones) without one. A
+    section's is its first page's: the reports' section (``reports/``, ordered after the
+    explainers' pages) comes after the explainers' section."""
+    if isinstance(item, Section):
+        return min((_order(child) for child in item.children), default=100)
     file = getattr(item, "file", None)
     if file is None or not file.abs_src_path:
         return 100
