@@ -41,20 +41,26 @@ def scaffold_text(explainer: Explainer) -> list[CheckError]:
     with its line, found anywhere in the line: the takeaway box, the decision guide, the figure's
     caption, the sections), subtitle and summary, and the ``draft`` tag. `fairsite check` refuses a page
     that has any: a fresh user's scaffolded page passed ``check`` unchanged (issue 26)."""
+    from site_src.sources.reports import REPORT_STAND_INS, Report
     from site_src.sources.scaffold import DRAFT_TAG, PLACEHOLDERS, SUBTITLE, SUMMARY
 
     # Anywhere in a line, not only a whole line: the figure's caption stand-in is inside a call, the
-    # takeaway box's points are two (the bold order, then why). One problem per line.
+    # takeaway box's points are two (the bold order, then why). One problem per line. A report's
+    # page has those of `fairsite audit new`.
+    report = isinstance(explainer, Report)
+    command = "fairsite audit new" if report else "fairsite new"
+    stand_ins = REPORT_STAND_INS[2:] if report else PLACEHOLDERS
     found = []
     for i, line in enumerate(explainer.prose.split("\n"), 1):
-        left = [repr(stand_in) for stand_in in PLACEHOLDERS if stand_in in line]
+        left = [repr(stand_in) for stand_in in stand_ins if stand_in in line]
         if left:
-            found.append(CheckError(f"still has the text `fairsite new` put there as a stand-in: {', '.join(left)}; "
+            found.append(CheckError(f"still has the text `{command}` put there as a stand-in: {', '.join(left)}; "
                                     "write the page's own", explainer=explainer.display_path, line=i))
     meta = explainer.meta
-    for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY)):
+    for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY), ("subtitle", REPORT_STAND_INS[0]),
+                           ("summary", REPORT_STAND_INS[1])):
         if getattr(meta, name, None) == stand_in:
-            found.append(CheckError(f"front matter: {name}: still the stand-in {stand_in!r} of `fairsite new`",
+            found.append(CheckError(f"front matter: {name}: still the stand-in {stand_in!r} of `{command}`",
                                     explainer=explainer.display_path, line=explainer.front_matter_line(name)))
     if DRAFT_TAG in (meta.tags or []):
         at = explainer.front_matter_line("tags", meta.tags.index(DRAFT_TAG)) or explainer.front_matter_line("tags")

@@ -35,6 +35,15 @@ CODE = "report.py"
 # What a report's prose calls to place the parts the build makes (`rendering.report_page`), beside
 # an explainer's `PROSE_FUNCTIONS` (cite...): the summary, each table, the excluded categories,
 # the methods, the limitations and the record's downloads.
+# What `fairsite audit new` writes for the author to replace: the subtitle, the summary, the
+# context's and the findings' stand-ins (`fairsite check` refuses a page that still has one:
+# `checking.lint.scaffold_text`).
+REPORT_STAND_INS = ("Write the question this report answers, in one line.",
+                    "Write what the report finds, in two sentences a reader can quote.",
+                    "Say what the tool is, who it decided on and for what, where the data come from, and why they are "
+                    "the right data to audit it with.",
+                    "Say what the tables show and what they do not, citing the run's values; make each sentence that "
+                    "depends on the data conditional on it.")
 REPORT_FUNCTIONS = ("report_summary", "report_table", "report_excluded", "report_methods", "report_limitations",
                     "report_downloads")
 
@@ -113,7 +122,7 @@ def collect_reports(root: Path, explainers: list[Explainer]) -> list[Report]:
     names = {e.slug: e.display_path for e in explainers}
     problems: list[str] = []
     reports: list[Report] = []
-    for where in sorted(p for p in folder.iterdir() if p.is_dir()):
+    for where in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
         page, manifest = where / PAGE, where / MANIFEST
         shown = f"{REPORTS}/{where.name}"
         if not page.exists() and not manifest.exists():
@@ -216,7 +225,8 @@ _CODE = '''\
 import json
 from dataclasses import asdict
 
-from faircode.report import build_record, count_categories, load_report_manifest, report_tables
+from faircode.report import (FOUR_FIFTHS, ExclusionRule, build_record, count_categories, load_report_manifest,
+                             report_tables)
 from faircode.significance import VERDICTS
 
 manifest = load_report_manifest("{manifest}")
@@ -235,6 +245,10 @@ def applicable(row):
 # unknowns, excluded categories, categories by verdict, and each verdict in a sentence.
 n_rows = report.n_rows
 rate_name = report.rate_name
+alpha = report.alpha  # each test's level; the intervals' confidence is 1 - alpha
+four_fifths = FOUR_FIFTHS
+under_share = manifest.exclusion.under_share if manifest.exclusion is not None else 0.0  # 0: the rule is off
+law_share = ExclusionRule.model_fields["under_share"].default  # the law's threshold of a small category
 tables = {{t.table: {{r.category: applicable(r) for r in t.rows}} for t in report.tables}}
 reference = {{t.table: t.reference or "" for t in report.tables}}
 n_unknown = {{t.table: t.n_unknown for t in report.tables}}
