@@ -40,12 +40,15 @@ RESULTS_KEYS: dict[str, tuple[str, ...]] = {
 RESULTS_NUMBERS: dict[str, frozenset[str]] = {
     "results_fairness.csv": frozenset([
         "value_disadvantaged", "value_advantaged", "gap", "ci_low", "ci_high", "p_value", "q_value",
+        "margin_low", "margin_high", "equivalence_p_value", "equivalence_q_value", "power_at_margin",
         "n_disadvantaged", "n_advantaged", "n_permutations", "random_state"]),
     "results_performance.csv": frozenset([
         "n_test", "n_positive", "n_dropped", "accuracy", "balanced_accuracy", "roc_auc"]),
     "results_by_group.csv": frozenset([
-        "value", "ci_low", "ci_high", "n_outcome", "n_group", "min_size", "diff_vs_reference", "ratio_vs_reference",
-        "p_value_vs_reference", "p_value_vs_reference_holm", "max_gap", "min_max_ratio", "n_groups_compared",
+        "value", "ci_low", "ci_high", "n_outcome", "n_group", "min_size", "diff_vs_reference",
+        "diff_vs_reference_ci_low", "diff_vs_reference_ci_high", "ratio_vs_reference", "p_value_vs_reference",
+        "p_value_vs_reference_holm", "margin_low", "margin_high", "equivalence_p_value", "equivalence_p_value_holm",
+        "power_at_margin", "max_gap", "min_max_ratio", "n_groups_compared",
         "p_value_max_gap", "q_value_max_gap", "p_value_omnibus", "q_value_omnibus", "n_permutations",
         "random_state"]),
 }

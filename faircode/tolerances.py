@@ -20,14 +20,18 @@ kind                      examples                                      a re-run
                                                                         bound propagated
 ``monte_carlo``           a resampled proportion (Monte Carlo           ``|new - old| <=
                           p-value, a simulated rate) from ``n``         4 * sqrt(2) * mc_error``
-                          resamples                                     (`MC_K` standard errors
-                                                                        of a difference of two
-                                                                        estimates)
-``p_value``               an exact p-value or its q-value (BH)          ``|log10 new - log10 old|
-                                                                        <= 0.05``
-                                                                        (`LOG10_P_TOL`), both
+                          resamples; the q-value of a Monte Carlo       (`MC_K` standard errors
+                          p-value (`monte_carlo_q_value`)               of a difference of two
+                                                                        estimates); a q-value:
+                                                                        its own error, plus its
+                                                                        rounding
+``p_value``               an exact p-value or its q-value (BH); an      ``|log10 new - log10 old|
+                          equivalence (TOST) p-value and its            <= 0.05``
+                          adjustment (BH or Holm)                       (`LOG10_P_TOL`), both
                                                                         floored at ``1e-10``
                                                                         (`P_FLOOR`)
+``power``                 the exact test's power at the audit's         ``|new - old| <= 0.005``
+                          margin (``power_at_margin``)                  (`POWER_ATOL`)
 ========================  ============================================  ===========================
 
 Why these numbers
@@ -59,6 +63,14 @@ exceeded by chance about once in 16,000 comparisons. With fixed seeds and the lo
 runs are identical; the band is what lets a NumPy upgrade that changes a sampler pass when
 nothing else changed.
 
+**The q-value of a Monte Carlo p-value.** A Benjamini-Hochberg q-value is ``m p' / j`` for one
+p-value ``p'`` at or above the row's own ``p`` (or 1), so its relative Monte Carlo error is at
+most ``p``'s, and its standard error at most ``q mc_error(p, n) / p`` (more than
+``mc_error(q, n)``, which would understate it by up to the square root of the family's size). The
+benchmark writes such a q-value rounded to the decimal place of the leading digit of that error
+(``faircode.benchmark.tables``), which moves it by at most half of it on each side; so two runs
+match within ``(MC_K sqrt(2) + 1)`` times that error (`monte_carlo_q_value`).
+
 **Score interval endpoints.** The results file's intervals (Newcombe's for a difference,
 MOVER-R for a ratio) are closed-form functions of each group's counts, so they move only when a
 decision moves, exactly like the gap they bracket: they get the ``fitted`` bound (propagated for
@@ -74,6 +86,30 @@ which the fitted bound admits a changed decision; `LOG10_P_TOL` = 0.05 covers it
 this table's thousands of tests), so values under the floor compare as the floor. q-values
 (Benjamini-Hochberg) are monotone in the p-values and get the same rule. ``significant``
 (q < 0.05) is a decision: a flip is a change, compared exactly.
+
+**Equivalence p-values: the same band.** The TOST p-value at the audit's margin (exact
+unconditional or score, ``equivalence_method``) is a function of the two groups' counts, as
+the exact test's is, so it too moves only when a decision moves; its score statistic
+``z = (gap - bound) / se`` moves by ``FITTED_ATOL / se`` when the gap moves by `FITTED_ATOL`,
+and ``ln p`` by about ``z`` times that, the bound above. Its family adjustment
+(Benjamini-Hochberg in the fairness file, Holm in the by-group file) is monotone in the
+p-values and gets the same rule. ``verdict`` is a decision, compared exactly, as
+``significant`` is; the margin is the manifest's, exact.
+
+**Power at the margin: 0.005.** The exact test's power against a true gap at the margin is a
+function of the reference group's rate ``p`` and the group sizes (not of the other group's
+rate), so it moves only when a decision of the reference group moves; in groups under 10,000
+rows no decision moves within `FITTED_ATOL` and the power is the same number up to
+floating-point rounding. Where one can (a reference group of 10,000 rows or more), ``p`` moves by
+at most `FITTED_ATOL`; in the normal approximation the power is ``Phi(u - z)`` with
+``u = margin / se``, whose slope in ``p`` is ``phi(u - z) u d(ln se)/dp``, at most
+``0.87 d(ln se)/dp`` (``u phi(u - 1.96)`` peaks at 0.87), and ``d(ln se)/dp`` is at most
+``c / (2 p' (1 - p'))`` over the two rates ``p'`` at the margin (``c`` = 1 for a difference, up
+to 1.25 for the ratio band, whose rate at the margin moves ``c`` times as fast). So the power moves
+by at most ``0.87 c FITTED_ATOL / (2 p' (1 - p'))``, under `POWER_ATOL` = 0.005 while every rate
+at the margin lies in [0.011, 0.989]; rarer rates in such a group are reported and accepted on purpose,
+as a fitted rate in a small group is. 0.005 is also half of the last digit a page shows of it
+(a whole percent).
 
 References
 ----------
@@ -93,13 +129,16 @@ __all__ = [
     "MC_K",
     "LOG10_P_TOL",
     "P_FLOOR",
+    "POWER_ATOL",
     "Tolerance",
     "mc_error",
     "exact",
     "fitted",
     "fitted_ratio",
     "monte_carlo",
+    "monte_carlo_q_value",
     "p_value",
+    "power",
 ]
 
 #: Absolute tolerance of a quantity computed from a fitted model (rates, gaps, AUC, accuracy):
@@ -111,6 +150,8 @@ MC_K = 4.0
 LOG10_P_TOL = 0.05
 #: p-values below this compare as equal to it.
 P_FLOOR = 1e-10
+#: Absolute tolerance of the exact test's power at the margin (see "Power at the margin" above).
+POWER_ATOL = 0.005
 
 
 def mc_error(p: float, n: int) -> float:
@@ -147,7 +188,7 @@ class Tolerance:
     Attributes
     ----------
     kind : str
-        ``"exact"``, ``"fitted"``, ``"monte_carlo"`` or ``"p_value"``.
+        ``"exact"``, ``"fitted"``, ``"monte_carlo"``, ``"p_value"`` or ``"power"``.
     atol : float
         The absolute band on the value's own scale (on ``log10`` for ``p_value``); 0 for exact.
     description : str
@@ -249,6 +290,37 @@ def monte_carlo(p: float, n: int) -> Tolerance:
     return Tolerance("monte_carlo", atol, f"Monte Carlo ({n:,} resamples): |Δ| ≤ {atol:.2g}")
 
 
+def monte_carlo_q_value(q: float, p: float, n: int) -> Tolerance:
+    """A q-value adjusted from a Monte Carlo p-value ``p`` of ``n`` resamples, written rounded to
+    its error: ``(MC_K sqrt(2) + 1) q mc_error(p, n) / p`` (see "The q-value of a Monte Carlo
+    p-value" above).
+
+    Parameters
+    ----------
+    q : float
+        The committed q-value, in [0, 1].
+    p : float
+        The committed Monte Carlo p-value it adjusts (the row's own), in (0, 1].
+    n : int
+        Resamples of ``p``; a non-positive or non-integer ``n``, or a ``p`` that is not positive,
+        gives the exact rule.
+
+    Returns
+    -------
+    Tolerance
+    """
+    if (isinstance(n, bool) or not isinstance(n, int) or n <= 0 or not (_is_number(p) and _is_number(q))
+            or math.isnan(p) or math.isnan(q) or p <= 0):
+        return exact()
+    atol = (MC_K * math.sqrt(2) + 1) * q * mc_error(min(p, 1.0), n) / p
+    return Tolerance("monte_carlo", atol, f"Monte Carlo q-value ({n:,} resamples): |Δ| ≤ {atol:.2g}")
+
+
 def p_value() -> Tolerance:
     """An exact p-value or a q-value: `LOG10_P_TOL` on the log10 scale, floored at `P_FLOOR`."""
     return Tolerance("p_value", LOG10_P_TOL, f"p-value: |Δlog10| ≤ {LOG10_P_TOL:g} (floor {P_FLOOR:g})")
+
+
+def power() -> Tolerance:
+    """The exact test's power at a margin, in [0, 1]: `POWER_ATOL`."""
+    return Tolerance("power", POWER_ATOL, f"power: |Δ| ≤ {POWER_ATOL:g}")

@@ -372,31 +372,52 @@ def test_check_gap_just_inside_and_outside(subset_run, written, tmp_path, metric
 
 
 @pytest.mark.parametrize("factor, fails", [(0.99, False), (1.01, True)])
-def test_check_score_interval_endpoint_just_inside_and_outside(subset_run, written, tmp_path, factor, fails):
-    """Score intervals are closed-form in the counts and rates: an endpoint gets the fitted band."""
-    from faircode.tolerances import FITTED_ATOL
+@pytest.mark.parametrize("column, band, rule", [("ci_low", "FITTED_ATOL", "fitted model"),
+                                                ("power_at_margin", "POWER_ATOL", "power: |Δ| ≤ 0.005")])
+def test_check_score_interval_endpoint_and_power_just_inside_and_outside(subset_run, written, tmp_path, column,
+                                                                         band, rule, factor, fails):
+    """Score intervals are closed-form in the counts and rates: an endpoint gets the fitted band. The
+    power at the margin (issue 45) has its own band (faircode/tolerances.py says why)."""
+    from faircode import tolerances
 
     def edit(df):
         row = _first(df, metric="demographic_parity_difference")
-        df.loc[row, "ci_low"] = _moved(df.loc[row, "ci_low"], factor * FITTED_ATOL)
+        df.loc[row, column] = _moved(df.loc[row, column], factor * getattr(tolerances, band))
 
     diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
     assert (not diffs.empty) == fails
     if fails:
-        assert list(diffs["column"]) == ["ci_low"] and "fitted model" in diffs.loc[0, "tolerance"]
+        assert list(diffs["column"]) == [column] and rule in diffs.loc[0, "tolerance"]
 
 
 @pytest.mark.parametrize("log10_move, fails", [(0.049, False), (0.051, True)])
-def test_check_p_value_on_the_log_scale(subset_run, written, tmp_path, log10_move, fails):
+@pytest.mark.parametrize("column, metric", [("p_value", "accuracy_difference"),
+                                            # Issue 45: an equivalence p-value is a function of the counts,
+                                            # like the exact test's: the same band, and its adjustment's.
+                                            ("equivalence_p_value", "true_positive_rate_difference"),
+                                            ("equivalence_q_value", "true_positive_rate_difference")])
+def test_check_p_value_on_the_log_scale(subset_run, written, tmp_path, column, metric, log10_move, fails):
     def edit(df):
-        row = _first(df, metric="accuracy_difference")
-        df.loc[row, "p_value"] = "%.10g" % (float(df.loc[row, "p_value"]) * 10**log10_move)
+        row = _first(df, metric=metric)
+        df.loc[row, column] = "%.10g" % (float(df.loc[row, column]) * 10**log10_move)
 
-    # The committed q-values stay as written, so only the p-value cell can differ.
+    # The committed q-values stay as written, so only the edited cell can differ.
     diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
     assert (not diffs.empty) == fails
     if fails:
-        assert list(diffs["column"]) == ["p_value"] and "log10" in diffs.loc[0, "tolerance"]
+        assert list(diffs["column"]) == [column] and "log10" in diffs.loc[0, "tolerance"]
+
+
+@pytest.mark.parametrize("column, changed", [("verdict", "gap_shown"), ("margin_high", "0.06"),
+                                             ("equivalence_method", "score")])
+def test_check_verdicts_margins_and_methods_are_exact(subset_run, written, tmp_path, column, changed):
+    def edit(df):
+        row = _first(df, metric="precision_difference")
+        assert df.loc[row, column] != changed  # german-credit's groups are small: inconclusive, exact tests
+        df.loc[row, column] = changed
+
+    diffs = bm.compare_results(*subset_run, _tampered(written, tmp_path, bm.FAIRNESS_FILE, edit))
+    assert list(diffs["column"]) == [column] and diffs.loc[0, "tolerance"] == "exact"
 
 
 def test_check_lists_differences_within_tolerance_on_request(subset_run, written, tmp_path):

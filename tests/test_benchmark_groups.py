@@ -128,12 +128,13 @@ def test_omnibus_columns_are_the_chi_squared_test_of_the_compared_groups(run):
 
 
 def test_family_q_values_adjust_one_p_per_family_within_each_audit(run):
+    from results_oracles import check_family_q_values
+
     by_group = run[2]
-    families = by_group.drop_duplicates(["audit", "strategy", "model", "attribute", "metric"])
-    for p_column, q_column in (("p_value_max_gap", "q_value_max_gap"), ("p_value_omnibus", "q_value_omnibus")):
-        p = np.array([float("%.10g" % v) for v in families[p_column]])
-        expected = multipletests(p, method="fdr_bh")[1]
-        np.testing.assert_allclose(families[q_column], expected, rtol=1e-12)
+    # BH over one p-value per family, with the digits a Monte Carlo error supports (issue 47)
+    check_family_q_values(by_group.assign(**{c: [float("%.10g" % v) for v in by_group[c]]
+                                             for c in ("p_value_max_gap", "p_value_omnibus")}))
+    for q_column in ("q_value_max_gap", "q_value_omnibus"):
         # every row of a family carries the family's q-value
         assert (by_group.groupby("metric")[q_column].nunique() == 1).all()
 

@@ -71,7 +71,7 @@ def _installed_copy(tmp_path: Path) -> Path:
         shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
     lib = tmp_path / "site-packages"
     subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py",
-                    "--build-lib", str(lib)], cwd=src, check=True, capture_output=True, timeout=120)
+                    "--build-lib", str(lib)], cwd=src, check=True, capture_output=True, timeout=600)
     return lib
 
 
@@ -84,14 +84,14 @@ def test_a_regular_install_needs_to_be_told_where_the_audits_are(tmp_path):
              "print(list_audits()); print(len(load_audit('german-credit').df))")
 
     lost = subprocess.run([sys.executable, "-c", probe], cwd=away, env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=600)
     assert lost.returncode != 0
     error = lost.stderr.strip().splitlines()[-1]
     assert error.startswith("FileNotFoundError: cannot find the project folder holding audits/")
     assert "`root`" in error and f"{ROOT_ENV}=" in error
 
     found = subprocess.run([sys.executable, "-c", probe], cwd=away, env=env | {ROOT_ENV: str(ROOT)},
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=600)
     assert found.returncode == 0, found.stderr
     package, slugs, rows = found.stdout.strip().splitlines()
     assert Path(package).is_relative_to(lib)  # the installed copy, not the editable clone

@@ -12,7 +12,9 @@ import pytest
 
 CONFTEST = Path(__file__).parent / "e2e" / "conftest.py"
 # Each case runs pytest in a child process (one per xdist worker too). Hypothesis's plugin imports
-# all of Hypothesis in each (most of a bare pytest's start-up); no test here uses it.
+# all of Hypothesis in each (most of a bare pytest's start-up); no test here uses it. The 600 s
+# limits only stop a hang: under CI's load (the suite's own workers busy) a child pytest with two
+# workers of its own once took over 120 s.
 _PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 
@@ -27,7 +29,7 @@ def test_a_skipped_browser_test_fails_under_ci(tmp_path, ci, outcome):
         "def test_other():\n    assert True\n")
     env = {**os.environ, "CI": ci}
     proc = subprocess.run([*_PYTEST, "-q", str(e2e)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert outcome in proc.stdout, proc.stdout
     assert "1 passed" in proc.stdout
     if outcome == "1 failed":
@@ -47,7 +49,7 @@ def test_a_skipped_browser_test_fails_under_ci_on_xdist_workers(tmp_path):
         "def test_other():\n    assert True\n")
     env = {**os.environ, "CI": "true"}
     proc = subprocess.run([*_PYTEST, "-q", "-n", "2", str(tmp_path / "tests")], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     assert "1 failed" in proc.stdout and "1 passed" in proc.stdout, proc.stdout
     assert "browser test skipped under CI" in proc.stdout and proc.returncode == 1
 
@@ -67,7 +69,7 @@ def test_xdist_keeps_each_file_on_one_worker(tmp_path):
         (tests / name).write_text(body)
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_AUTO_NUM_WORKERS"}
     proc = subprocess.run([*_PYTEST, "-v", "-n", "auto", str(tests)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert "30 passed" in proc.stdout, proc.stdout
     workers: dict[str, set[str]] = {}
     order: dict[str, list[str]] = {}  # each worker's tests, in the order it ran them
@@ -96,7 +98,7 @@ def test_slow_files_start_right_after_the_browser_tests(tmp_path):
     for name in files:
         (tests / name).write_text(body)
     proc = subprocess.run([*_PYTEST, "-v", "-n", "1", str(tests)],
-                          cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=600)
     assert "12 passed" in proc.stdout, proc.stdout
     ran = [line.split(" PASSED ")[1].split("::")[0] for line in proc.stdout.splitlines() if " PASSED " in line]
     firsts = list(dict.fromkeys(ran))  # each file where its first test ran
@@ -118,7 +120,7 @@ def test_while_the_first_worker_builds_the_site_the_others_start_the_slowest_fil
     for name in files:
         (tests / name).write_text(body)
     proc = subprocess.run([*_PYTEST, "-v", "-n", "3", str(tests)],
-                          cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=600)
     assert "12 passed" in proc.stdout, proc.stdout
     order: dict[str, list[str]] = {}  # each worker's files, in the order it ran them
     for line in proc.stdout.splitlines():

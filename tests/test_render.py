@@ -132,11 +132,14 @@ def test_each_row_opens_to_one_plain_sentence(table):
     sentences = {r["metric"] + r["strategy"] + r["audit"]: row_sentence(r, small_sample=30)
                  for r in table.to_dict("records")}
     dp = sentences["demographic_parity_differenceS1a-audit"]
+    # Issue 47: q is the smallest FDR at which the row is a discovery, not the chance that it is chance.
     assert dp == ("In A <Audit> (S1, logistic regression), the model flagged 30.0% of the <f> group and 55.0% of the "
-                  "m group: a gap of −25.0 percentage points; after counting this audit's other tests it is "
-                  "unlikely to be chance alone (q = 0.0010).")
+                  "m group: a gap of −25.0 percentage points; counted with this audit's other tests it is among "
+                  "findings of which at most about 5% are expected to be false (q = 0.0010).")
     not_sig = sentences["demographic_parity_differenceS0a-audit"]
-    assert "it could be chance, which does not mean the groups are treated alike (q = 0.50)." in not_sig
+    assert ("it is not a finding at a false discovery rate of 5% (q = 0.50), which does not mean the groups are "
+            "treated alike.") in not_sig
+    assert not any("chance" in text for text in sentences.values())
     ratio = sentences["disparate_impact_ratioS0a-audit"]
     assert ": a ratio of 0.70, under the four-fifths rule's 0.8;" in ratio
     undefined = sentences["disparate_impact_ratioS1b-audit"]

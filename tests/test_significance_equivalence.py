@@ -475,3 +475,15 @@ def test_groups_of_one_by_hand():
     result = equivalence_test_from_counts(1, 1, 0, 1, margin=0.1, method="score")
     assert result.p_value_high == pytest.approx(norm.cdf(0.9 / math.sqrt(0.99)), abs=1e-12)
     assert result.p_value == result.p_value_high
+
+
+def test_the_sentence_names_adjusted_values_and_reads_an_before_eight():
+    text = verdict_sentence("inconclusive", compare="difference", estimate=-0.02, ci_low=-0.1, ci_high=0.06,
+                            p_value=0.6, equivalence_p_value=0.3, equivalence_ci=(math.nan, math.nan),
+                            margin=(-0.05, 0.05), power_at_margin=0.87, p_label="q")
+    assert "exact test q = 0.60; equivalence test q = 0.30" in text and " p = " not in text
+    assert "had an 87% chance" in text
+    assert "had a 9% chance" in verdict_sentence("inconclusive", compare="difference", estimate=-0.02, ci_low=-0.1,
+                                                ci_high=0.06, p_value=0.6, equivalence_p_value=0.3,
+                                                equivalence_ci=(math.nan, math.nan), margin=(-0.05, 0.05),
+                                                power_at_margin=0.09)

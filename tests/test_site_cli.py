@@ -289,7 +289,7 @@ def _end_of(code: str, *argv: str, tmp_path: Path):
     import textwrap
 
     script = textwrap.dedent(code) + f"\nimport sys\nsys.argv = ['fairsite', *{list(argv)!r}]\nfrom site_src.cli import entry\nentry()\n"
-    return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
 
 def test_the_command_ends_without_the_teardown_but_after_the_atexit_handlers_and_flushed(tmp_path):

@@ -689,7 +689,7 @@ def test_a_process_pool_over_a_function_the_code_defines_works_as_in_a_script(ro
     assert "explainers/code/pools.py" not in run.modules
     # The reader's way gives the same: python explainers/code/pools.py from the root.
     done = subprocess.run([sys.executable, "explainers/code/pools.py"], cwd=root, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "[1, 4, 9] [1, 4, 9] [1, 4, 9]"
 
 

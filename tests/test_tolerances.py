@@ -65,6 +65,20 @@ def test_monte_carlo_band_is_four_standard_errors_of_a_difference():
     assert tol.monte_carlo(p, 0).kind == "exact"
 
 
+def test_a_monte_carlo_q_value_moves_as_its_p_value_does_scaled_plus_its_rounding():
+    """Issue 47: a q-value m p / j carries p's relative Monte Carlo error, which mc_error(q, n)
+    understates (here 6 times: q = 0.02 adjusts p = 0.0005 over 40 families); the band is four
+    standard errors of a difference of two q-values plus the rounding to one standard error."""
+    q, p, n = 0.02, 0.0005, 10_000
+    se_of_q = q * (stats.binom(n, p).std() / n) / p
+    rule = tol.monte_carlo_q_value(q, p, n)
+    band = 4 * math.sqrt(2) * se_of_q + se_of_q
+    assert rule.matches(q, q + 0.999 * band) and not rule.matches(q, q + 1.001 * band)
+    assert se_of_q > 6 * tol.mc_error(q, n) and rule.atol > 6 * tol.monte_carlo(q, n).atol
+    assert tol.monte_carlo_q_value(q, float("nan"), n).kind == "exact"
+    assert tol.monte_carlo_q_value(q, p, 0).kind == "exact"
+
+
 def test_p_values_on_the_log_scale_with_a_floor():
     rule = tol.p_value()
     assert rule.matches(1e-3, 1e-3 * 10 ** 0.049)

@@ -6,7 +6,10 @@ of `faircode.metrics.GAP_METRICS` for every protected attribute on the test spli
 the exact permutation test and a score interval of `faircode.significance` (Newcombe's hybrid
 score interval for a difference of rates, MOVER-R with Wilson limits for the disparate impact ratio; the method
 is recorded per row in ``ci_method``), and adjusts the p-values for the false discovery rate
-(Benjamini-Hochberg) within each audit, counting a repeated test once (``same_test_as``). `write_results` writes
+(Benjamini-Hochberg) within each audit, counting a repeated test once (``same_test_as``). Each row also
+gets the equivalence test (TOST) at the margin its audit's manifest declares, the power at that
+margin, the equivalence p-values adjusted as the usual ones are, and the three-state verdict
+(``verdict``: a gap shown, no gap of practical size shown, inconclusive). `write_results` writes
 ``results/results_fairness.csv`` and ``results/results_performance.csv`` byte-for-byte
 reproducibly; `compare_results` lists every cell that differs from the committed files beyond
 the tolerance `faircode.tolerances` declares for its kind of quantity (`COLUMN_KINDS`).
@@ -29,7 +32,9 @@ Layout (every name is importable from ``faircode.benchmark`` itself):
 - ``plan``: `Task` and `plan_tasks`, which tasks a run fits; `plan_fits`, which of them share a fit;
 - ``task``: `run_task` / `run_tasks` / `evaluate`, one fit's fairness, performance and by-group rows;
 - ``backends``: where the tasks run (this process, forked local processes, a dask cluster);
-- ``tables``: the rows as sorted, typed tables, with q-values within each audit;
+- ``verdicts``: each row's equivalence test and power at the audit's margin (in the workers), their
+  family adjustment and the three-state verdict (`faircode.significance.classify_gap`, issue 45);
+- ``tables``: the rows as sorted, typed tables, with q-values and verdicts within each audit;
 - ``run``: `run_benchmark`, plan -> backends -> tables;
 - ``results_io``: `write_results`, `merge_results`, `merge_by_group`;
 - ``compare``: `compare_results` and the tolerance of each column (`COLUMN_KINDS`).

@@ -21,13 +21,7 @@ from faircode.benchmark.columns import (
 )
 from faircode.benchmark.results_io import _csv_text, _read_as_text
 from faircode.results_csv import read_results_csv
-from faircode.benchmark.tables import (
-    BY_GROUP_Q_VALUES,
-    _add_by_group_q_values,
-    _as_written,
-    _family_q_values,
-    _significant,
-)
+from faircode.benchmark.tables import BY_GROUP_Q_VALUES, _add_by_group_q_values, _adjusted_columns
 
 
 #: How each results column is compared with its committed value (see `faircode.tolerances`):
@@ -61,6 +55,15 @@ COLUMN_KINDS: dict[str, str] = {
     "p_value_omnibus": "p_value",
     "q_value_max_gap": "p_value",
     "q_value_omnibus": "p_value",
+    # The three-state verdict (issue 45): the margin comes from the manifest and the verdict is a
+    # decision, both exact; the equivalence p-values and their adjustments are functions of the
+    # counts, like the exact test's (tolerances.py says why the same band holds); the power at the
+    # margin has its own band; the interval of a group's difference with the reference is a score
+    # interval, fitted like the gap's.
+    **dict.fromkeys(["margin_low", "margin_high", "equivalence_method", "verdict"], "exact"),
+    **dict.fromkeys(["equivalence_p_value", "equivalence_q_value", "equivalence_p_value_holm"], "p_value"),
+    "power_at_margin": "power",
+    **dict.fromkeys(["diff_vs_reference_ci_low", "diff_vs_reference_ci_high"], "fitted"),
 }
 
 
@@ -100,6 +103,8 @@ def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
     get = committed_row.get
     if kind == "fitted":
         return tolerances.fitted()
+    if kind == "power":
+        return tolerances.power()
     rates = (_cell(get("value_disadvantaged", "")), _cell(get("value_advantaged", "")))
     is_ratio = get("kind") == "ratio"
     if kind == "gap":
@@ -111,10 +116,11 @@ def column_tolerance(column: str, committed_row) -> tolerances.Tolerance:
         if monte_carlo and n is not None:
             return tolerances.monte_carlo(_cell(get(column, "")), n)
         if column in ("q_value_max_gap", "q_value_omnibus") and n is not None:
-            # A q-value moves with every Monte Carlo p-value of its audit: judged like its own p.
+            # A q-value moves with the Monte Carlo p-values of its audit at or above its own, and is
+            # written rounded to that error (tables._to_monte_carlo_digits): its own band.
             p_column = "p_value_max_gap" if column == "q_value_max_gap" else "p_value_omnibus"
             if p_column == "p_value_max_gap" or get("method_omnibus") == "monte_carlo":
-                return tolerances.monte_carlo(_cell(get(column, "")), n)
+                return tolerances.monte_carlo_q_value(_cell(get(column, "")), _cell(get(p_column, "")), n)
         return tolerances.p_value()
     return tolerances.exact()
 
@@ -220,15 +226,15 @@ def _q_values_within(fairness: pd.DataFrame, committed: pd.DataFrame) -> pd.Data
     rows in the committed table before adjusting within each audit.
     """
     key = pd.MultiIndex.from_frame(committed[FAIRNESS_KEY])
-    current = _as_written(fairness["p_value"].to_numpy(dtype=float))
     ran = pd.MultiIndex.from_frame(fairness[FAIRNESS_KEY].astype(str))
-    columns = [*FAIRNESS_KEY, "p_value", "same_test_as"]
+    columns = [*FAIRNESS_KEY, "kind", "p_value", "same_test_as", "ci_low", "ci_high", "margin_low", "margin_high",
+               "equivalence_p_value"]
     kept = committed.loc[~key.isin(ran)].reindex(columns=columns).replace("", np.nan)
-    merged = pd.concat([kept, fairness[columns].assign(p_value=current)], ignore_index=True)
-    q = pd.Series(_family_q_values(merged), index=pd.MultiIndex.from_frame(merged[FAIRNESS_KEY].astype(str)))
+    merged = pd.concat([kept, fairness[columns]], ignore_index=True)
+    adjusted = _adjusted_columns(merged).set_axis(pd.MultiIndex.from_frame(merged[FAIRNESS_KEY].astype(str)))
     fairness = fairness.copy()
-    fairness["q_value"] = q.loc[ran].to_numpy()
-    fairness["significant"] = _significant(fairness["q_value"].to_numpy())
+    for column in adjusted.columns:
+        fairness[column] = adjusted[column].loc[ran].to_numpy()
     return fairness
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -14,6 +16,7 @@ from faircode.benchmark.columns import (
     PERFORMANCE_COLUMNS,
     PERFORMANCE_KEY,
 )
+from faircode.benchmark.verdicts import equivalence_repeats, group_equivalence_holm, verdicts
 from faircode.metrics import GAP_METRICS
 
 
@@ -81,12 +84,41 @@ def _family_q_values(df: pd.DataFrame) -> np.ndarray:
     return q
 
 
+def _adjusted_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """The fairness file's columns that depend on the whole audit: ``q_value``, ``significant``,
+    ``equivalence_q_value`` (Benjamini-Hochberg within each audit over its distinct equivalence
+    hypotheses, `verdicts.equivalence_repeats`) and ``verdict`` (`verdicts.verdicts` on the
+    adjusted values), from the other columns as the CSV holds them.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Columns `FAIRNESS_KEY`, ``kind``, ``p_value``, ``same_test_as``, ``ci_low``, ``ci_high``,
+        ``margin_low``, ``margin_high``, ``equivalence_p_value`` (numbers, or text as the CSV
+        holds them).
+
+    Returns
+    -------
+    DataFrame
+        The four columns, on ``df``'s index.
+    """
+    def number(column: str) -> np.ndarray:
+        return _as_written(pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float))
+
+    q = _family_q_values(df.assign(p_value=number("p_value")))
+    equivalence = _family_q_values(df.assign(p_value=number("equivalence_p_value"),
+                                             same_test_as=equivalence_repeats(df)))
+    verdict = verdicts(_as_written(q), number("ci_low"), number("ci_high"), _as_written(equivalence),
+                       number("margin_low"), number("margin_high"))
+    return pd.DataFrame({"q_value": q, "significant": _significant(q), "equivalence_q_value": equivalence,
+                         "verdict": verdict}, index=df.index)
+
+
 def _add_q_values(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     df["p_value"] = _as_written(df["p_value"].to_numpy(dtype=float))
-    q = _family_q_values(df)
-    df["q_value"] = q
-    df["significant"] = _significant(q)
+    for column, values in _adjusted_columns(df).items():
+        df[column] = values
     df["small_sample_warning"] = df["small_sample_warning"].astype(bool)
     for col in ("n_disadvantaged", "n_advantaged", "n_permutations", "random_state"):
         df[col] = df[col].astype("Int64")
@@ -125,17 +157,66 @@ def _by_group_q_values(df: pd.DataFrame, p_column: str) -> np.ndarray:
     _, first = np.unique(codes, return_index=True)  # one row per family, in code order
     family_p = p[first]
     family_audit = df["audit"].astype(str).to_numpy()[first]
+    monte_carlo = (df[_METHOD_OF[p_column]].astype(str).to_numpy()[first] == "monte_carlo")
+    draws = pd.to_numeric(df["n_permutations"], errors="coerce").to_numpy(dtype=float)[first]
     family_q = np.full(first.size, np.nan)
     for audit in pd.unique(family_audit):
         mine = family_audit == audit
-        family_q[mine] = adjust_p_values(family_p[mine], method="bh")
+        q = adjust_p_values(family_p[mine], method="bh")
+        family_q[mine] = _to_monte_carlo_digits(q, family_p[mine], monte_carlo[mine], draws[mine])
     return family_q[codes]
+
+
+#: The column naming how each family test's p-value was computed.
+_METHOD_OF = {"p_value_max_gap": "method_max_gap", "p_value_omnibus": "method_omnibus"}
+
+
+def _to_monte_carlo_digits(q: np.ndarray, p: np.ndarray, monte_carlo: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """One audit's family q-values with the digits their Monte Carlo error supports (issue 47).
+
+    A Benjamini-Hochberg q-value is ``m p / j`` for one p-value at or above the row's own (or 1),
+    so its relative Monte Carlo error is at most that of the smallest Monte Carlo p-value at or
+    above the row's, ``mc_error(p, n) / p`` (the error shrinks as p grows). Each q-value is
+    rounded to the decimal place of the leading digit of ``q`` times that bound, at most the
+    standard error ``--check``'s band is built on (`faircode.tolerances.monte_carlo_q_value`, from
+    the row's own p-value; the rounding moves it by less than a tenth of that band); a q-value with
+    no Monte Carlo p-value at or above its own is exact and kept whole. The p-values themselves are written whole: ``(b + 1) / (m + 1)`` is the exact
+    p-value of the Monte Carlo test (Phipson and Smyth 2010), at most 4 significant digits here.
+    """
+    from faircode.tolerances import mc_error
+
+    order = np.argsort(np.where(monte_carlo, p, np.inf), kind="stable")[: int(monte_carlo.sum())]
+    sources, n = p[order], draws[order]
+    at = np.searchsorted(sources, p, side="left")  # the smallest Monte Carlo p-value >= each p
+    out = q.copy()
+    for i in np.flatnonzero((at < sources.size) & ~np.isnan(q) & (q > 0)):
+        source = sources[at[i]]
+        se = q[i] * mc_error(source, int(n[at[i]])) / source
+        decimals = -math.floor(math.log10(se))
+        out[i] = round(float(q[i]), decimals) or float(f"{q[i]:.1g}")
+    return out
 
 
 def _add_by_group_q_values(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     for p_column, q_column in BY_GROUP_Q_VALUES.items():
         df[q_column] = _by_group_q_values(df, p_column)
+    return df
+
+
+def _add_group_verdicts(df: pd.DataFrame) -> pd.DataFrame:
+    """``equivalence_p_value_holm`` (Holm within each family, as ``p_value_vs_reference_holm``)
+    and ``verdict`` (`verdicts.verdicts` on the Holm-adjusted values), from the written values."""
+    df = df.copy()
+    holm = group_equivalence_holm(df, _as_written)
+    df["equivalence_p_value_holm"] = holm
+
+    def written(column: str) -> np.ndarray:
+        return _as_written(pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float))
+
+    df["verdict"] = verdicts(written("p_value_vs_reference_holm"), written("diff_vs_reference_ci_low"),
+                             written("diff_vs_reference_ci_high"), _as_written(holm), written("margin_low"),
+                             written("margin_high"))
     return df
 
 
@@ -146,4 +227,4 @@ def _sorted_by_group(rows: list[dict]) -> pd.DataFrame:
     for col in ("n_outcome", "n_group", "min_size", "n_groups_compared", "n_permutations", "random_state"):
         df[col] = df[col].astype("Int64")
     df["small_cell"] = df["small_cell"].astype(bool)
-    return _add_by_group_q_values(df)
+    return _add_group_verdicts(_add_by_group_q_values(df))

@@ -10,6 +10,7 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_sco
 
 from faircode.benchmark.columns import CONFIDENCE_LEVEL, N_PERMUTATIONS, OMNIBUS_TEST
 from faircode.benchmark.plan import Task, _load_audit
+from faircode.benchmark.verdicts import EMPTY_EQUIVALENCE, equivalence_columns, group_comparison_columns
 from faircode.metrics import GAP_KIND, GAP_METRICS, gap, gap_rate, group_outcomes
 from faircode.significance import (
     SMALL_SAMPLE_THRESHOLD,
@@ -188,6 +189,9 @@ def _attribute_rows(audit, pred, attribute: str, *, n_permutations: int) -> list
                                                        random_state=_row_seed(random_state, *key, test_rate))
         outcomes = group_outcomes(rate_name, y_true, y_pred, disadvantaged=dis, advantaged=adv)
         row.update(_test_columns(tests[test_rate]), **_interval_columns(metric, outcomes))
+        row.update(equivalence_columns(int(outcomes.a.sum()), outcomes.a.size, int(outcomes.b.sum()),
+                                       outcomes.b.size, margin=(row["margin_low"], row["margin_high"]),
+                                       compare=GAP_KIND[metric]))
     return rows
 
 
@@ -195,6 +199,7 @@ def _gap_row(audit, pred, attribute: str, metric: str, g, *, random_state: int) 
     """One fairness row before its test: the groups' rates, the gap, sizes; the rest empty."""
     dis_label, adv_label = audit.group_labels[attribute]
     n_dis, n_adv = g.disadvantaged.denominator, g.advantaged.denominator
+    margin_low, margin_high = audit.manifest.practical_margin.of(GAP_KIND[metric])
     return {
         "audit": audit.slug,
         "audit_name": audit.name,
@@ -215,6 +220,11 @@ def _gap_row(audit, pred, attribute: str, metric: str, g, *, random_state: int) 
         "q_value": float("nan"),
         "same_test_as": _same_test_as(metric, audit.manifest.target.favourable),
         "significant": pd.NA,
+        "margin_low": margin_low,
+        "margin_high": margin_high,
+        **EMPTY_EQUIVALENCE,
+        "equivalence_q_value": float("nan"),  # within each audit, once every row is in (tables)
+        "verdict": "",
         "n_disadvantaged": n_dis,
         "n_advantaged": n_adv,
         "small_sample_warning": min(n_dis, n_adv) < SMALL_SAMPLE_THRESHOLD,
@@ -259,6 +269,7 @@ def _by_group_rows(audit, pred, *, n_permutations: int) -> list[dict]:
     if spec is None:
         return []
     random_state = int(audit.manifest.random_state)
+    margin = audit.manifest.practical_margin.difference
     rows = []
     for name in spec.by_name():
         labels = group_labels(audit, name)
@@ -271,8 +282,13 @@ def _by_group_rows(audit, pred, *, n_permutations: int) -> list[dict]:
                 random_state=seed, all_pairs=False,
             )
             # Records, not iterrows: the same Python values per cell without a Series per group.
-            rows.extend(_group_row(audit, pred, labels, c, group, g, random_state=seed)
-                        for group, g in zip(c.by_group.index, c.by_group.to_dict("records")))
+            records = dict(zip(c.by_group.index, c.by_group.to_dict("records")))
+            reference = records.get(c.reference)
+            for group, g in records.items():
+                row = _group_row(audit, pred, labels, c, group, g, random_state=seed)
+                if reference is not None and group != c.reference:
+                    row.update(group_comparison_columns(g, reference, margin=margin))
+                rows.append(row)
     return rows
 
 
@@ -304,9 +320,18 @@ def _group_row(audit, pred, labels, c, group: str, g, *, random_state: int) -> d
         "small_cell": bool(g["small_cell"]),
         "min_size": c.min_size,
         "diff_vs_reference": g["diff_vs_reference"],
+        # The comparison with the reference at the audit's margin (verdicts.group_comparison_columns);
+        # empty on the reference's own row. Adjusted and judged once every row is in (tables).
+        "diff_vs_reference_ci_low": float("nan"),
+        "diff_vs_reference_ci_high": float("nan"),
         "ratio_vs_reference": g["ratio_vs_reference"],
         "p_value_vs_reference": g["p_value_vs_reference"],
         "p_value_vs_reference_holm": g["p_value_vs_reference_holm"],
+        "margin_low": float("nan"),
+        "margin_high": float("nan"),
+        **EMPTY_EQUIVALENCE,
+        "equivalence_p_value_holm": float("nan"),
+        "verdict": "",
         "max_gap": c.difference,
         "max_gap_high_group": c.high_group or "",
         "max_gap_low_group": c.low_group or "",

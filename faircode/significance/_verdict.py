@@ -28,9 +28,11 @@ References
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from faircode.formatting import format_p_value, format_points, format_ratio
+from faircode.formatting import format_p_value as _format_p_value
 from faircode.significance._equivalence import (
     COMPARISONS,
     EquivalenceTestResult,
@@ -328,7 +330,7 @@ def power_at_margin(rate_b: float, n_a: int, n_b: int, *, margin: tuple[float, f
 def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: float, ci_high: float, p_value: float,
                      equivalence_p_value: float, equivalence_ci: tuple[float, float], margin: tuple[float, float],
                      power_at_margin: float, alpha: float = 0.05, names: tuple[str, str] = ("group A", "group B"),
-                     outcome: str = "flagged") -> str:
+                     outcome: str = "flagged", p_label: str = "p") -> str:
     """A verdict in plain words a reader can quote, with the numbers it rests on.
 
     Parameters
@@ -347,6 +349,9 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
     alpha : float, default 0.05
     names : (str, str)
     outcome : str
+    p_label : str, default "p"
+        What the sentence calls the tests' values: "q" for Benjamini-Hochberg q-values,
+        "Holm-adjusted p" for Holm's (a table that adjusts its family gives those).
 
     Returns
     -------
@@ -362,6 +367,10 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
     _check_choice(verdict, "verdict", tuple(VERDICTS))
     _check_choice(compare, "compare", COMPARISONS)
     words = _Words(compare, estimate, (ci_low, ci_high), margin, alpha, names, outcome)
+
+    def format_p_value(value: float) -> str:  # the project's p-value, under the caller's name for it
+        return _format_p_value(value).replace("p ", f"{p_label} ", 1)
+
     if verdict == "gap_shown":
         return (f"A gap of practical size is shown: {words.gap()}. The {words.level(1)} interval of "
                 f"{words.what()}, {words.interval(ci_low, ci_high)}, lies {words.beyond()} (exact test, "
@@ -386,7 +395,9 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
                 f"{words.inside()} ({numbers}).")
     if math.isnan(power_at_margin):
         return head
-    return head + (f" This audit had a {power_at_margin:.0%} chance of finding a true gap at {words.margin_name()}"
+    chance = f"{power_at_margin:.0%}"
+    article = "an" if re.match(r"(8|11%|18%)", chance) else "a"  # "an 80%", "an 11%", "a 9%"
+    return head + (f" This audit had {article} {chance} chance of finding a true gap at {words.margin_name()}"
                    + (": it was too small to tell." if power_at_margin < 0.8 else "."))
 
 

@@ -40,6 +40,7 @@ from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.filters import gap as gap_pp
 from site_src.rendering.filters import pvalue
 from site_src.rendering.results import ResultsTable, is_missing, is_true, label, read_checked, require_columns
+from site_src.rendering.results_verdicts import verdict_cell, verdict_options
 
 if TYPE_CHECKING:  # the build imports this module on every run; pandas only when the page is made
     import pandas as pd
@@ -65,9 +66,9 @@ ROWS_FILES = {"results": "results-rows.js", "groups": "groups-rows.js"}
 FIRST_ROWS = 25
 
 # The columns a reader filters on, in the order the filters appear.
-FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
+FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric", "verdict")
 # The by-group table's filters, and the view it opens with (one comparison).
-GROUP_FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric")
+GROUP_FILTER_COLUMNS = ("audit", "strategy", "model", "attribute", "metric", "verdict")
 GROUP_DEFAULTS = {"strategy": "S2", "model": "logistic_regression", "metric": "selection_rate"}
 
 _HEADER_TITLES = {
@@ -75,16 +76,22 @@ _HEADER_TITLES = {
     "gap": "disadvantaged group's rate minus the advantaged group's, in percentage points",
     "ratio": "disparate impact ratio: the disadvantaged group's favourable-outcome rate over the advantaged "
              "group's (1 is parity; below 0.8 fails the four-fifths rule)",
-    "p_value": "permutation test p-value: how often chance alone would give a gap this far from zero",
-    "q_value": "the p-value adjusted for the other tests of the same audit (Benjamini-Hochberg q-value): "
-               "read this one when scanning many rows",
+    "p_value": "exact permutation test p-value: the chance, were the two groups' true rates equal, of a gap at "
+               "least this far from zero; for one comparison chosen in advance",
+    "q_value": "Benjamini-Hochberg q-value within the audit: the smallest false discovery rate at which this row "
+               "would be called a discovery. Below 0.05, the row is among findings of which at most about 5% are "
+               "expected to be false; it does not say this row is unlikely to be chance",
+    "verdict": "a gap shown (q below 0.05 and the interval beyond the audit's margin), no gap of practical size "
+               "shown (the equivalence test at the margin, adjusted as q is), or inconclusive (neither); open it "
+               "for the sentence",
 }
 # The table's columns: (key, heading, kind); "ci" is made of ci_low and ci_high, "groups" of the
 # two groups' names and rates, "ratio" is the gap of a ratio row (the gap column holds differences).
 _COLUMNS = (
     ("audit", "Audit", "text"), ("attribute", "Attribute", "text"), ("metric", "Metric", "text"),
     ("strategy", "Strategy", "text"), ("model", "Model", "text"), ("groups", "Groups compared", "none"),
-    ("gap", "Gap (pp)", "number"), ("ratio", "Ratio", "number"), ("ci", "95% interval", "none"),
+    ("verdict", "Verdict", "text"), ("gap", "Gap (pp)", "number"), ("ratio", "Ratio", "number"),
+    ("ci", "95% interval", "none"),
     ("p_value", "p", "number"), ("q_value", "q", "number"), ("significant", "Significant", "text"),
 )
 # Short names for the metrics, so the table fits a screen; the filter and README give the full ones.
@@ -144,8 +151,14 @@ def _cached_page(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> 
         *(p.read_bytes() for p in sorted(TEMPLATES.glob("results*.j2"))),
         # The code that writes the page's text: this module, its figures, cells, filters and p-values.
         *(Path(__file__).with_name(m).read_bytes()
-          for m in ("results_page.py", "figures.py", "results.py", "filters.py", "environment.py")),
-        Path(format_p_value.__code__.co_filename).read_bytes(),
+          for m in ("results_page.py", "results_verdicts.py", "figures.py", "results.py", "filters.py",
+                    "environment.py")),
+        # The p-values' and the verdicts' words (faircode.formatting, faircode/significance/_verdict.py),
+        # found beside formatting.py so that computing the key imports no NumPy.
+        *(p.read_bytes() for p in (Path(format_p_value.__code__.co_filename),
+                                    Path(format_p_value.__code__.co_filename).parent / "significance" / "_verdict.py")),
+        # Each audit's margin and its reason, which the page quotes.
+        *(hash_file(p) for p in sorted((root / "audits").glob("*/audit.yaml"))),
         " ".join(sorted(slugs)), metadata.version("matplotlib"),
     ])
     cache = root / ".cache" / "fairsite-results" / key[:20]
@@ -153,16 +166,17 @@ def _cached_page(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> 
         shutil.rmtree(cache.parent, ignore_errors=True)  # older versions are never used again
         cache.parent.mkdir(parents=True)
         tmp = Path(tempfile.mkdtemp(dir=cache.parent))
-        _write_page(env, results, tmp, slugs)
+        _write_page(env, results, tmp, slugs, root)
         tmp.rename(cache)
     return cache
 
 
-def _write_page(env, results: ResultsTable, out: Path, slugs: set[str]) -> None:
+def _write_page(env, results: ResultsTable, out: Path, slugs: set[str], root: Path) -> None:
     # Imported only on a miss: the level `significant` uses, and the small-group limit of the warning.
     from faircode.benchmark import ALPHA
     from faircode.significance import SMALL_SAMPLE_THRESHOLD
     from site_src.rendering.figures import draw_audit_figures
+    from site_src.rendering.results_verdicts import audit_margins, verdict_counts
 
     shutil.copyfile(results.path, out / results.path.name)
     df = results.df
@@ -182,6 +196,8 @@ def _write_page(env, results: ResultsTable, out: Path, slugs: set[str]) -> None:
         csv_name=results.path.name, n_rows=len(df), figures=draw_audit_figures(df, out, alpha=ALPHA),
         groups=groups, label=label,
         has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
+        verdicts=({"counts": verdict_counts(df), "margins": audit_margins(df, root)} if "verdict" in df.columns
+                  else None),
         small_sample=SMALL_SAMPLE_THRESHOLD, dropped=_dropped_per_audit(results.path.with_name(PERFORMANCE_FILE)),
     )
     (out / "index.md").write_text(page, encoding="utf-8")
@@ -227,8 +243,11 @@ def _by_group_view(path: Path, out: Path, *, alpha: float) -> dict | None:
     html = _html("results-explorer.html.j2", kind="groups", table=groups_table_html(first, alpha=alpha),
                  n_rows=len(df), first=len(first), options=group_filter_options(df), defaults=defaults,
                  rows_src=ROWS_FILES["groups"])
+    from site_src.rendering.results_verdicts import verdict_counts
+
     return {"csv_name": path.name, "n_rows": len(df), "html": html,
-            "min_sizes": sorted(df["min_size"].dropna().astype(int).unique().tolist())}
+            "min_sizes": sorted(df["min_size"].dropna().astype(int).unique().tolist()),
+            "verdicts": verdict_counts(df[df["group"] != df["reference_group"]]) if "verdict" in df.columns else None}
 
 
 @functools.cache
@@ -258,11 +277,15 @@ def filter_options(df: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
             names = {str(a): str(n) for a, n in zip(df["audit"], df["audit_name"]) if not is_missing(n)}
         elif c == "metric":
             names = _METRIC_LABELS
+        elif c == "verdict":  # the three states in their order and words
+            out[c] = verdict_options(df[c])
+            continue
         out[c] = [(v, names.get(v, label(v))) for v in sorted(df[c].dropna().astype(str).unique())]
     return out
 
 
-def table_html(df: pd.DataFrame, *, small_sample: int | None = None, first: int | None = None) -> Markup:
+def table_html(df: pd.DataFrame, *, small_sample: int | None = None, first: int | None = None,
+               alpha: float | None = None) -> Markup:
     """The results as one HTML table: a row per CSV row (the ``first`` rows only, if given),
     every cell escaped.
 
@@ -270,22 +293,24 @@ def table_html(df: pd.DataFrame, *, small_sample: int | None = None, first: int 
     number cell carries its raw value in ``data-value`` for sorting (empty when undefined), while
     its text is formatted for reading: a difference of rates in percentage points in the gap
     column, a ratio in its own column. The groups' cell names both groups with their rates and
-    opens (``<details>``) to :func:`row_sentence`. A row with ``small_sample_warning`` is marked ⚠,
-    whose help names ``small_sample`` (the group size below which faircode warns; by default
-    ``faircode.significance.SMALL_SAMPLE_THRESHOLD``). Raises ValueError naming the columns the
-    table shows and ``df`` lacks.
+    opens (``<details>``) to :func:`row_sentence`; the verdict's cell (where the file has one)
+    names the state in the words of ``faircode.significance.VERDICTS`` and opens to its sentence,
+    written at level ``alpha`` (default ``faircode.benchmark.ALPHA``). A row with
+    ``small_sample_warning`` is marked ⚠, whose help names ``small_sample`` (the group size below
+    which faircode warns; by default ``faircode.significance.SMALL_SAMPLE_THRESHOLD``). Raises
+    ValueError naming the columns the table shows and ``df`` lacks.
     """
-    head, rows = _table(df, small_sample=small_sample)
+    head, rows = _table(df, small_sample=small_sample, alpha=alpha)
     return _html("results-table.html.j2", head=head, rows=rows if first is None else rows[:first])
 
 
-def table_rows(df: pd.DataFrame, *, small_sample: int | None = None) -> list[str]:
+def table_rows(df: pd.DataFrame, *, small_sample: int | None = None, alpha: float | None = None) -> list[str]:
     """Each row of :func:`table_html`'s table as one line of HTML (``<tr>...</tr>``), in order."""
-    _, rows = _table(df, small_sample=small_sample)
+    _, rows = _table(df, small_sample=small_sample, alpha=alpha)
     return _html("results-table.html.j2", rows=rows, rows_only=True).splitlines()
 
 
-def _table(df: pd.DataFrame, *, small_sample: int | None) -> tuple[list[dict], list[dict]]:
+def _table(df: pd.DataFrame, *, small_sample: int | None, alpha: float | None) -> tuple[list[dict], list[dict]]:
     """The fairness table's head and rows, as the template takes them."""
     # Every column the table shows or marks: a results file without one is an error, not a
     # page that quietly drops its significance or small-sample markers.
@@ -294,6 +319,8 @@ def _table(df: pd.DataFrame, *, small_sample: int | None) -> tuple[list[dict], l
                          "small_sample_warning"))
     if small_sample is None:
         from faircode.significance import SMALL_SAMPLE_THRESHOLD as small_sample
+    if alpha is None:
+        from faircode.benchmark import ALPHA as alpha
     cols = [c for c in _COLUMNS if c[0] in ("ci", "groups", "ratio") or c[0] in df.columns]
     # Help is in `data-help`, which results.js turns into a toggletip that click, tap and
     # the keyboard open; `title` stays as the no-JavaScript fallback (the script removes it).
@@ -302,13 +329,13 @@ def _table(df: pd.DataFrame, *, small_sample: int | None) -> tuple[list[dict], l
     rows = []
     for row in df.to_dict("records"):
         sig = is_true(row.get("significant"))
-        attrs = [(f"data-{c}", row[c]) for c in FILTER_COLUMNS if c in row]
+        attrs = [(f"data-{c}", "" if is_missing(row[c]) else row[c]) for c in FILTER_COLUMNS if c in row]
         attrs += [("data-significant", "true" if sig else "false")] + ([("class", "fc-significant")] if sig else [])
         # data-col and data-label let a narrow screen show each row as a card (extra.css).
         cells = []
         for key, title, _ in cols:
-            cell = _cell(key, row, small_sample=small_sample)
-            cells.append({"warn": None, "sentence": None, **cell,
+            cell = _cell(key, row, small_sample=small_sample, alpha=alpha)
+            cells.append({"warn": None, "sentence": None, "details": None, **cell,
                           "attrs": [("data-col", key), ("data-label", title), *cell.get("attrs", [])]})
         rows.append({"attrs": attrs, "cells": cells})
     return head, rows
@@ -318,11 +345,14 @@ def _is_ratio(row: dict) -> bool:
     return str(row.get("kind", "")) == "ratio" or str(row.get("metric", "")).endswith("ratio")
 
 
-def _cell(key: str, row: dict, *, small_sample: int) -> dict:
+def _cell(key: str, row: dict, *, small_sample: int, alpha: float) -> dict:
     """The cell of column ``key`` in ``row``: ``text``, its ``attrs``, an optional ``warn``
-    (the help of a ⚠ after the text) and, for the groups' cell, the ``sentence`` it opens to."""
+    (the help of a ⚠ after the text) and, for the groups' and the verdict's cells, the
+    ``sentence`` it opens to (``details``: the class of its disclosure)."""
     ratio = _is_ratio(row)
     value = row.get(key)
+    if key == "verdict":
+        return {**verdict_cell(row, alpha=alpha), "details": "fc-row-sentence fc-verdict"}
     if key == "ci":
         low, high = row.get("ci_low"), row.get("ci_high")
         if is_missing(low) or is_missing(high):
@@ -422,9 +452,13 @@ def row_sentence(row: dict, *, small_sample: int) -> str:
         q, p = row.get("q_value"), row.get("p_value")
         if not is_missing(q):
             sig = is_true(row.get("significant"))
-            text += ("; after counting this audit's other tests it is unlikely to be chance alone" if sig else
-                     "; after counting this audit's other tests it could be chance, which does not mean the "
-                     "groups are treated alike") + f" (q{pvalue(float(q)).removeprefix('p')})"
+            # q is the smallest false discovery rate at which the row is a discovery, not the chance
+            # that this gap is chance (issue 47): say what q < 0.05 claims about the audit's findings.
+            q_text = f"q{pvalue(float(q)).removeprefix('p')}"
+            text += (f"; counted with this audit's other tests it is among findings of which at most about 5% are "
+                     f"expected to be false ({q_text})" if sig else
+                     f"; counted with this audit's other tests it is not a finding at a false discovery rate of 5% "
+                     f"({q_text}), which does not mean the groups are treated alike")
         elif not is_missing(p):
             text += f" ({pvalue(float(p), _monte_carlo_shuffles(row, 'method'))})"
     if is_true(row.get("small_sample_warning")):
@@ -473,6 +507,10 @@ def group_filter_options(df: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
     (metrics in the file's order); the name is the one the table's rows show."""
     out = {}
     for c in GROUP_FILTER_COLUMNS:
+        if c == "verdict":  # the three states in their order and words; absent from older files
+            if c in df.columns:
+                out[c] = verdict_options(df[c])
+            continue
         values = df[c].dropna().astype(str)
         values = list(dict.fromkeys(values)) if c == "metric" else sorted(values.unique())
         out[c] = [(v, _group_word(c, v, df)) for v in values]
@@ -526,6 +564,7 @@ def group_rows(df: pd.DataFrame, *, alpha: float) -> list[str]:
 
 
 def _group_rows(df: pd.DataFrame, *, alpha: float) -> list[dict]:
+    """The by-group table's rows as its template takes them (see :func:`groups_table_html`)."""
     require_columns(df, ("audit", "strategy", "model", "attribute", "group", "metric", "value", "ci_low", "ci_high",
                          "n_group", "small_cell", "diff_vs_reference", "p_value_vs_reference_holm", "max_gap",
                          "p_value_max_gap", "reference_group", "min_size"))
@@ -533,7 +572,8 @@ def _group_rows(df: pd.DataFrame, *, alpha: float) -> list[dict]:
     for row in df.to_dict("records"):
         small = is_true(row["small_cell"])
         rows.append({
-            "attrs": [(f"data-{c}", row[c]) for c in GROUP_FILTER_COLUMNS] + ([("class", "fc-small")] if small else []),
+            "attrs": [(f"data-{c}", "" if is_missing(row[c]) else row[c]) for c in GROUP_FILTER_COLUMNS if c in row]
+                     + ([("class", "fc-small")] if small else []),
             "words": [label(row["audit_name"] if "audit_name" in row else row["audit"]), row["strategy"],
                       label(row["model"]), label(row["attribute"]),
                       _GROUP_METRIC_LABELS.get(row["metric"], label(row["metric"]))],
@@ -542,7 +582,8 @@ def _group_rows(df: pd.DataFrame, *, alpha: float) -> list[dict]:
             "rate": "—" if is_missing(row["value"]) else f"{100 * float(row['value']):.1f}%",
             "ci": "" if is_missing(row["ci_low"]) else
                   f"[{100 * float(row['ci_low']):.1f}%, {100 * float(row['ci_high']):.1f}%]",
-            "diff": "" if is_missing(row["diff_vs_reference"]) else _gap_text(row["diff_vs_reference"], False),
+            "diff": _difference_text(row),
+            "verdict": verdict_cell(row, alpha=alpha, by_group=True),
             "p_ref": _group_p(row["p_value_vs_reference_holm"], alpha),
             "largest": "" if is_missing(row["max_gap"]) else _gap_text(row["max_gap"], False).lstrip("+"),
             "p_max": _group_p(row["p_value_max_gap"], alpha, n_permutations=_monte_carlo_shuffles(row, "method_max_gap")),
@@ -551,6 +592,17 @@ def _group_rows(df: pd.DataFrame, *, alpha: float) -> list[dict]:
                                   n_permutations=_monte_carlo_shuffles(row, "method_omnibus")),
         })
     return rows
+
+
+def _difference_text(row: dict) -> str:
+    """A group's rate minus the reference's, with its 95% interval where the file has one."""
+    if is_missing(row["diff_vs_reference"]):
+        return ""
+    text = _gap_text(row["diff_vs_reference"], False)
+    low, high = row.get("diff_vs_reference_ci_low"), row.get("diff_vs_reference_ci_high")
+    if is_missing(low) or is_missing(high):
+        return text
+    return f"{text} [{_gap_text(low, False)}, {_gap_text(high, False)}]"
 
 
 def _group_p(value, alpha: float, *, n_permutations: int | None = None) -> dict:

@@ -463,7 +463,8 @@
       ? "Inconclusive: a gap is statistically significant, but the data show neither that it reaches " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ")."
       : "Inconclusive: the data show neither a gap beyond " + w.marginName() + " nor that " + w.inside() + " (" + numbers + ").";
     if (Number.isNaN(n.power_at_margin)) return head;
-    return head + " This audit had a " + percent0(n.power_at_margin) + " chance of finding a true gap at " + w.marginName() +
+    var chance = percent0(n.power_at_margin), article = /^(8|11%|18%)/.test(chance) ? "an " : "a ";
+    return head + " This audit had " + article + chance + " chance of finding a true gap at " + w.marginName() +
       (n.power_at_margin < 0.8 ? ": it was too small to tell." : ".");
   }
 
