@@ -9,7 +9,8 @@ from faircode.report import (FOUR_FIFTHS, ExclusionRule, build_record, count_cat
                              report_tables)
 from faircode.significance import VERDICTS
 
-manifest = load_report_manifest("reports/adult-ll144/report.yaml")
+# Its paths (the manifest's, the data file's) are from the repository's root, where it runs.
+manifest = load_report_manifest("reports/adult-ll144/report.yaml", root=".")
 report = report_tables(count_categories(manifest), manifest)
 # How the verdicts in words name the favourable outcome (report.md's front matter: outcome).
 OUTCOME = 'reported an income above $50K'

@@ -132,7 +132,8 @@ def _empty_folder(out: Path) -> Path:
 
 def _copy_stylesheets(html: str, built: Path, assets: Path) -> list[str]:
     """Copy each stylesheet the page links (in its order) into ``assets/``; their new addresses,
-    and ``export.css`` (the page's margins, off the site) last."""
+    ``report.css`` (the tables and their print rules) if the page did not link it, and
+    ``export.css`` (the page's margins, off the site) last."""
     assets.mkdir()
     sheets = []
     for m in _STYLESHEET.finditer(html):
@@ -140,6 +141,11 @@ def _copy_stylesheets(html: str, built: Path, assets: Path) -> list[str]:
         if source.is_file() and source.name not in {Path(s).name for s in sheets}:
             shutil.copyfile(source, assets / source.name)
             sheets.append(f"assets/{source.name}")
+    if "report.css" not in {Path(s).name for s in sheets}:
+        # A site whose mkdocs.yml does not list it (a fork's, a fixture's): the tables and the
+        # print rules are the export's whatever the site links.
+        shutil.copyfile(TEMPLATES / "assets" / "report.css", assets / "report.css")
+        sheets.append("assets/report.css")
     shutil.copyfile(TEMPLATES / "report-export.css", assets / "export.css")
     return [*sheets, "assets/export.css"]
 
