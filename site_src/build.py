@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from faircode.formatting import did_you_mean
 from site_src import filestate
 from site_src.filestate import ENV_VARS
 from site_src.checking import check as check_stage
@@ -43,7 +42,7 @@ from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.references import BIBLIOGRAPHY
-from site_src.sources.collect import READING_ORDER, Explainer, collect
+from site_src.sources.collect import READING_ORDER, Explainer, check_slugs, collect
 from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
 from site_src.sources.reports import REPORTS, Report, collect_reports
 
@@ -201,12 +200,7 @@ def build(options: BuildOptions) -> BuildReport:
         stage = stream = None
         try:
             filestate.load_digests(cache_dir)
-            explainers = collect(root / "explainers")
-            # Audit reports (reports/<slug>/): pages whose code their manifest generates; from here
-            # on, each is run, checked and rendered as an explainer is (`sources`).
-            reports = collect_reports(root, explainers)
-            sources = [*explainers, *reports]
-            _check_slugs(sources, options)
+            explainers, sources = _collect(root, options)
             cache_dir.mkdir(parents=True, exist_ok=True)
             _check_audits(root, passed=cache.PassedChecks(cache_dir, enabled=options.use_cache and not options.link_check))
             facts = provenance.build_facts(root, [e.path for e in explainers])
@@ -396,6 +390,16 @@ class _PageStream:
         for future in self._done:
             future.result()
         return writer
+
+
+def _collect(root: Path, options: BuildOptions) -> tuple[list[Explainer], list[Explainer]]:
+    """Stage 1: the explainers, and the explainers with the audit reports (reports/<slug>/: pages whose
+    code their manifest generates; from here on each is run, checked and rendered as an explainer
+    is); every name `--force` and `accept` give must be one of them."""
+    explainers = collect(root / "explainers")
+    sources = [*explainers, *collect_reports(root, explainers)]
+    check_slugs(sources, options.force | options.accept)
+    return explainers, sources
 
 
 def _extract(explainers: list[Explainer], code_dir: Path,
@@ -684,22 +688,3 @@ def _check_audits(root: Path, *, passed: cache.PassedChecks) -> None:
         raise BuildFailed(problems)
     passed.add("audits", key)
     passed.save()
-
-
-def _check_slugs(explainers: list[Explainer], options: BuildOptions) -> None:
-    """`--force` and `accept` name explainers: each name must be one."""
-    slugs = {e.slug for e in explainers}
-    unknown = sorted((options.force | options.accept) - slugs)
-    if unknown:
-        hints = "; ".join(f"'{s}'{_slug_hint(s, sorted(slugs))}" for s in unknown)
-        raise ConfigError(f"no explainer named {hints}; the explainers are {sorted(slugs)}")
-
-
-def _slug_hint(name: str, slugs: list[str]) -> str:
-    """The hint after an unknown explainer name: the slugs it begins (a slug's first words, as
-    `--force permutation` for permutation-test-fairness-gaps), else the closest by spelling."""
-    starting = [s for s in slugs if s.startswith(name)]
-    if starting:
-        shown = " or ".join(repr(s) for s in starting[:3]) + (" or ..." if len(starting) > 3 else "")
-        return f" (did you mean {shown}?)"
-    return did_you_mean(name, slugs)

@@ -521,3 +521,28 @@ def _display(path: Path) -> str:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def check_slugs(sources: list[Explainer], named: set[str]) -> None:
+    """The names given on the command line (``--force``, ``accept``) must each be an explainer's or a report's.
+
+    Raises
+    ------
+    ConfigError
+        Naming each unknown name with the closest (`_slug_hint`) and listing the names there are.
+    """
+    slugs = {e.slug for e in sources}
+    unknown = sorted(set(named) - slugs)
+    if unknown:
+        hints = "; ".join(f"'{s}'{_slug_hint(s, sorted(slugs))}" for s in unknown)
+        raise ConfigError(f"no explainer named {hints}; the explainers (and reports) are {sorted(slugs)}")
+
+
+def _slug_hint(name: str, slugs: list[str]) -> str:
+    """The hint after an unknown explainer name: the slugs it begins (a slug's first words, as
+    `--force permutation` for permutation-test-fairness-gaps), else the closest by spelling."""
+    starting = [s for s in slugs if s.startswith(name)]
+    if starting:
+        shown = " or ".join(repr(s) for s in starting[:3]) + (" or ..." if len(starting) > 3 else "")
+        return f" (did you mean {shown}?)"
+    return did_you_mean(name, slugs)
