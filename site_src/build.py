@@ -44,7 +44,7 @@ from site_src.rendering.results import ResultsTable
 from site_src.rendering.references import BIBLIOGRAPHY
 from site_src.sources.collect import READING_ORDER, Explainer, check_slugs, collect
 from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
-from site_src.sources.reports import REPORTS, Report, collect_reports
+from site_src.sources.reports import REPORTS, Report, collect_reports, manifest_problems
 
 
 class NumbersMode(enum.Enum):
@@ -216,7 +216,7 @@ def build(options: BuildOptions) -> BuildReport:
         finally:
             if early is not None:
                 early.close()  # a no-op once the runs have used and closed it
-        errors += run_errors
+        errors += [p for e in run_errors for p in manifest_problems(e)]  # a report's bad manifest: its problems alone
         with _listed_with(errors, runs):
             writer = stream.wait() if stream is not None else None
             checked = checker.merge(sources, runs, published_problems)

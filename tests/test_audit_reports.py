@@ -202,7 +202,8 @@ def test_a_bad_manifest_is_named_with_its_place_and_the_fix_and_nothing_is_writt
     capsys.readouterr()
     assert _fairsite(made_copy, "build", "--jobs", "1") == 1
     out = " ".join("".join(capsys.readouterr()).split())
-    assert f"reports/{NAME}/report.yaml:" in out, out
+    assert f"[config] reports/{NAME}/report.yaml:" in out, out
+    assert "Traceback" not in out and "raised ManifestError" not in out  # each problem said once, as the manifest's
     for words in said:
         assert words in out, (words, out)
     assert {"site": _tree(made_copy / "site"), "docs": _tree(made_copy / "docs"),

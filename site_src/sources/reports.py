@@ -24,7 +24,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from faircode.formatting import did_you_mean
-from site_src.errors import ConfigError
+from site_src.errors import ConfigError, SiteError
 from site_src.sources.collect import (CODE_MARKER, CODE_PLACEHOLDER, SLUG, Check, Explainer, FrontMatter, NonEmpty,
                                       _fenced_blocks, _same_titles, read_source)
 
@@ -286,3 +286,17 @@ def report_header(slug: str) -> str:
             f"# the verdicts' words in {REPORTS}/{slug}/{PAGE}). Run it from the repository root:\n"
             f"#   python {REPORTS}/{slug}/{CODE} > report.json\n"
             "# It prints the report's record, report.json without where it was built (commit, lock, date).\n")
+
+
+def manifest_problems(error: SiteError) -> list[SiteError]:
+    """A report's run that stopped on its manifest (``faircode.report`` raised ManifestError, every
+    problem named ``reports/<slug>/report.yaml:LINE: field: ...`` with the fix) as the manifest's
+    problems, one each, without the run's traceback, which would say each a second time; any other
+    error as it is."""
+    message = error.message
+    if error.kind != "execution" or not str(error.explainer or "").startswith(f"{REPORTS}/") or \
+            not message.startswith("raised ManifestError"):
+        return [error]
+    head = message.split("\nTraceback (most recent call last):", 1)[0]
+    problems = [line.strip()[2:] for line in head.splitlines()[1:] if line.strip().startswith("- ")]
+    return [ConfigError(p) for p in problems] or [error]
