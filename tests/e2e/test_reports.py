@@ -191,7 +191,7 @@ def test_on_a_phone_the_tables_scroll_in_their_box_and_their_captions_stay_in_vi
             boxes: [...document.querySelectorAll('.fc-report-scroll')].map(b => ({
                 overflow: getComputedStyle(b).overflowX, scrolls: b.scrollWidth > b.clientWidth,
                 right: b.getBoundingClientRect().right})),
-            captions: [...document.querySelectorAll('.fc-report-caption')].map(c => c.getBoundingClientRect().right)})""")
+            captions: [...document.querySelectorAll('table.fc-report-table caption, .fc-report-caption')].map(c => c.getBoundingClientRect().right)})""")
         assert seen["page"] <= seen["width"]  # the page itself never scrolls sideways: nothing is cut
         assert len(seen["boxes"]) == 3 and all(b["overflow"] == "auto" and b["right"] <= seen["width"]
                                                for b in seen["boxes"])
