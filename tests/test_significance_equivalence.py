@@ -451,7 +451,33 @@ def test_an_inconclusive_sentence_mentions_power_only_when_it_is_known():
     powered = verdict_sentence("inconclusive", compare="difference", estimate=-0.02, ci_low=-0.1, ci_high=0.06,
                                p_value=0.6, equivalence_p_value=0.3, equivalence_ci=(math.nan, math.nan),
                                margin=(-0.05, 0.05), power_at_margin=0.91)
-    assert powered.endswith("a 91% chance of finding a true gap at the margin of ±5 percentage points.")
+    assert powered.endswith("Against a true gap at the margin of ±5 percentage points, the exact test had a 91% "
+                            "chance of calling it significant.")
+
+
+def test_an_inconclusive_sentence_says_which_condition_failed():
+    """Review of issue 45: a significant gap whose interval reaches inside the margin, and an
+    interval beyond the margin whose (family-adjusted) test does not reject, are told apart; the
+    power clause, which explains only a test that did not reject, is left out of both."""
+    common = dict(compare="difference", equivalence_p_value=0.5, equivalence_ci=(math.nan, math.nan),
+                  margin=(-0.05, 0.05), power_at_margin=0.87)
+    reaching = verdict_sentence("inconclusive", estimate=0.1, ci_low=0.02, ci_high=0.18, p_value=0.01, **common)
+    assert "significant, but not shown to be of practical size (its 95% interval reaches inside the margin" in reaching
+    assert "chance" not in reaching
+    cleared = verdict_sentence("inconclusive", estimate=0.2, ci_low=0.053, ci_high=0.407, p_value=0.096, p_label="q",
+                               **common)
+    assert "the 95% interval lies beyond the margin of ±5 percentage points, but the exact test is not significant " \
+           "once the family is counted" in cleared and "q = 0.096" in cleared and "chance" not in cleared
+    shown = verdict_sentence("gap_shown", estimate=0.2, ci_low=0.1, ci_high=0.3, p_value=0.001, p_label="q", **common)
+    assert "q = 0.0010; the interval is not adjusted for the family)" in shown
+
+
+def test_a_ratio_verdict_names_its_yardstick():
+    """A ratio inside the four-fifths band can sit beside a difference beyond a margin in points:
+    the sentence says which yardstick showed "no gap of practical size"."""
+    v = gap_verdict_from_counts(870, 1000, 980, 1000, margin=(0.8, math.inf), compare="ratio")
+    assert v.verdict == "no_practical_gap_shown"
+    assert v.sentence.startswith("No gap of practical size is shown by the four-fifths line of 0.8:")
 
 
 def test_the_verdict_names_and_outcome_are_checked():

@@ -79,8 +79,10 @@ class GapVerdict:
     power_at_margin : float
         The exact power of the exact test (:func:`permutation_test_power`) against a true gap at
         the margin, the smaller of its two sides (one for a one-sided ratio band), with ``b``'s
-        rate at its observed value: how likely this audit was to find a gap as large as the
-        smallest that matters. NaN when no side keeps the rates in [0, 1].
+        rate at its observed value: how likely the exact test was to call a true gap as large as
+        the smallest that matters significant. It is not the chance of a verdict: with the true
+        gap exactly at the margin, "a gap shown" comes about ``alpha / 2`` of the time at any size
+        (the interval must clear the margin). NaN when no side keeps the rates in [0, 1].
     alpha : float
         Level of the usual test and of each one-sided equivalence test.
     count_a, n_a, count_b, n_b : int
@@ -357,7 +359,12 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
     -------
     str
         One to three sentences: the state first, then the numbers, then what the state does
-        not say (a small gap may remain; an inconclusive audit's power at the margin).
+        not say (a small gap may remain; where an inconclusive gap was not significant, the
+        exact test's power against a true gap at the margin). An inconclusive gap is told in one
+        of three ways: significant but with an interval reaching inside the margin; an interval
+        beyond the margin but a test that does not reject (with ``p_label`` other than ``"p"``,
+        once its family is counted; the table's intervals are not adjusted, and the sentence
+        says so); or neither.
 
     Raises
     ------
@@ -371,15 +378,16 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
     def format_p_value(value: float) -> str:  # the project's p-value, under the caller's name for it
         return _format_p_value(value).replace("p ", f"{p_label} ", 1)
 
+    adjusted = p_label != "p"  # a table's family-adjusted values: its intervals are not adjusted
     if verdict == "gap_shown":
         return (f"A gap of practical size is shown: {words.gap()}. The {words.level(1)} interval of "
                 f"{words.what()}, {words.interval(ci_low, ci_high)}, lies {words.beyond()} (exact test, "
-                f"{format_p_value(p_value)}).")
+                f"{format_p_value(p_value)}{'; the interval is not adjusted for the family' if adjusted else ''}).")
     if verdict == "no_practical_gap_shown":
         low, high = equivalence_ci
         where = (f"Its {words.level(2)} interval, {words.interval(low, high)}, lies {words.within()}"
                  if not (math.isnan(low) or math.isnan(high)) else f"It lies {words.within()}")
-        return (f"No gap of practical size is shown: {words.gap()}. {where} (equivalence test, "
+        return (f"{words.no_gap_head()}: {words.gap()}. {where} (equivalence test, "
                 f"{format_p_value(equivalence_p_value)}). {words.may_remain()}")
     low, high = equivalence_ci
     equivalence_interval = ("" if math.isnan(low) or math.isnan(high)
@@ -387,18 +395,25 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
     numbers = (f"{words.gap()}; the {words.level(1)} interval of {words.what()} is "
                f"{words.interval(ci_low, ci_high)}; exact test {format_p_value(p_value)}; equivalence test "
                f"{format_p_value(equivalence_p_value)}{equivalence_interval}")
-    if p_value < alpha:
-        head = (f"Inconclusive: a gap is statistically significant, but the data show neither that it reaches "
-                f"{words.margin_name()} nor that {words.inside()} ({numbers}).")
-    else:
-        head = (f"Inconclusive: the data show neither a gap beyond {words.margin_name()} nor that "
+    beyond = ci_low >= margin[1] or ci_high <= margin[0]
+    if p_value < alpha:  # so the interval reaches inside the margin (else the gap would be shown)
+        return (f"Inconclusive: a gap is statistically significant, but not shown to be of practical size (its "
+                f"{words.level(1)} interval reaches inside {words.margin_name()}), nor do the data show that "
                 f"{words.inside()} ({numbers}).")
+    if beyond:  # the interval clears the margin, but the test (adjusted, or exact) does not reject
+        return (f"Inconclusive: the {words.level(1)} interval lies {words.beyond()}, but the exact test is not "
+                f"significant{' once the family is counted' if adjusted else ''}, and the data do not show that "
+                f"{words.inside()} ({numbers}).")
+    head = (f"Inconclusive: the data show neither a gap beyond {words.margin_name()} nor that "
+            f"{words.inside()} ({numbers}).")
     if math.isnan(power_at_margin):
         return head
+    # The power explains an inconclusive result only where the test did not reject: it is the
+    # chance the exact test calls a true gap at the margin significant (not the chance of a verdict).
     chance = f"{power_at_margin:.0%}"
     article = "an" if re.match(r"(8|11%|18%)", chance) else "a"  # "an 80%", "an 11%", "a 9%"
-    return head + (f" This audit had {article} {chance} chance of finding a true gap at {words.margin_name()}"
-                   + (": it was too small to tell." if power_at_margin < 0.8 else "."))
+    return head + (f" Against {words.true_gap_at_margin()}, the exact test had {article} {chance} chance of "
+                   "calling it significant" + (": this audit was too small to tell." if power_at_margin < 0.8 else "."))
 
 
 class _Words:
@@ -456,6 +471,20 @@ class _Words:
         if self.compare == "ratio":
             return "the ratio stays above it" if math.isinf(self.high) else "the ratio stays inside it"
         return "the gap stays inside it"
+
+    def no_gap_head(self) -> str:
+        # A ratio inside the four-fifths band can sit beside a difference beyond a margin in
+        # points (low base rates): the sentence names the yardstick it was shown against.
+        if self.compare == "ratio":
+            return f"No gap of practical size is shown by {self.margin_name()}"
+        return "No gap of practical size is shown"
+
+    def true_gap_at_margin(self) -> str:
+        if self.compare == "ratio":
+            if math.isinf(self.high):
+                return f"a true ratio at {self.margin_name()}"
+            return f"a true ratio at the edge of {self.margin_name()}"
+        return f"a true gap at {self.margin_name()}"
 
     def may_remain(self) -> str:
         if self.compare == "ratio":

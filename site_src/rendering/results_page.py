@@ -176,7 +176,7 @@ def _write_page(env, results: ResultsTable, out: Path, slugs: set[str], root: Pa
     from faircode.benchmark import ALPHA
     from faircode.significance import SMALL_SAMPLE_THRESHOLD
     from site_src.rendering.figures import draw_audit_figures
-    from site_src.rendering.results_verdicts import audit_margins, verdict_counts
+    from site_src.rendering.results_verdicts import audit_margins, verdict_counts, yardstick_disagreements
 
     shutil.copyfile(results.path, out / results.path.name)
     df = results.df
@@ -196,7 +196,8 @@ def _write_page(env, results: ResultsTable, out: Path, slugs: set[str], root: Pa
         csv_name=results.path.name, n_rows=len(df), figures=draw_audit_figures(df, out, alpha=ALPHA),
         groups=groups, label=label,
         has_kind="kind" in df.columns, has_q="q_value" in df.columns, alpha=ALPHA, slugs=slugs,
-        verdicts=({"counts": verdict_counts(df), "margins": audit_margins(df, root)} if "verdict" in df.columns
+        verdicts=({"counts": verdict_counts(df), "margins": audit_margins(df, root),
+                   "disagreements": yardstick_disagreements(df)} if "verdict" in df.columns
                   else None),
         small_sample=SMALL_SAMPLE_THRESHOLD, dropped=_dropped_per_audit(results.path.with_name(PERFORMANCE_FILE)),
     )

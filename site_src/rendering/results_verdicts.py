@@ -120,6 +120,33 @@ def verdict_counts(df: pd.DataFrame) -> dict:
     return {"states": states, "audits": audits, "all": count(verdict.notna())}
 
 
+def yardstick_disagreements(df: pd.DataFrame) -> int:
+    """Comparisons whose selection rate difference shows a gap while their disparate impact ratio
+    shows none of practical size by its band (or the reverse): the two read different yardsticks,
+    points and the four-fifths band, which part at low rates (a gap of several points between
+    two small rates of being flagged is a ratio near 1 between the rates of not being flagged).
+
+    Parameters
+    ----------
+    df : DataFrame
+        ``results_fairness.csv`` (columns ``audit``, ``strategy``, ``model``, ``attribute``,
+        ``disadvantaged_group``, ``advantaged_group``, ``metric``, ``verdict``).
+
+    Returns
+    -------
+    int
+        Comparisons where one of the two is ``gap_shown`` and the other ``no_practical_gap_shown``.
+    """
+    keys = ["audit", "strategy", "model", "attribute", "disadvantaged_group", "advantaged_group"]
+    pair = df[df["metric"].isin(["demographic_parity_difference", "disparate_impact_ratio"])]
+    wide = pair.pivot_table(index=keys, columns="metric", values="verdict", aggfunc="first")
+    if not {"demographic_parity_difference", "disparate_impact_ratio"} <= set(wide.columns):
+        return 0
+    parted = {("gap_shown", "no_practical_gap_shown"), ("no_practical_gap_shown", "gap_shown")}
+    both = zip(wide["demographic_parity_difference"], wide["disparate_impact_ratio"])
+    return sum(pair in parted for pair in both)
+
+
 def audit_margins(df: pd.DataFrame, root: Path) -> list[dict]:
     """Each audit's margin as the results file used it, and its manifest's reason for it.
 
