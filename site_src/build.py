@@ -24,9 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
 
-from faircode.formatting import did_you_mean
 from site_src import filestate
 from site_src.filestate import ENV_VARS
 from site_src.checking import check as check_stage
@@ -39,13 +37,14 @@ from site_src.publishing import linkcheck, provenance
 from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, edited_outputs,
                                              last_shown_facts, outputs_current, record_outputs, site_config, staging,
                                              swap_in, write_manifest)
-from site_src.publishing.preconvert import Preconverter
+from site_src.publishing.preconvert import Preconverter, warm_mkdocs
 from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.references import BIBLIOGRAPHY
-from site_src.sources.collect import READING_ORDER, Explainer, collect
+from site_src.sources.collect import READING_ORDER, Explainer, check_slugs, collect
 from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
+from site_src.sources.reports import REPORTS, Report, collect_reports, manifest_problems
 
 
 class NumbersMode(enum.Enum):
@@ -201,35 +200,34 @@ def build(options: BuildOptions) -> BuildReport:
         stage = stream = None
         try:
             filestate.load_digests(cache_dir)
-            explainers = collect(root / "explainers")
-            _check_slugs(explainers, options)
+            explainers, sources = _collect(root, options)
             cache_dir.mkdir(parents=True, exist_ok=True)
             _check_audits(root, passed=cache.PassedChecks(cache_dir, enabled=options.use_cache and not options.link_check))
             facts = provenance.build_facts(root, [e.path for e in explainers])
-            code_files, errors = _extract(explainers, code_dir, options)
+            code_files, errors = _extract(sources, code_dir, options)
             results = ResultsTable(root / "results" / "results_fairness.csv")
             checker = _Checker(options, cache_dir)
             if every_run:
                 stage = later.enter_context(staging(root))
-                stream = later.enter_context(_PageStream(explainers, results, stage / "docs", checker, root=root,
+                stream = later.enter_context(_PageStream(sources, results, stage / "docs", checker, root=root,
                                                          facts=facts, options=options))
-            runs, run_errors, published_problems = _execute(explainers, code_files, results, root=root, options=options,
+            runs, run_errors, published_problems = _execute(sources, code_files, results, root=root, options=options,
                                                             early_server=early, stream=stream)
         finally:
             if early is not None:
                 early.close()  # a no-op once the runs have used and closed it
-        errors += run_errors
+        errors += [p for e in run_errors for p in manifest_problems(e)]  # a report's bad manifest: its problems alone
         with _listed_with(errors, runs):
             writer = stream.wait() if stream is not None else None
-            checked = checker.merge(explainers, runs, published_problems)
+            checked = checker.merge(sources, runs, published_problems)
         errors += checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
-        fingerprint = _fingerprint(root, explainers, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
+        fingerprint = _fingerprint(root, sources, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
         filestate.save_digests(cache_dir)
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
             # as it left them: rendering and MkDocs would write the same bytes again.
-            accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
+            accepted, edited = _finish(root, options, sources, code_files, runs, checked, facts)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                edited=edited, wall_s=time.perf_counter() - started)
         if stage is None:
@@ -239,7 +237,7 @@ def build(options: BuildOptions) -> BuildReport:
             if writer is not None:
                 problems, pages_rendered = writer.finish(by_slug, banners=checked.banners)
             else:
-                problems, pages_rendered = render(explainers, by_slug, results, stage / "docs", root=root,
+                problems, pages_rendered = render(sources, by_slug, results, stage / "docs", root=root,
                                                   facts=facts, banners=checked.banners, reuse_pages=options.use_cache)
         errors += problems
         if errors:
@@ -249,7 +247,7 @@ def build(options: BuildOptions) -> BuildReport:
         shown_before = last_shown_facts(root)  # before this build's record replaces it
         record_outputs(root, fingerprint, site, facts=facts)
         later.close()  # the staging folder (the previous docs/ and site/) goes before the state is recorded
-        accepted, edited = _finish(root, options, explainers, code_files, runs, checked, facts)
+        accepted, edited = _finish(root, options, sources, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
                        manifest=manifest, pages_rendered=pages_rendered, pages_converted=site.rebuilt,
                        words=site.words(), edited=edited, wall_s=time.perf_counter() - started, docs_edited=docs_edited,
@@ -327,7 +325,7 @@ class _PageStream:
     explainer's code runs, and checking and rendering afterwards held up the site (issue 26).
 
     A context manager around the runs: entered, a thread of its own sets the pages up
-    (`PageWriter`: assets, data page), imports what MkDocs will need (`_warm_mkdocs`) and writes
+    (`PageWriter`: assets, data page), imports what MkDocs will need (`preconvert.warm_mkdocs`) and writes
     and converts the pages that need no run (`_pages_without_runs`); `on_done`
     (the runs' callback) queues the explainer's check (`_Checker.one`) and page as each run ends,
     and MkDocs' conversion of that page (`preconvert.Preconverter`: stage 6 begun, used by MkDocs
@@ -344,7 +342,7 @@ class _PageStream:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fairsite-pages")
         self._writer = self._pool.submit(PageWriter, explainers, results, docs_dir, root=root, facts=facts,
                                          reuse_pages=options.use_cache)
-        self._pool.submit(_warm_mkdocs)
+        self._pool.submit(warm_mkdocs)
         self._done: list = []
         # MkDocs' conversion of each explainer page, done here too, with the config MkDocs will use.
         self._preconverter = Preconverter(lambda: site_config(root, docs_dir, docs_dir.parent / "site",
@@ -394,39 +392,23 @@ class _PageStream:
         return writer
 
 
-def _warm_mkdocs() -> None:
-    """Import what MkDocs will use (its build, the theme's plugins, the Markdown extensions) and
-    compile the lexers the code blocks need, while the runs go on: the same work MkDocs would do
-    first, done beforehand. Anything that fails here is left for MkDocs to meet and report."""
-    import importlib
-
-    for name in ("mkdocs.commands.build", "mkdocs.structure.pages", "material.plugins.search.plugin",
-                 "material.plugins.tags.plugin", "mkdocs_glightbox.plugin", "material.extensions.emoji",
-                 "markdown.extensions.toc", "markdown.extensions.tables", "markdown.extensions.attr_list",
-                 "markdown.extensions.def_list", "markdown.extensions.md_in_html", "markdown.extensions.admonition",
-                 "pymdownx.superfences", "pymdownx.highlight", "pymdownx.details", "pymdownx.emoji"):
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - MkDocs meets the same problem and reports it
-            pass
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import get_lexer_by_name
-
-        for lang in ("python", "bash", "text"):
-            highlight("x = 1  # a\nprint(f'{x}')\n", get_lexer_by_name(lang), HtmlFormatter())
-    except Exception:  # noqa: BLE001
-        pass
+def _collect(root: Path, options: BuildOptions) -> tuple[list[Explainer], list[Explainer]]:
+    """Stage 1: the explainers, and the explainers with the audit reports (reports/<slug>/: pages whose
+    code their manifest generates; from here on each is run, checked and rendered as an explainer
+    is); every name `--force` and `accept` give must be one of them."""
+    explainers = collect(root / "explainers")
+    sources = [*explainers, *collect_reports(root, explainers)]
+    check_slugs(sources, options.force | options.accept)
+    return explainers, sources
 
 
 def _extract(explainers: list[Explainer], code_dir: Path,
              options: BuildOptions) -> tuple[list[CodeFile], list[SiteError]]:
-    """Stage 2: each explainer's code as the file readers run (written to ``code_dir`` only once
-    the build succeeds); in ``check``, each committed file that differs from it is an error (the
-    runs use what the sources say)."""
+    """Stage 2: each explainer's code as the file readers run (written only once the build
+    succeeds: to ``code_dir``, a report's to its folder); in ``check``, each committed file that
+    differs from it is an error (the runs use what the sources say)."""
     stale = [SiteError(p) for p in stale_code_files(explainers, code_dir)] if options.verify_generated else []
-    return extract(explainers, code_dir), stale
+    return extract(explainers), stale
 
 
 def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
@@ -440,7 +422,7 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
     With a ``stream``, each run's outcome also goes to ``stream.on_done`` (its check and page)."""
     with ThreadPoolExecutor(max_workers=1) as beside:
         if stream is None:  # a stream writes the results page itself while the runs go on
-            beside.submit(warm_results_page, explainers, results, root)
+            beside.submit(warm_results_page, [e for e in explainers if not isinstance(e, Report)], results, root)
         published_facts = beside.submit(published.verify, root, use_cache=options.use_cache)
         runs = execute(
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
@@ -461,7 +443,7 @@ class _Checked:
     passed: cache.PassedChecks  # explainers whose checks all passed, saved only if the build succeeds
     errors: list[SiteError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
-    banners: dict[str, NumbersProblem] = field(default_factory=dict)  # serve: slug -> its page's banner
+    banners: dict[str, snapshot.NumbersProblem] = field(default_factory=dict)  # serve: slug -> its page's banner
     to_accept: list[tuple[Explainer, RunResult]] = field(default_factory=list)  # written once the build succeeds
 
 
@@ -494,7 +476,7 @@ class _Checker:
         if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
             part.to_accept.append((e, run))
             return part
-        problem = _numbers(e, run)
+        problem = snapshot.numbers_problem(e, run)
         if problem is None:
             if not found:
                 self.passed.add(e.slug, key)
@@ -558,7 +540,7 @@ def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code
     pages were made from what passed), the accepted numbers and the state the next build
     compares (`_record_state`, left out when a source was saved again meanwhile: `_edited`).
     Returns the accepted numbers' files and the sources edited while the build ran."""
-    publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed
+    publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed (reports' too)
     checked.passed.save()
     accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
     edited = _edited(explainers)
@@ -600,10 +582,11 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
 
     cache_dir = root / ".cache" / "fairsite"
     dirs.update({root / "explainers", root / "explainers" / "code", root / "audits", root / "results", cache_dir})
+    tree(root / REPORTS)  # a report's page, manifest, accepted numbers and code, and a new report
     # The reading order and the bibliography every page reads (issue 28).
     files.update({root / "explainers" / READING_ORDER, root / "explainers" / BIBLIOGRAPHY})
     for e in explainers:
-        files.update({e.path, snapshot.snapshot_path(e), root / "explainers" / "code" / f"{e.slug}.py"})
+        files.update({e.path, snapshot.snapshot_path(e), e.code_path})
         for pattern, matched in cache.declared_inputs(root, e.meta.inputs).items():
             files.update(root / p for p in matched)
             base = pattern.split("*")[0].split("?")[0].split("[")[0]
@@ -624,55 +607,6 @@ def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer]
     filestate.record(root, files={p for p in files if "__pycache__" not in p.parts},
                      dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary,
                      git=(facts.commit, facts.dirty))
-
-
-@dataclass(frozen=True)
-class NumbersProblem:
-    """Why a page's cited numbers are not the accepted ones.
-
-    ``kind`` is "unaccepted" (nothing accepted yet), "drift" (``drifts`` lists the values that
-    moved beyond their tolerance) or "unreadable" (the accepted-numbers file is broken).
-    """
-
-    kind: Literal["unaccepted", "drift", "unreadable"]
-    text: str
-    slug: str
-    drifts: tuple[snapshot.Drift, ...] = ()
-
-
-def _numbers(e: Explainer, run: RunResult) -> NumbersProblem | None:
-    """How the numbers the prose cites differ from the accepted ones; None if they do not."""
-    try:
-        drifts = snapshot.compare(e, run)
-    except CheckError as err:
-        return NumbersProblem("unreadable", err.message, e.slug)
-    if drifts is None:
-        return NumbersProblem("unaccepted", f"no accepted numbers yet ({snapshot.snapshot_path(e).name}); "
-                              f"run `fairsite accept {e.slug}`", e.slug)
-    if not drifts:
-        return None
-    width = max(len(d.value) for d in drifts)
-    rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}{_cited_at(e, d)}" for d in drifts)
-    # What the run read differently, first: the writer's question is why the numbers moved.
-    since, changed = snapshot.changed_since(e, run) or ("", [])
-    since = f"    since they were accepted: {since}\n" if since else ""
-    manifests = [p for p in changed if p.startswith("audits/")]
-    if manifests:
-        # `accept` alone leaves results/ made from the manifest as it was, and the checks and
-        # pages that compare with it fail (a fresh user accepted and met 13 problems).
-        advice = (f"if the change to {manifests[0]} is meant, run `faircode benchmark` (results/ is made from "
-                  f"the manifests), then `fairsite accept {e.slug}`; if not, undo it")
-    else:
-        advice = f"run `fairsite accept {e.slug}` if on purpose"
-    head = f"cited numbers changed ({advice}):"
-    return NumbersProblem("drift", f"{head}\n{since}{rows}", e.slug, tuple(drifts))
-
-
-def _cited_at(e: Explainer, d: snapshot.Drift) -> str:
-    """Where the prose cites a drifted value: the writer's next stop (a new user asked for it)."""
-    if not d.lines:
-        return ""
-    return f"  ({e.display_path}, line{'s' if len(d.lines) > 1 else ''} {', '.join(map(str, d.lines))})"
 
 
 def _fingerprint(root: Path, explainers: list[Explainer], runs: list[RunResult], facts: provenance.BuildFacts, *,
@@ -754,22 +688,3 @@ def _check_audits(root: Path, *, passed: cache.PassedChecks) -> None:
         raise BuildFailed(problems)
     passed.add("audits", key)
     passed.save()
-
-
-def _check_slugs(explainers: list[Explainer], options: BuildOptions) -> None:
-    """`--force` and `accept` name explainers: each name must be one."""
-    slugs = {e.slug for e in explainers}
-    unknown = sorted((options.force | options.accept) - slugs)
-    if unknown:
-        hints = "; ".join(f"'{s}'{_slug_hint(s, sorted(slugs))}" for s in unknown)
-        raise ConfigError(f"no explainer named {hints}; the explainers are {sorted(slugs)}")
-
-
-def _slug_hint(name: str, slugs: list[str]) -> str:
-    """The hint after an unknown explainer name: the slugs it begins (a slug's first words, as
-    `--force permutation` for permutation-test-fairness-gaps), else the closest by spelling."""
-    starting = [s for s in slugs if s.startswith(name)]
-    if starting:
-        shown = " or ".join(repr(s) for s in starting[:3]) + (" or ..." if len(starting) > 3 else "")
-        return f" (did you mean {shown}?)"
-    return did_you_mean(name, slugs)

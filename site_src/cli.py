@@ -7,6 +7,7 @@
     fairsite accept [SLUG ...]         # record the cited numbers of these explainers (all if none)
     fairsite serve [--port P] [--host H]  # rebuild on change to explainers, templates, library, data
     fairsite new "Title" [--slug S]    # scaffold an explainer that builds at once
+    fairsite audit new NAME --data FILE | verify RECORD --data FILE | export NAME --out DIR  # reports
 """
 
 from __future__ import annotations
@@ -63,16 +64,12 @@ def main(argv: list[str] | None = None) -> int:
                       f"install it with {INSTALL_HINT}", highlight=False)
         return 2
     root = args.root.resolve()
-    if not root.is_dir():
-        console.print(f"[bold red]{args.command} failed:[/] no repository at {root} (--root must be a folder)")
-        return 2
-    if not (root / "mkdocs.yml").is_file() and not (root / "explainers").is_dir():
-        # Started inside the repository (in explainers/, say): say where to run it, before a lock
-        # file or anything else is left in the wrong folder.
-        above = next((p for p in root.parents if (p / "mkdocs.yml").is_file() and (p / "explainers").is_dir()), None)
-        hint = f"; did you mean --root {above}?" if above else ""
-        console.print(f"[bold red]{args.command} failed:[/] {root} is not a site's repository (no mkdocs.yml, no "
-                      f"explainers/): run fairsite from the repository root or pass --root{hint}", highlight=False)
+    if args.command == "audit" and args.audit == "verify":  # a record and its data: no repository needed
+        from site_src.audit_commands import run as audit
+
+        return audit(root, args)
+    if problem := _not_a_repository(root):
+        console.print(f"[bold red]{args.command} failed:[/] {problem}", highlight=False)
         return 2
     # CI cancels a job with SIGTERM: treat it like Ctrl-C, so the runs are killed and nothing is lost.
     signal.signal(signal.SIGTERM, _interrupt)
@@ -82,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "new":
             return _new(root, args)
+        if args.command == "audit":
+            from site_src.audit_commands import run as audit
+
+            return audit(root, args)
         if args.command == "serve":
             return _serve(root, args)
         if args.command == "check" and args.against:
@@ -123,6 +124,20 @@ def main(argv: list[str] | None = None) -> int:
     done = "nothing changed, site/ is up to date" if report.skipped else "site/ written"
     console.print(f"[green]{args.command} ok[/]: {done} ({report.wall_s:.1f} s)")
     return 0
+
+
+def _not_a_repository(root: Path) -> str | None:
+    """Why ``root`` is not a site's repository to build in, or None if it is one."""
+    if not root.is_dir():
+        return f"no repository at {root} (--root must be a folder)"
+    if not (root / "mkdocs.yml").is_file() and not (root / "explainers").is_dir():
+        # Started inside the repository (in explainers/, say): say where to run it, before a lock
+        # file or anything else is left in the wrong folder.
+        above = next((p for p in root.parents if (p / "mkdocs.yml").is_file() and (p / "explainers").is_dir()), None)
+        hint = f"; did you mean --root {above}?" if above else ""
+        return (f"{root} is not a site's repository (no mkdocs.yml, no explainers/): run fairsite from the repository "
+                f"root or pass --root{hint}")
+    return None
 
 
 def _runs_of_failed(err: SiteError, args) -> None:
@@ -268,7 +283,10 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("title", help='the explainer\'s title, e.g. "Bootstrap Intervals for Fairness Gaps"')
     n.add_argument("--slug", help="the file's name, explainers/SLUG.md, and the page's address (lowercase a-z, 0-9 "
                               "and '-'); default: made from the title, which needs Latin letters to make one")
-    parser._fairsite_commands = {"build": b, "check": c, "publish": pub, "accept": a, "serve": s, "new": n}
+    from site_src.audit_commands import add_parser as add_audit  # fairsite audit new | verify | export
+
+    au = add_audit(sub)
+    parser._fairsite_commands = {"build": b, "check": c, "publish": pub, "accept": a, "serve": s, "new": n, "audit": au}
     for listed in sub._choices_actions:  # `fairsite serve -h` says what the command does, as `fairsite -h` does
         parser._fairsite_commands[listed.dest].description = listed.help
     return parser

@@ -125,7 +125,7 @@ def _git_status(root: Path, *, strict: bool = False,
 # Outside a git repository (a downloaded archive), the files the build itself reads are the ones
 # a run may not change.
 _BUILD_READS = ("mkdocs.yml", "results/*", "explainers/*.md", "explainers/*.json", "explainers/*.yaml",
-                "audits/*/audit.yaml")
+                "audits/*/audit.yaml", "reports/*/report.*")
 
 
 def repository_files(root: Path) -> tuple[str, ...]:

@@ -33,7 +33,8 @@ _SLOW_FILES = ("tests/test_cache.py", "tests/test_site_build.py", "tests/test_si
                "tests/test_publish.py", "tests/test_site_execution.py", "tests/test_site_speed.py",
                "tests/test_site_cli.py", "tests/test_source_edits.py", "tests/test_significance_calibration.py",
                "tests/test_benchmark.py", "tests/test_execution_speed.py", "tests/test_execution_overlap.py",
-               "tests/test_incremental.py", "tests/test_site_bad_input.py", "tests/test_groups.py",
+               "tests/test_incremental.py", "tests/test_site_bad_input.py", "tests/test_audit_reports.py",
+               "tests/test_groups.py",
                "tests/test_e2e_ci_rule.py", "tests/test_models.py", "tests/test_significance.py",
                "tests/test_benchmark_dask_cluster.py")
 

@@ -82,6 +82,22 @@ def test_each_explainer_is_a_page_of_its_section_in_front_matter_order(tmp_path)
         assert page.previous_page is prev and prev.next_page is page
 
 
+def test_the_reports_section_comes_after_the_explainers_and_before_the_results(tmp_path):
+    # "reports" sorts before "results" and after "explainers" by name alike; "areports" would
+    # sort first: the order must come from the pages' front matter (issue 46: 119 and 120).
+    nav = _nav(tmp_path, {
+        "index.md": "# Home\n",
+        "glossary/index.md": "---\norder: 1\n---\n# Glossary\n",
+        "results/index.md": "---\norder: 200\n---\n# Results\n",
+        "explainers/alpha/index.md": "---\norder: 2\n---\n# Alpha\n",
+        "explainers/beta/index.md": "---\norder: 3\n---\n# Beta\n",
+        "areports/index.md": "---\norder: 119\n---\n# Audit reports\n",
+        "areports/one/index.md": "---\norder: 120\n---\n# One\n",
+    })
+    top = [item.file.src_uri if item.is_page else item.title for item in nav.items]
+    assert top == ["index.md", "glossary/index.md", "Explainers", "Areports", "results/index.md"]
+
+
 def test_on_config_keeps_the_facts_the_build_gives_and_reads_the_tree_otherwise(tmp_path):
     from types import SimpleNamespace
 

@@ -403,7 +403,7 @@ def test_more_than_two_groups_figures_pass_the_phone_check(tmp_path):
     from site_src.sources.collect import parse_explainer
     from site_src.sources.extract import extract
 
-    code = extract([parse_explainer(ROOT / "explainers" / "more-than-two-groups.md")], ROOT / "explainers" / "code")
+    code = extract([parse_explainer(ROOT / "explainers" / "more-than-two-groups.md")])
     runs, errors = execute(code, root=ROOT, cache_dir=tmp_path, timeouts={"more-than-two-groups": 300},
                            use_cache=False)
     assert errors == []

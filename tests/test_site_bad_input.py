@@ -382,5 +382,5 @@ def test_a_compiler_warning_is_not_taken_for_a_syntax_error(tmp_path):
                     encoding="utf-8")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        [code] = extract(collect(root / "explainers"), root / "explainers" / "code")
+        [code] = extract(collect(root / "explainers"))
     assert "pattern = '\\d+'" in code.text

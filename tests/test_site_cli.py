@@ -179,7 +179,7 @@ def test_a_mistyped_command_is_answered_with_the_one_meant(capsys, argv):
     assert exit_info.value.code == 2
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said == (f"fairsite: error: no command {argv[-2] if len(argv) > 1 else argv[0]!r} (did you mean 'build'?); "
-                    "the commands: build, check, publish, accept, serve, new")
+                    "the commands: build, check, publish, accept, serve, new, audit")
 
 
 def test_a_build_that_rerenders_every_page_for_the_footer_says_what_in_it_changed(tmp_path, capsys):

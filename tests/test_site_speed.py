@@ -118,7 +118,7 @@ def test_slowest_explainers_start_first(tmp_path):
     for n, seconds in ((1, 0), (2, 0), (3, 0)):
         _add(root, f"slow-{n}", _SLOW.format(n=n, seconds=seconds))
     explainers = collect(root / "explainers")
-    code_files = extract(explainers, root / "explainers" / "code")
+    code_files = extract(explainers)
     cache_dir = root / ".cache" / "fairsite"
     last = {"slow-1": 1.0, "slow-2": 30.0, "slow-3": 5.0}  # as an earlier build recorded them
     for slug, seconds in last.items():

@@ -229,7 +229,7 @@ def test_tags_written_as_one_line_of_text_are_shown_as_the_list_they_were_meant_
 
 def test_the_generated_file_says_where_it_comes_from_and_maps_lines_back(tmp_path):
     e = _explainer(tmp_path)
-    [code] = extract([e], tmp_path / "explainers" / "code")
+    [code] = extract([e])
     assert code.path == tmp_path / "explainers" / "code" / "two-lines.py"
     assert code.text == ("# Generated from explainers/two-lines.md by `fairsite build`; edit the explainer, not this file.\n"
                          "# Run it from the repository root:  python explainers/code/two-lines.py\n"
@@ -244,7 +244,7 @@ def test_the_generated_file_says_where_it_comes_from_and_maps_lines_back(tmp_pat
 def test_publish_writes_changed_files_and_removes_orphans(tmp_path):
     code_dir = tmp_path / "explainers" / "code"
     e = _explainer(tmp_path)
-    code_files = extract([e], code_dir)
+    code_files = extract([e])
     code_dir.mkdir(parents=True)
     (code_dir / "deleted-explainer.py").write_text("# its explainer is gone\n")
     (code_dir / "notes.txt").write_text("not a generated file")
@@ -261,7 +261,7 @@ def test_publish_writes_changed_files_and_removes_orphans(tmp_path):
 def test_stale_code_files_name_what_differs_is_missing_or_has_no_source(tmp_path):
     code_dir = tmp_path / "explainers" / "code"
     e, other = _explainer(tmp_path), _explainer(tmp_path, "other")
-    publish(extract([e], code_dir), code_dir)
+    publish(extract([e]), code_dir)
     (code_dir / "two-lines.py").write_text("edited by hand\n")
     (code_dir / "gone.py").write_text("")
     assert stale_code_files([e, other], code_dir) == [

@@ -30,6 +30,10 @@ _SKIP = [
 # ran 2000 shuffles" is not a year.
 _YEAR_CONTEXT = re.compile(r"\b(in|from|since|until|during|before|after|around|circa|year)\s+$", re.I)
 _CITATION_SECTION = re.compile(r"^#+ .*(reading|reference|source|bibliograph)", re.I)
+# A number that names a law or a rule is part of its name, not a result: "Local Law 144", "29 CFR
+# 1607.4", "6 RCNY 5-301", "Annex IV", "Article 10" (an audit report cites the law it answers).
+_LAW_BEFORE = re.compile(r"\b(Local Law|Public Law|CFR|RCNY|U\.S\.C\.|Article|Annex|Section|§)\s*[\d.\-]*$")
+_LAW_AFTER = re.compile(r"^\s*(CFR|RCNY|U\.S\.C\.)\b")
 
 
 def scaffold_text(explainer: Explainer) -> list[CheckError]:
@@ -37,20 +41,26 @@ def scaffold_text(explainer: Explainer) -> list[CheckError]:
     with its line, found anywhere in the line: the takeaway box, the decision guide, the figure's
     caption, the sections), subtitle and summary, and the ``draft`` tag. `fairsite check` refuses a page
     that has any: a fresh user's scaffolded page passed ``check`` unchanged (issue 26)."""
+    from site_src.sources.reports import REPORT_STAND_INS, Report
     from site_src.sources.scaffold import DRAFT_TAG, PLACEHOLDERS, SUBTITLE, SUMMARY
 
     # Anywhere in a line, not only a whole line: the figure's caption stand-in is inside a call, the
-    # takeaway box's points are two (the bold order, then why). One problem per line.
+    # takeaway box's points are two (the bold order, then why). One problem per line. A report's
+    # page has those of `fairsite audit new`.
+    report = isinstance(explainer, Report)
+    command = "fairsite audit new" if report else "fairsite new"
+    stand_ins = REPORT_STAND_INS[2:] if report else PLACEHOLDERS
     found = []
     for i, line in enumerate(explainer.prose.split("\n"), 1):
-        left = [repr(stand_in) for stand_in in PLACEHOLDERS if stand_in in line]
+        left = [repr(stand_in) for stand_in in stand_ins if stand_in in line]
         if left:
-            found.append(CheckError(f"still has the text `fairsite new` put there as a stand-in: {', '.join(left)}; "
+            found.append(CheckError(f"still has the text `{command}` put there as a stand-in: {', '.join(left)}; "
                                     "write the page's own", explainer=explainer.display_path, line=i))
     meta = explainer.meta
-    for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY)):
+    for name, stand_in in (("subtitle", SUBTITLE), ("summary", SUMMARY), ("subtitle", REPORT_STAND_INS[0]),
+                           ("summary", REPORT_STAND_INS[1])):
         if getattr(meta, name, None) == stand_in:
-            found.append(CheckError(f"front matter: {name}: still the stand-in {stand_in!r} of `fairsite new`",
+            found.append(CheckError(f"front matter: {name}: still the stand-in {stand_in!r} of `{command}`",
                                     explainer=explainer.display_path, line=explainer.front_matter_line(name)))
     if DRAFT_TAG in (meta.tags or []):
         at = explainer.front_matter_line("tags", meta.tags.index(DRAFT_TAG)) or explainer.front_matter_line("tags")
@@ -64,7 +74,7 @@ def bare_numbers(explainer: Explainer) -> list[CheckError]:
 
     Allowed: single digits ("two steps", "step 3"), whole numbers in the title ("Top 10 Mistakes":
     the page's name, not a result; decimals and percentages are still refused there), ordered-list markers, inline code, link
-    targets, Jinja expressions, and years: in parentheses, after a word such as "in" or "from", or
+    targets, Jinja expressions, the numbers of a law or rule ("Local Law 144", "29 CFR 1607.4"), and years: in parentheses, after a word such as "in" or "from", or
     anywhere under a "Further reading" or "References" heading. Any other number must come from
     the run.
     """
@@ -149,6 +159,8 @@ def _bare_tokens(text: str, *, years_ok: bool) -> list[str]:
         token = m.group(0)
         digits = token.lstrip("-−").rstrip("%").replace(",", "")
         if re.fullmatch(r"\d", digits):
+            continue
+        if _LAW_BEFORE.search(text[:m.start()]) or _LAW_AFTER.match(text[m.end():]):
             continue
         if _YEAR.match(digits) and (years_ok or _in_parentheses(text, m.start(), m.end())
                                     or _YEAR_CONTEXT.search(text[:m.start()])):

@@ -30,6 +30,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import jinja2
 from jinja2 import nodes
@@ -38,6 +39,7 @@ from faircode import tolerances
 from faircode.formatting import closest
 from site_src import filestate
 from site_src.sources.collect import PROSE_FUNCTIONS, Explainer, prose_syntax_tree
+from site_src.sources.reports import REPORT_FUNCTIONS
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
 from site_src.rendering.filters import FILTERS
@@ -63,8 +65,9 @@ class Drift:
 
 
 def snapshot_path(explainer: Explainer) -> Path:
-    """``explainers/<slug>.numbers.json``: where an explainer's accepted numbers are committed."""
-    return explainer.path.with_name(explainer.slug + SUFFIX)
+    """``explainers/<slug>.numbers.json``: where an explainer's accepted numbers are committed,
+    beside its source (a report's: ``reports/<slug>/report.numbers.json``)."""
+    return explainer.path.with_name(explainer.path.stem + SUFFIX)
 
 
 def cited(explainer: Explainer, run: RunResult) -> dict:
@@ -82,6 +85,7 @@ def _citations(explainer: Explainer, run: RunResult) -> tuple[set[str], list[tup
     is what the page shows (``interval(2, unit="ratio")`` is a ratio, not percentage points)."""
     tree = prose_syntax_tree(explainer.prose)
     names = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load" and n.name in run.values}
+    names.update(name for name in explainer.cited_always if name in run.values)  # a report's tables
     filters = []
     for f in tree.find_all(nodes.Filter):
         if isinstance(f.node, nodes.Name) and f.node.name in names and f.name in FILTERS:
@@ -145,7 +149,7 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
             where.setdefault(n.name, set()).add(n.lineno)
         elif n.ctx == "store":
             stored.add(n.name)
-    unknown = set(where) - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS)
+    unknown = set(where) - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS) - set(REPORT_FUNCTIONS)
     drifts = []
     for name in sorted(set(accepted) | set(now)):
         if name not in now:
@@ -178,6 +182,55 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
                 then, now_shown = f"{place}{_brief(a)}", f"{place}{_brief(b)}"
             drifts.append(Drift(explainer.display_path, name, then, now_shown, tuple(sorted(where.get(name, ())))))
     return drifts
+
+
+@dataclass(frozen=True)
+class NumbersProblem:
+    """Why a page's cited numbers are not the accepted ones.
+
+    ``kind`` is "unaccepted" (nothing accepted yet), "drift" (``drifts`` lists the values that
+    moved beyond their tolerance) or "unreadable" (the accepted-numbers file is broken).
+    """
+
+    kind: Literal["unaccepted", "drift", "unreadable"]
+    text: str
+    slug: str
+    drifts: tuple[Drift, ...] = ()
+
+
+def numbers_problem(e: Explainer, run: RunResult) -> NumbersProblem | None:
+    """How the numbers the prose cites differ from the accepted ones; None if they do not."""
+    try:
+        drifts = compare(e, run)
+    except CheckError as err:
+        return NumbersProblem("unreadable", err.message, e.slug)
+    if drifts is None:
+        return NumbersProblem("unaccepted", f"no accepted numbers yet ({snapshot_path(e).name}); "
+                              f"run `fairsite accept {e.slug}`", e.slug)
+    if not drifts:
+        return None
+    width = max(len(d.value) for d in drifts)
+    rows = "\n".join(f"    {d.value:<{width}}  accepted: {d.accepted:<24}  now: {d.now}{_cited_at(e, d)}" for d in drifts)
+    # What the run read differently, first: the writer's question is why the numbers moved.
+    since, changed = changed_since(e, run) or ("", [])
+    since = f"    since they were accepted: {since}\n" if since else ""
+    manifests = [p for p in changed if p.startswith("audits/")]
+    if manifests:
+        # `accept` alone leaves results/ made from the manifest as it was, and the checks and
+        # pages that compare with it fail (a fresh user accepted and met 13 problems).
+        advice = (f"if the change to {manifests[0]} is meant, run `faircode benchmark` (results/ is made from "
+                  f"the manifests), then `fairsite accept {e.slug}`; if not, undo it")
+    else:
+        advice = f"run `fairsite accept {e.slug}` if on purpose"
+    head = f"cited numbers changed ({advice}):"
+    return NumbersProblem("drift", f"{head}\n{since}{rows}", e.slug, tuple(drifts))
+
+
+def _cited_at(e: Explainer, d: Drift) -> str:
+    """Where the prose cites a drifted value: the writer's next stop (a new user asked for it)."""
+    if not d.lines:
+        return ""
+    return f"  ({e.display_path}, line{'s' if len(d.lines) > 1 else ''} {', '.join(map(str, d.lines))})"
 
 
 _DIGEST_HEX = 16  # of a sha256 in the record: enough to tell two versions apart, short enough to read in a diff
@@ -216,7 +269,7 @@ def changed_since(explainer: Explainer, run: RunResult) -> tuple[str, list[str]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     now = run_inputs(explainer, run)
-    root = explainer.path.resolve().parents[1]
+    root = explainer.root
     said = ["its code changed"] if then.get("code") != now["code"] else []
     # Only what both records hold: a run forked after the fork server imported every explainer's
     # modules records them all, one forked earlier only its own, so a file or package in one

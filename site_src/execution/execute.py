@@ -240,7 +240,7 @@ def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] 
     if entry is None:
         return None, reason
     return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason, expected=expected,
-                   source=_rel(code.source, root)), reason
+                   source=_rel(code.source, root), output_shown=code.output_shown), reason
 
 
 def _run_all(todo: list[tuple[CodeFile, str]],
@@ -392,7 +392,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
                    declared_before=declared_before, wall=wall, previous=final)
     cache.store(work, final, entry)
     return _result(code.slug, final, entry, cached=False, reason=reason, expected=expected,
-                   source=source, changed_its_inputs=changed_its_inputs)
+                   source=source, changed_its_inputs=changed_its_inputs, output_shown=code.output_shown)
 
 
 def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout: int, memory: int,
@@ -810,7 +810,8 @@ def _kill(proc: subprocess.Popen | _Forked) -> None:
 
 
 def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str,
-            expected: list[str] = (), source: str = "", changed_its_inputs: bool = False) -> RunResult:
+            expected: list[str] = (), source: str = "", changed_its_inputs: bool = False,
+            output_shown: bool = True) -> RunResult:
     return RunResult(
         slug=slug, stdout=entry.stdout, stderr=entry.stderr, values=entry.values, unpassed=entry.unpassed,
         figures=[out_dir / f for f in entry.figures], duration_s=entry.duration_s, cpu_s=entry.cpu_s,
@@ -818,14 +819,17 @@ def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, 
         untracked=entry.untracked, packages=entry.packages, python=entry.python, run_at=entry.run_at,
         cached=cached, reason=reason, out_dir=out_dir, run_id=entry.run_id(),
         changed_its_inputs=changed_its_inputs,
-        warnings=tuple(entry.warnings) + tuple(f"{source}: {w}" for w in _what_it_warned(entry, expected, slug)), cells=list(entry.cells),
+        warnings=tuple(entry.warnings) + tuple(f"{source}: {w}" for w in _what_it_warned(entry, expected, slug,
+                                                                                          output_shown)),
+        cells=list(entry.cells),
     )
 
 
-def _what_it_warned(entry: cache.CacheEntry, expected: list[str], slug: str) -> list[str]:
+def _what_it_warned(entry: cache.CacheEntry, expected: list[str], slug: str, output_shown: bool = True) -> list[str]:
     """One line per warning the run issued, and per cell that wrote to stderr without warning, so
     the build names every explainer whose page shows a warning; each warning no ``warnings:``
-    pattern expects is said to be unexpected."""
+    pattern expects is said to be unexpected; and an output longer than a page shows, where the
+    page shows it (``output_shown``: not a report's, whose run prints its record)."""
     lines = []
     several = len(entry.cells) > 1
     for k, cell in enumerate(entry.cells, start=1):
@@ -838,7 +842,7 @@ def _what_it_warned(entry: cache.CacheEntry, expected: list[str], slug: str) -> 
             n = cell.stderr.rstrip("\n").count("\n") + 1
             lines.append(f"wrote {n} line(s) to stderr in {where} (shown on the page)")
         shown = bound_output([(s.name, s.text) for s in cell.streams])
-        if shown.cut:
+        if shown.cut and output_shown:
             lines.append(f"{where} printed {shown.total_lines:,} lines ({format_size(shown.total_chars)}), more than "
                          f"a page shows ({OUTPUT_MAX_LINES} lines, {format_size(OUTPUT_MAX_CHARS)}): its page and "
                          f"notebook show the first and last lines; the whole output is "

@@ -322,7 +322,12 @@ def on_nav(nav, config, files):
 
 
 def _order(item) -> int:
-    """A page's ``order`` from its front matter; 100 (after the ordered ones) without one."""
+    """A page's ``order`` from its front matter; 100 (after the ordered ones) without one. A
+    section's is 100 too (the explainers' section after the glossary, the checklist...), or its
+    first page's when that is later: the reports' section (``reports/``, its pages ordered after
+    100) comes after the explainers' section and before the results."""
+    if isinstance(item, Section):
+        return max(100, min((_order(child) for child in item.children), default=100))
     file = getattr(item, "file", None)
     if file is None or not file.abs_src_path:
         return 100

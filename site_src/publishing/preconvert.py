@@ -220,3 +220,29 @@ class _ReadBefore:
 def _same(done: _Converted, page: Page, config, files: Files) -> bool:
     return (page.markdown == done.markdown and page.file.url == done.url and _config_key(config) == done.config_key
             and all(_described(files.get_file_from_path(path)) == found for path, found in done.lookups.items()))
+
+
+def warm_mkdocs() -> None:
+    """Import what MkDocs will use (its build, the theme's plugins, the Markdown extensions) and
+    compile the lexers the code blocks need, while the runs go on: the same work MkDocs would do
+    first, done beforehand. Anything that fails here is left for MkDocs to meet and report."""
+    import importlib
+
+    for name in ("mkdocs.commands.build", "mkdocs.structure.pages", "material.plugins.search.plugin",
+                 "material.plugins.tags.plugin", "mkdocs_glightbox.plugin", "material.extensions.emoji",
+                 "markdown.extensions.toc", "markdown.extensions.tables", "markdown.extensions.attr_list",
+                 "markdown.extensions.def_list", "markdown.extensions.md_in_html", "markdown.extensions.admonition",
+                 "pymdownx.superfences", "pymdownx.highlight", "pymdownx.details", "pymdownx.emoji"):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - MkDocs meets the same problem and reports it
+            pass
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import get_lexer_by_name
+
+        for lang in ("python", "bash", "text"):
+            highlight("x = 1  # a\nprint(f'{x}')\n", get_lexer_by_name(lang), HtmlFormatter())
+    except Exception:  # noqa: BLE001
+        pass

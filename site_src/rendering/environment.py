@@ -19,7 +19,8 @@ from site_src.sources.collect import Explainer
 TEMPLATES = Path(__file__).parent.parent / "templates"
 
 
-def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None = None) -> jinja2.Environment:
+def make_environment(explainers: list[Explainer], *, reports: list[Explainer] = (),
+                     bytecode_dir: Path | None = None) -> jinja2.Environment:
     """The Jinja environment the pages are rendered in.
 
     Parameters
@@ -29,6 +30,10 @@ def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None =
         named by its ``display_path`` (``"explainers/<slug>.md"``), so Jinja's errors and
         traceback frames name the explainer; their titles become the global ``titles``
         (``{slug: title}``), which pages use to link to each other.
+    reports : list of Explainer, optional
+        The collected reports (``site_src.sources.reports``): their prose is a template too,
+        named by its ``display_path`` (``"reports/<slug>/report.md"``); they are not in the
+        explainers' titles and reading order.
     bytecode_dir : Path, optional
         A folder for Jinja's bytecode cache (keyed by each template's source), created if
         missing: a template compiled once is not compiled again by the next build. None: no cache.
@@ -49,7 +54,7 @@ def make_environment(explainers: list[Explainer], *, bytecode_dir: Path | None =
     OSError
         ``bytecode_dir`` cannot be created.
     """
-    sources = {e.display_path: e.prose for e in explainers}
+    sources = {e.display_path: e.prose for e in [*explainers, *reports]}
     cache = None
     if bytecode_dir is not None:
         bytecode_dir.mkdir(parents=True, exist_ok=True)

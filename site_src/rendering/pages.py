@@ -35,7 +35,7 @@ from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
                                          terminal_html)
-from site_src.sources.collect import CODE_PLACEHOLDER, PROSE_FUNCTIONS, Explainer
+from site_src.sources.collect import CODE_PLACEHOLDER, Explainer
 from site_src.sources.extract import generated_text, header
 
 
@@ -53,14 +53,27 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
     pages' titles, and the code and templates of ``site_src``. Raises ``SiteError`` (naming the
     explainer and the line) for a problem in the prose.
     """
-    key = _page_key(e, run, facts=facts, source=env.globals["source"],
-                    titles=[env.globals["titles"], env.globals["reading_order"],
-                            env.globals.get("bibliography_digest", "")], banner=banner)
+    key = page_key(e, run, facts=facts, env=env, banner=banner)
+    return cached_page(e, out, root, key=key, reuse=reuse,
+                       render=lambda: _render_explainer(env, e, run, results, out, root, banner=banner))
+
+
+def page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, env: jinja2.Environment, banner, more=()) -> str:
+    """The page cache's key of ``e``'s page (see `explainer_page`), with ``more`` (strings the
+    page also shows: a report's lock digest)."""
+    return _page_key(e, run, facts=facts, source=env.globals["source"],
+                     titles=[env.globals["titles"], env.globals["reading_order"],
+                             env.globals.get("bibliography_digest", ""), *more], banner=banner)
+
+
+def cached_page(e: Explainer, out: Path, root: Path, *, key: str, render, reuse: bool) -> bool:
+    """Copy ``e``'s page folder into ``out`` from the page cache if it was made from ``key``
+    (and ``reuse``); else ``render()`` it there and keep it. True when it was rendered."""
     cached = root / ".cache" / "fairsite-pages" / e.slug
     if reuse and _cached_page_holds(cached, key):
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
         return False
-    _render_explainer(env, e, run, results, out, root, banner=banner)
+    render()
     _store_page(out, cached, key)
     return True
 
@@ -174,14 +187,21 @@ class _Placement:
 
 
 def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, placed: _Placement) -> str:
-    """The explainer's prose rendered with the run's values; any failure names the explainer and line."""
+    """The explainer's prose rendered with the run's values and the page's functions (`PROSE_FUNCTIONS`)."""
+    refs = PageCitations(env.globals.get("bibliography", {}), explainer=e.display_path)
+    return render_prose(env, e, run, dict(figure=placed.figure, cell=placed.cell,
+                                          result=lambda **key: results.lookup(**key), cite=refs.cite,
+                                          further_reading=refs.further_reading))
+
+
+def render_prose(env, e: Explainer, run: RunResult, functions: dict) -> str:
+    """A page's prose rendered with the run's values and the page's ``functions`` (an explainer's
+    figure, cell, cite...; a report's tables, `rendering.report_page`); any failure names the
+    page's source and line."""
     try:
         # Inside the try: a syntax error (an unclosed tag, an unknown filter) is reported with its line too.
         template = env.get_template(e.display_path)
-        refs = PageCitations(env.globals.get("bibliography", {}), explainer=e.display_path)
-        return template.render(**run.values, figure=placed.figure, cell=placed.cell,
-                               result=lambda **key: results.lookup(**key), cite=refs.cite,
-                               further_reading=refs.further_reading)
+        return template.render(**run.values, **functions)
     except SiteError as err:
         # Raised from inside the template (a citation, a figure): add the explainer and its line.
         raise type(err)(err.message, explainer=e.display_path, line=err.line or _template_line(e.display_path)) from None
@@ -193,7 +213,7 @@ def _render_prose(env, e: Explainer, run: RunResult, results: ResultsTable, plac
         if name and name.group(1) not in run.unpassed:
             said += " or a page function"
         raise TemplateError(said
-                            + _hint(r"'(.+)' is undefined", err.message, [*run.values, *PROSE_FUNCTIONS, *env.globals]),
+                            + _hint(r"'(.+)' is undefined", err.message, [*run.values, *functions, *env.globals]),
                             explainer=e.display_path,
                             line=_template_line(e.display_path)) from None
     except Exception as err:  # noqa: BLE001 - any template failure is reported with its line

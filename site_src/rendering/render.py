@@ -24,10 +24,12 @@ from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src.rendering.data_page import PAGE as DATA_PAGE, render_data_page
 from site_src.rendering.glossary import TERMS, audit_conventions
 from site_src.rendering.pages import explainer_page
+from site_src.rendering.report_page import PAGE_ORDER, report_page
 from site_src.rendering.references import BIBLIOGRAPHY, bibliography_digest, load_bibliography, reference_link
 from site_src.rendering.results import ResultsTable
 from site_src.rendering.results_page import render_results_page
 from site_src.sources.collect import Explainer
+from site_src.sources.reports import REPORTS, Report
 
 __all__ = ["READER_PAGES", "PageWriter", "Rendered", "render"]
 
@@ -58,8 +60,10 @@ def render(
     Parameters
     ----------
     explainers : list of Explainer
-        Every collected explainer (``site_src.sources.collect``), in any order; the home page
-        lists them by their ``order`` and title.
+        Every collected explainer (``site_src.sources.collect``) and report
+        (``site_src.sources.reports.Report``, written to ``reports/<slug>/`` by
+        ``rendering.report_page``, and listed on ``reports/index.md``), in any order; the home
+        page lists the explainers by their ``order`` and title.
     runs : dict
         ``{slug: RunResult}`` of the runs that succeeded (``site_src.execution``). An explainer
         without a run gets no page (its failure is already reported), but still its card.
@@ -121,14 +125,18 @@ class PageWriter:
 
     def __init__(self, explainers: list[Explainer], results: ResultsTable, docs_dir: Path, *, root: Path,
                  facts: BuildFacts, reuse_pages: bool = True):
-        self.explainers, self.results, self.docs_dir = explainers, results, docs_dir
+        # An explainer's page and a report's are each written as its run ends; the home page, the
+        # reading order and the results page are the explainers'; the reports' index is theirs.
+        self.sources, self.results, self.docs_dir = explainers, results, docs_dir
+        self.explainers = [e for e in explainers if not isinstance(e, Report)]
+        self.reports = [e for e in explainers if isinstance(e, Report)]
         self.root, self.facts, self.reuse = Path(root), facts, reuse_pages
         self.env: jinja2.Environment | None = None
         self._failed: Rendered | None = None  # set up failed: nothing else is written
         self._problems: list[SiteError] = []
         self._pages: dict[str, tuple[list[SiteError], bool | None]] = {}  # slug -> problems, rendered (None: no page)
         self._without_runs: list[SiteError] | None = None  # problems of `pages_without_runs`, once written
-        env = make_environment(explainers, bytecode_dir=self.root / ".cache" / "fairsite-jinja")
+        env = make_environment(self.explainers, reports=self.reports, bytecode_dir=self.root / ".cache" / "fairsite-jinja")
         try:
             # Every page says where its code lives and which commit it was built from; explainer
             # prose links a worked example to the calculator with check_gap(...) (check_groups,
@@ -162,8 +170,12 @@ class PageWriter:
         if self.env is None:
             return
         try:
-            rendered = explainer_page(self.env, e, run, self.results, self.docs_dir / "explainers" / e.slug, self.root,
-                                      facts=self.facts, banner=banner, reuse=self.reuse)
+            if isinstance(e, Report):
+                rendered = report_page(self.env, e, run, self.docs_dir / REPORTS / e.slug, self.root, facts=self.facts,
+                                       banner=banner, reuse=self.reuse)
+            else:
+                rendered = explainer_page(self.env, e, run, self.results, self.docs_dir / "explainers" / e.slug,
+                                          self.root, facts=self.facts, banner=banner, reuse=self.reuse)
             self._pages[e.slug] = ([], rendered)
         except SiteError as err:
             self._pages[e.slug] = ([err], None)
@@ -175,7 +187,7 @@ class PageWriter:
         if self._failed is not None:
             return self._failed
         problems, written, rendered = list(self._problems), [], []
-        for e in self.explainers:
+        for e in self.sources:
             if e.slug not in runs:
                 continue  # its run failed; that error is already reported
             if e.slug not in self._pages:
@@ -186,7 +198,8 @@ class PageWriter:
                 written.append(e.slug)
                 if was_rendered:
                     rendered.append(e.slug)
-        _home_and_tags(self.env, self.explainers, {slug: runs[slug] for slug in written}, self.results, self.docs_dir)
+        _home_and_tags(self.env, self.explainers, {slug: runs[slug] for slug in written}, self.results, self.docs_dir,
+                       reports=self.reports)
         if self._without_runs is None:
             self.pages_without_runs()
         return Rendered(problems + self._without_runs, tuple(rendered))
@@ -209,14 +222,22 @@ class PageWriter:
         return written
 
 
-def _home_and_tags(env: jinja2.Environment, explainers, paged_runs: dict, results, docs_dir: Path) -> None:
-    """The home page (a card per explainer, in reading order) and the tag index; ``paged_runs``
-    holds the runs of the explainers that have a page."""
+def _home_and_tags(env: jinja2.Environment, explainers, paged_runs: dict, results, docs_dir: Path, *,
+                   reports: list[Report] = ()) -> None:
+    """The home page (a card per explainer, in reading order), the tag index and, when there are
+    reports, their index (``reports/index.md``, first in their section of the navigation);
+    ``paged_runs`` holds the runs of the explainers that have a page."""
     ordered = sorted(explainers, key=lambda e: (e.meta.order, e.meta.title))
     # Each home card shows its explainer's first figure, as sphinx-gallery's gallery does.
     thumbs = {slug: run.figures[0].name for slug, run in paged_runs.items() if run.figures}
-    index = env.get_template("index.md.j2").render(explainers=ordered, has_results=results.exists, thumbs=thumbs)
+    index = env.get_template("index.md.j2").render(explainers=ordered, has_results=results.exists, thumbs=thumbs,
+                                                   has_reports=bool(reports))
     (docs_dir / "index.md").write_text(index, encoding="utf-8")
+    if reports:
+        (docs_dir / REPORTS).mkdir(exist_ok=True)
+        text = env.get_template("reports.md.j2").render(reports=sorted(reports, key=lambda r: (r.meta.title, r.slug)),
+                                                        order=PAGE_ORDER - 1)
+        (docs_dir / REPORTS / "index.md").write_text(text, encoding="utf-8")
     (docs_dir / "tags.md").write_text(env.get_template("tags.md.j2").render(), encoding="utf-8")
 
 

@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import jinja2
 import jinja2.nodes
@@ -173,10 +173,29 @@ class Explainer:
 
         return yaml_key_line(self.front_matter, loc) if self.front_matter else None
 
+    # Run values compared with the accepted ones whether or not the prose names them (a report's
+    # tables, which the page shows through its own template: `snapshot.cited`).
+    cited_always: ClassVar[tuple[str, ...]] = ()
+
     @property
     def display_path(self) -> str:
         # Relative to the repository root, whatever the working directory: "explainers/<slug>.md".
         return f"{self.path.parent.name}/{self.path.name}"
+
+    @property
+    def root(self) -> Path:
+        """The repository the source is in (``explainers/`` is in it)."""
+        return self.path.resolve().parents[1]
+
+    @property
+    def code_path(self) -> Path:
+        """Where the extract stage writes the code readers run: ``explainers/code/<slug>.py``."""
+        return self.path.parent / "code" / f"{self.slug}.py"
+
+    @property
+    def code_source(self) -> Path:
+        """The file a run's errors and traceback lines name: the source whose block the code is."""
+        return self.path
 
 
 READING_ORDER = "reading-order.yaml"  # beside the explainers: the one reading order (issue 28)
@@ -334,23 +353,8 @@ def parse_explainer(path: Path) -> Explainer:
     problems = []
     if not SLUG.match(slug):
         problems.append(f"{shown}: file name must be a slug (lowercase words joined by '-'), got '{slug}'")
-    data = path.read_bytes()
-    lines = read_text(data, shown=shown).split("\n")
-    raw, end = split_front_matter(lines, shown=shown)
-    meta = None
-    if not isinstance(raw, dict):
-        problems.append(f"{shown}: front matter must be a mapping of fields, got {type(raw).__name__}")
-    else:
-        try:
-            meta = FrontMatter.model_validate(raw)
-        except ValidationError as err:
-            for e in err.errors():
-                # Each is named by its line: the key's (a misspelled key, a value such as
-                # `timeout: ten`), or for a missing field the mapping's that lacks it (issue 26).
-                loc = tuple(e["loc"])
-                line = _front_matter_line(lines, end, loc[:-1] if e["type"] == "missing" else loc)
-                problems.append(f"{at(shown, line)}: front matter: "
-                                f"{_field_problem(e, FrontMatter)}")
+    data, lines, end, meta, found = read_source(path, FrontMatter, shown=shown)
+    problems += found
 
     blocks = _fenced_blocks(lines, start=end + 1, shown=shown)
     code_blocks = [b for b in blocks if b[2] == CODE_MARKER]
@@ -371,6 +375,34 @@ def parse_explainer(path: Path) -> Explainer:
     prose_lines[open_i] = CODE_PLACEHOLDER
     return Explainer(slug=slug, path=path, meta=meta, prose="\n".join(prose_lines), code=code, code_line=open_i + 2,
                      digest=hashlib.sha256(data).hexdigest(), front_matter="\n" + "\n".join(lines[1:end]))
+
+
+def read_source(path: Path, model: type[FrontMatter], *, shown: str):
+    """A page source's bytes, lines, the index of its front matter's closing ``---``, the front
+    matter validated by ``model`` (None if it is not valid) and its problems, each named by its
+    line: what explainers and reports (``sources.reports``) are both read with.
+
+    Raises
+    ------
+    ConfigError
+        The file is not UTF-8, or its front matter is missing or not YAML (nothing else can be read).
+    """
+    data = path.read_bytes()
+    lines = read_text(data, shown=shown).split("\n")
+    raw, end = split_front_matter(lines, shown=shown)
+    if not isinstance(raw, dict):
+        return data, lines, end, None, [f"{shown}: front matter must be a mapping of fields, got {type(raw).__name__}"]
+    try:
+        return data, lines, end, model.model_validate(raw), []
+    except ValidationError as err:
+        problems = []
+        for e in err.errors():
+            # Each is named by its line: the key's (a misspelled key, a value such as
+            # `timeout: ten`), or for a missing field the mapping's that lacks it (issue 26).
+            loc = tuple(e["loc"])
+            line = _front_matter_line(lines, end, loc[:-1] if e["type"] == "missing" else loc)
+            problems.append(f"{at(shown, line)}: front matter: {_field_problem(e, model)}")
+        return data, lines, end, None, problems
 
 
 def read_text(data: bytes, *, shown: str) -> str:
@@ -489,3 +521,28 @@ def _display(path: Path) -> str:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def check_slugs(sources: list[Explainer], named: set[str]) -> None:
+    """The names given on the command line (``--force``, ``accept``) must each be an explainer's or a report's.
+
+    Raises
+    ------
+    ConfigError
+        Naming each unknown name with the closest (`_slug_hint`) and listing the names there are.
+    """
+    slugs = {e.slug for e in sources}
+    unknown = sorted(set(named) - slugs)
+    if unknown:
+        hints = "; ".join(f"'{s}'{_slug_hint(s, sorted(slugs))}" for s in unknown)
+        raise ConfigError(f"no explainer named {hints}; the explainers (and reports) are {sorted(slugs)}")
+
+
+def _slug_hint(name: str, slugs: list[str]) -> str:
+    """The hint after an unknown explainer name: the slugs it begins (a slug's first words, as
+    `--force permutation` for permutation-test-fairness-gaps), else the closest by spelling."""
+    starting = [s for s in slugs if s.startswith(name)]
+    if starting:
+        shown = " or ".join(repr(s) for s in starting[:3]) + (" or ..." if len(starting) > 3 else "")
+        return f" (did you mean {shown}?)"
+    return did_you_mean(name, slugs)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from site_src.errors import BuildFailed, ExecutionError
 from site_src.sources.collect import Explainer
+from site_src.sources.reports import Report, report_header
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class CodeFile:
     text: str
     header_lines: int
     code_line: int  # source line of the code's first line
+    # False for a report's: its page shows no output (its run prints the record), nor warns of its length.
+    output_shown: bool = True
 
     def source_line(self, generated_line: int) -> int | None:
         """Map a line of the generated file to the line of the explainer source, if it is code."""
@@ -36,7 +39,10 @@ class CodeFile:
 
 
 def header(explainer: Explainer) -> str:
-    """The lines the generated file starts with: where it comes from and how to run it."""
+    """The lines the generated file starts with: where it comes from and how to run it (a
+    report's: the manifest it is generated from, `sources.reports.report_header`)."""
+    if isinstance(explainer, Report):
+        return report_header(explainer.slug)
     src = explainer.display_path
     return (
         f"# Generated from {src} by `fairsite build`; edit the explainer, not this file.\n"
@@ -49,8 +55,9 @@ def generated_text(explainer: Explainer) -> str:
     return header(explainer) + explainer.code
 
 
-def extract(explainers: list[Explainer], code_dir: Path) -> list[CodeFile]:
-    """Describe each explainer's generated code file (``code_dir/<slug>.py``) without writing it.
+def extract(explainers: list[Explainer]) -> list[CodeFile]:
+    """Describe each explainer's generated code file (``explainers/code/<slug>.py``; a report's,
+    ``reports/<slug>/report.py``: `Explainer.code_path`) without writing it.
 
     The runs are given the code itself; the files are written by :func:`publish` only once the
     whole build has succeeded, so a failed build leaves ``explainers/code/`` as it found it.
@@ -61,10 +68,9 @@ def extract(explainers: list[Explainer], code_dir: Path) -> list[CodeFile]:
         When any explainer's code does not compile: one `ExecutionError` per such explainer
         (`syntax_errors`), raised before any run starts.
     """
-    code_dir = Path(code_dir)
     code_files = [
-        CodeFile(slug=e.slug, path=code_dir / f"{e.slug}.py", source=e.path, text=generated_text(e),
-                 header_lines=header(e).count("\n"), code_line=e.code_line)
+        CodeFile(slug=e.slug, path=e.code_path, source=e.code_source, text=generated_text(e),
+                 header_lines=header(e).count("\n"), code_line=e.code_line, output_shown=not isinstance(e, Report))
         for e in explainers
     ]
     # A typo used to surface only when its run's turn came, after every other explainer had run
@@ -152,10 +158,11 @@ def publish(code_files: list[CodeFile], code_dir: Path) -> None:
     """
     code_dir = Path(code_dir)
     code_dir.mkdir(parents=True, exist_ok=True)
-    # The folder is the build's: a file whose explainer is gone is removed with it.
-    wanted = {c.path.name for c in code_files}
+    # The folder is the build's: a file whose explainer is gone is removed with it. (A report's
+    # code is in its own folder, which goes with the report.)
+    wanted = {Path(c.path).resolve() for c in code_files}
     for orphan in code_dir.glob("*.py"):
-        if orphan.name not in wanted:
+        if orphan.resolve() not in wanted:
             orphan.unlink()
     for c in code_files:
         if not c.path.exists() or c.path.read_text(encoding="utf-8") != c.text:
@@ -165,18 +172,25 @@ def publish(code_files: list[CodeFile], code_dir: Path) -> None:
 
 
 def stale_code_files(explainers: list[Explainer], code_dir: Path) -> list[str]:
-    """Generated files that differ from what their sources generate, or have no source."""
+    """Generated files that differ from what their sources generate, or have no source (in
+    ``code_dir``, the explainers' folder of code)."""
     code_dir = Path(code_dir)
-    shown = f"{code_dir.parent.name}/{code_dir.name}"  # "explainers/code", whatever the cwd
     problems = []
-    wanted = {f"{e.slug}.py": generated_text(e) for e in explainers}
-    for name, text in wanted.items():
-        path = code_dir / name
+    wanted = {e.code_path.resolve(): (e, generated_text(e)) for e in explainers}
+    for path, (e, text) in wanted.items():
+        shown = _shown(e.code_path, e.root)
         if not path.exists():
-            problems.append(f"{shown}/{name}: missing; run `fairsite build` to generate it")
+            problems.append(f"{shown}: missing; run `fairsite build` to generate it")
         elif path.read_text(encoding="utf-8") != text:
-            problems.append(f"{shown}/{name}: differs from its explainer source; run `fairsite build`")
+            problems.append(f"{shown}: differs from its {'manifest' if isinstance(e, Report) else 'explainer source'}; "
+                            "run `fairsite build`")
     for path in sorted(code_dir.glob("*.py")) if code_dir.exists() else []:
-        if path.name not in wanted:
-            problems.append(f"{shown}/{path.name}: no explainer source generates it; delete it")
+        if path.resolve() not in wanted:
+            problems.append(f"{code_dir.parent.name}/{code_dir.name}/{path.name}: no explainer source generates it; "
+                            "delete it")
     return problems
+
+
+def _shown(path: Path, root: Path) -> str:
+    """``path`` as the repository names it ("explainers/code/x.py"), whatever the working directory."""
+    return Path(path).resolve().relative_to(root).as_posix()
