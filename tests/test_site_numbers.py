@@ -265,7 +265,6 @@ def test_new_scaffolds_an_explainer_that_builds_at_once(tmp_path):
 @settings(max_examples=200, deadline=None)
 # A title slugify can name a file after: an ASCII letter or digit, and no letter only of
 # another script without a Latin one beside it (that title asks for --slug, tests/test_sources.py).
-@settings(deadline=None)  # no test may depend on the machine's load (issue 47)
 @given(st.text(min_size=1, max_size=60).filter(
     lambda t: any(c.isalnum() and c.isascii() for c in t)
     and (any(c.isalpha() and c.isascii() for c in t) or not any(c.isalpha() for c in t))))
