@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 from faircode.formatting import format_p_value
-from faircode.significance import (VERDICTS, classify_gap, equivalence_test_from_counts, gap_verdict_from_counts,
-                                   permutation_test, proportion_difference_ci, proportion_ratio_ci, verdict_sentence)
+from faircode.significance import VERDICTS, gap_verdict_from_counts, permutation_test
 
 from conftest import Guard
 from faircalc_page import library_words
@@ -181,41 +180,20 @@ def test_the_verdicts_are_computed_off_the_page_thread(site_root, base_url, brow
     assert not guard.outside and not guard.errors, (guard.outside, guard.errors)
 
 
-def test_at_a_million_people_the_power_at_the_margin_waits_for_a_click_and_can_be_stopped(open_page):
-    """Above 200,000 people the verdicts come at once (score tests) without the power at the
-    margin, whose exact power can take minutes (here at a margin of 0.1 points): it waits for a
-    click, then runs in the background with its progress and a Stop button."""
+def test_at_a_million_people_the_verdicts_come_at_once_with_the_z_tests_power(open_page):
+    """Above faircode's EXACT_POWER_SIZE the power at the margin is the z-test's (power_method
+    "normal"), instant: at a million people a group the verdicts come with it, no click, and the
+    sentences are the library's gap_verdict_from_counts word for word (it took minutes before)."""
     page = open_page(CALC + "?la=women&na=1000000&ka=500000&lb=men&nb=1000000&kb=499000&margin=0.1")
     _verdicts_done(page)
     out = page.locator("#fc-verdict-out")
-    shown = _shown(page)
-    expected = [_without_power(500000, 1000000, 499000, 1000000, (-0.001, 0.001), "difference", "flagged"),
-                _without_power(500000, 1000000, 501000, 1000000, FIFTHS, "ratio", "not flagged")]
-    assert [s for _, s in shown] == [sentence for _, sentence in expected]
-    assert [state.rsplit(": ", 1)[1] for state, _ in shown] == [VERDICTS[v] for v, _ in expected]
-    assert out.locator("dd").nth(1).inner_text().startswith("not computed yet")
-    out.locator("button", has_text="Compute the power at the margin for 2,000,000 people").click()
-    page.wait_for_function("document.querySelector('#fc-verdict-out progress') !== null "
-                           "&& document.querySelector('#fc-verdict-out progress').value > 0")
-    assert out.get_attribute("aria-busy") == "true"
-    out.locator("button.fc-calc-stop").click()
-    _verdicts_done(page)
-    assert "Stopped: what is not shown above was not computed." in out.inner_text()
-    assert out.locator("button").inner_text() == "Compute again"
-
-
-def _without_power(k_a, n_a, k_b, n_b, margin, compare, outcome) -> tuple[str, str]:
-    """The verdict and its sentence with the power at the margin unknown, from the library's
-    parts (gap_verdict would compute the power: 20 s at a million people): the exact test, the
-    interval, the equivalence test, the rule (classify_gap) and the words (verdict_sentence)."""
-    a, b = np.r_[np.ones(k_a), np.zeros(n_a - k_a)], np.r_[np.ones(k_b), np.zeros(n_b - k_b)]
-    p = permutation_test(a, b)
-    low, high = proportion_difference_ci(a, b) if compare == "difference" else proportion_ratio_ci(a, b)
-    eq = equivalence_test_from_counts(k_a, n_a, k_b, n_b, margin=margin, compare=compare)
-    state = classify_gap(p_value=p, ci_low=low, ci_high=high, equivalence_p_value=eq.p_value, margin=margin)
-    return state, verdict_sentence(state, compare=compare, estimate=eq.estimate, ci_low=low, ci_high=high, p_value=p,
-                                   equivalence_p_value=eq.p_value, equivalence_ci=(eq.ci_low, eq.ci_high), margin=margin,
-                                   power_at_margin=math.nan, names=("women", "men"), outcome=outcome)
+    gap = gap_verdict_from_counts(500000, 1000000, 499000, 1000000, margin=0.001, names=("women", "men"),
+                                  outcome="flagged")
+    ratio = gap_verdict_from_counts(500000, 1000000, 501000, 1000000, margin=FIFTHS, compare="ratio",
+                                    names=("women", "men"), outcome="not flagged")
+    assert gap.power_method == ratio.power_method == "normal"
+    assert [s for _, s in _shown(page)] == [gap.sentence, ratio.sentence]
+    assert out.locator("button", has_text="Compute the power at the margin").count() == 0
 
 
 def test_the_same_in_python_prints_the_pages_sentences(open_page):

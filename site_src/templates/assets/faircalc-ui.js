@@ -367,7 +367,7 @@
 
   // The verdicts on the gap (at the margin) and on the favourable-outcome ratio (against the
   // four-fifths band), computed again when the counts, the margin or the band change. Above
-  // POWER_AUTO_LIMIT people the power at the margin waits for a click.
+  // POWER_AUTO_LIMIT people an exact power at the margin waits for a click (the z-test's does not).
   function verdicts(calc) {
     var region = calc.$("fc-verdict-out"), job = calc.job;
     stopRuns(calc, "verdict");
@@ -378,7 +378,9 @@
     if (!job) return;
     var boxes = [el("div", { class: "fc-verdict" }), el("div", { class: "fc-verdict" })];
     region.append(boxes[0], boxes[1]);
-    var names = [job.la, job.lb], power = job.nA + job.nB <= POWER_AUTO_LIMIT;
+    // The power at the margin is the z-test's above faircode's EXACT_POWER_SIZE: instant, so only
+    // an exact power over many people waits for a click.
+    var names = [job.la, job.lb], power = job.nA + job.nB <= POWER_AUTO_LIMIT || calc.EQ.powerMethod(job.nA, job.nB) === "normal";
     var fA = job.fav === "negative" ? job.nA - job.kA : job.kA, fB = job.fav === "negative" ? job.nB - job.kB : job.kB;
     var steps = [
       ["the verdict on the gap", [job.kA, job.nA, job.kB, job.nB, { margin: m.margin, names: names, outcome: job.what }]],
