@@ -17,6 +17,8 @@ import doctest
 import importlib.util
 import inspect
 import math
+
+from faircode.formatting import format_p_value
 import sys
 import warnings
 
@@ -477,7 +479,31 @@ def test_a_ratio_verdict_names_its_yardstick():
     the sentence says which yardstick showed "no gap of practical size"."""
     v = gap_verdict_from_counts(870, 1000, 980, 1000, margin=(0.8, math.inf), compare="ratio")
     assert v.verdict == "no_practical_gap_shown"
-    assert v.sentence.startswith("No gap of practical size is shown by the four-fifths line of 0.8:")
+    assert v.sentence.startswith("No gap of practical size against group A is shown by the four-fifths line of 0.8:")
+    band = gap_verdict_from_counts(870, 1000, 900, 1000, margin=(0.8, 1.25), compare="ratio")
+    assert band.sentence.startswith("No gap of practical size is shown by the band 0.80 to 1.25:")
+
+
+def test_a_ratio_far_above_a_one_sided_line_is_not_called_a_small_gap():
+    """A reader's review (issue 47): 30 of 100 against 10 of 100 with the line 0.8 read "a gap
+    smaller than the four-fifths line of 0.8 allows is shown" of a ratio of 3.00."""
+    v = gap_verdict_from_counts(30, 100, 10, 100, margin=(0.8, math.inf), compare="ratio", names=("women", "men"))
+    assert v.verdict == "no_practical_gap_shown" and v.p_value < 0.05
+    assert "against women is shown" in v.sentence and "smaller than" not in v.sentence
+    assert v.sentence.endswith(f"The exact test finds that the rates differ ({format_p_value(v.p_value)}).")
+
+
+def test_a_margin_is_named_with_every_digit_it_was_declared_with():
+    """A reader's review (issue 47): a margin of 0.05 points was named "±0.1"; "±1 percentage points"."""
+    from faircode.significance import verdict_sentence
+
+    def name(margin):
+        return verdict_sentence("inconclusive", compare="difference", estimate=0.0, ci_low=-0.1, ci_high=0.1, p_value=0.9,
+                                equivalence_p_value=0.5, equivalence_ci=(math.nan, math.nan), margin=margin,
+                                power_at_margin=math.nan)
+    assert "the margin of \u00b10.05 percentage points" in name((-0.0005, 0.0005))
+    assert "the margin of \u00b11 percentage point " in name((-0.01, 0.01))
+    assert "the margin of \u22123 to +5 percentage points" in name((-0.03, 0.05))
 
 
 def test_the_verdict_names_and_outcome_are_checked():

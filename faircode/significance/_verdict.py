@@ -31,7 +31,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from faircode.formatting import format_p_value, format_points, format_ratio
+from faircode.formatting import MINUS, format_p_value, format_points, format_ratio
 from faircode.formatting import format_p_value as _format_p_value
 from faircode.significance._equivalence import (
     COMPARISONS,
@@ -421,7 +421,9 @@ def verdict_sentence(verdict: str, *, compare: str, estimate: float, ci_low: flo
         low, high = equivalence_ci
         where = (f"Its {words.level(2)} interval, {words.interval(low, high)}, lies {words.within()}"
                  if not (math.isnan(low) or math.isnan(high)) else f"It lies {words.within()}")
-        if p_value < alpha:  # the usual test rejects too: a gap is shown, and shown small
+        if p_value < alpha and compare == "ratio" and math.isinf(margin[1]):  # one-sided: the rates differ
+            tail = f"The exact test finds that the rates differ ({format_p_value(p_value)})."
+        elif p_value < alpha:  # the usual test rejects too: a gap is shown, and shown small
             tail = (f"The exact test finds a gap ({format_p_value(p_value)}): a gap smaller than "
                     f"{'the margin' if compare == 'difference' else words.margin_name() + ' allows'} is shown.")
         else:
@@ -501,9 +503,9 @@ class _Words:
                 return "the four-fifths line of 0.8" if self.low == 0.8 else f"a ratio of {self.ratio(self.low)}"
             return f"the band {self.ratio(self.low)} to {self.ratio(self.high)}"
         if -self.low == self.high:
-            return f"the margin of \u00b1{_round_number(format_points(self.high, signed=False))}"
-        return (f"the margin of {_round_number(format_points(self.low, unit=False))} to "
-                f"{_round_number(format_points(self.high))}")
+            return f"the margin of \u00b1{_margin_points(self.high)}"
+        return (f"the margin of {_margin_points(self.low, signed=True, unit=False)} to "
+                f"{_margin_points(self.high, signed=True)}")
 
     def beyond(self) -> str:
         if self.compare == "ratio":
@@ -520,6 +522,8 @@ class _Words:
     def no_gap_head(self) -> str:
         # A ratio inside the four-fifths band can sit beside a difference beyond a margin in
         # points (low base rates): the sentence names the yardstick it was shown against.
+        if self.compare == "ratio" and math.isinf(self.high):  # one-sided: no adverse impact on `a`
+            return f"No gap of practical size against {self.a} is shown by {self.margin_name()}"
         if self.compare == "ratio":
             return f"No gap of practical size is shown by {self.margin_name()}"
         return "No gap of practical size is shown"
@@ -542,6 +546,12 @@ class _Words:
         return f"within {self.margin_name()}"
 
 
-def _round_number(text: str) -> str:
-    """A margin is a round number the audit chose: "10 percentage points", not "10.0"."""
-    return text.replace(".0 ", " ") if text.endswith(" points") else (text[:-2] if text.endswith(".0") else text)
+def _margin_points(value: float, *, signed: bool = False, unit: bool = True) -> str:
+    """A margin as the audit declared it, every digit it has: "5 percentage points", "0.05
+    percentage points" (not rounded to "0.1"), "1 percentage point"; with ``signed``, a bound of
+    an asymmetric margin with its sign ("\u22123", "+5 percentage points")."""
+    points = round(100 * value, 10)
+    text = f"{abs(points):g}"
+    if signed and points != 0:
+        text = (MINUS if points < 0 else "+") + text
+    return text + ((" percentage point" if abs(points) == 1 else " percentage points") if unit else "")

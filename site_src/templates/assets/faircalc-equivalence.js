@@ -359,9 +359,12 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
 
   // ------------------------------------------------------------------ the words (verdict_sentence)
 
-  function roundNumber(text) { // a margin is a round number: "10 percentage points", not "10.0"
-    if (/ points$/.test(text)) return text.replace(".0 ", " ");
-    return /\.0$/.test(text) ? text.slice(0, -2) : text;
+  // _margin_points: a margin as declared, every digit it has ("0.05 percentage points", not "0.1";
+  // "1 percentage point"), with a sign for a bound of an asymmetric margin.
+  function marginPoints(value, signed, unit) {
+    var points = Number((100 * value).toFixed(10)), text = String(Number(Math.abs(points).toPrecision(6))); // Python's {:g}
+    if (signed && points !== 0) text = (points < 0 ? "\u2212" : "+") + text;
+    return text + (unit ? (Math.abs(points) === 1 ? " percentage point" : " percentage points") : "");
   }
 
   function Words(n) {
@@ -391,8 +394,8 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
       if (!Number.isFinite(this.high)) return this.low === 0.8 ? "the four-fifths line of 0.8" : "a ratio of " + this.ratio(this.low);
       return "the band " + this.ratio(this.low) + " to " + this.ratio(this.high);
     }
-    if (-this.low === this.high) return "the margin of \u00b1" + roundNumber(T.points(this.high, { signed: false }));
-    return "the margin of " + roundNumber(T.points(this.low, { unit: false })) + " to " + roundNumber(T.points(this.high));
+    if (-this.low === this.high) return "the margin of \u00b1" + marginPoints(this.high, false, true);
+    return "the margin of " + marginPoints(this.low, true, false) + " to " + marginPoints(this.high, true, true);
   };
   Words.prototype.beyond = function () {
     if (this.compare === "ratio") {
@@ -408,6 +411,7 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
   // A ratio inside the four-fifths band can sit beside a difference beyond a margin in points:
   // the sentence names the yardstick it was shown against.
   Words.prototype.noGapHead = function () {
+    if (this.compare === "ratio" && !Number.isFinite(this.high)) return "No gap of practical size against " + this.a + " is shown by " + this.marginName();
     return this.compare === "ratio" ? "No gap of practical size is shown by " + this.marginName() : "No gap of practical size is shown";
   };
   Words.prototype.trueGapAtMargin = function () {
@@ -436,7 +440,9 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
     if (state === "no_practical_gap_shown") {
       var lo = n.equivalence_ci[0], hi = n.equivalence_ci[1];
       var where = !(Number.isNaN(lo) || Number.isNaN(hi)) ? "Its " + w.level(2) + " interval, " + w.interval(lo, hi) + ", lies " + w.within() : "It lies " + w.within();
-      var tail = n.p_value < n.alpha // the usual test rejects too: a gap is shown, and shown small
+      var oneSided = n.compare === "ratio" && !Number.isFinite(n.margin[1]);
+      var tail = n.p_value < n.alpha && oneSided ? "The exact test finds that the rates differ (" + pValue(n.p_value) + ")."
+        : n.p_value < n.alpha // the usual test rejects too: a gap is shown, and shown small
         ? "The exact test finds a gap (" + pValue(n.p_value) + "): a gap smaller than " + (n.compare === "difference" ? "the margin" : w.marginName() + " allows") + " is shown."
         : w.mayRemain();
       return w.noGapHead() + ": " + w.gap() + ". " + where + " (equivalence test, " + pValue(n.equivalence_p_value) + "). " + tail;
