@@ -115,7 +115,11 @@ def test_a_margin_that_is_not_one_is_named_and_marked_in_the_readers_words(open_
     margin, out = page.locator("#fc-margin"), page.locator("#fc-verdict-out")
     for typed, message in (("abc", "Margin: “abc” is not a number."),
                            ("0", "Margin: must be more than 0 and less than 100 percentage points; got 0."),
-                           ("120", "Margin: must be more than 0 and less than 100 percentage points; got 120.")):
+                           ("120", "Margin: must be more than 0 and less than 100 percentage points; got 120."),
+                           # A reader's review (issue 47): a proportion typed for points, a decimal comma.
+                           ("0.05", "Margin: is in percentage points and must be at least 0.5; got 0.05: did you mean 5?"),
+                           ("2,5", "Margin: “2,5”: a comma separates thousands here (1,000); write a decimal with a "
+                                   "point (8.5).")):
         margin.fill(typed)
         assert out.locator(".fc-calc-error").all_inner_texts() == [message]
         assert margin.get_attribute("aria-invalid") == "true"
@@ -184,10 +188,10 @@ def test_at_a_million_people_the_verdicts_come_at_once_with_the_z_tests_power(op
     """Above faircode's EXACT_POWER_SIZE the power at the margin is the z-test's (power_method
     "normal"), instant: at a million people a group the verdicts come with it, no click, and the
     sentences are the library's gap_verdict_from_counts word for word (it took minutes before)."""
-    page = open_page(CALC + "?la=women&na=1000000&ka=500000&lb=men&nb=1000000&kb=499000&margin=0.1")
+    page = open_page(CALC + "?la=women&na=1000000&ka=500000&lb=men&nb=1000000&kb=499000&margin=0.5")
     _verdicts_done(page)
     out = page.locator("#fc-verdict-out")
-    gap = gap_verdict_from_counts(500000, 1000000, 499000, 1000000, margin=0.001, names=("women", "men"),
+    gap = gap_verdict_from_counts(500000, 1000000, 499000, 1000000, margin=0.005, names=("women", "men"),
                                   outcome="flagged")
     ratio = gap_verdict_from_counts(500000, 1000000, 501000, 1000000, margin=FIFTHS, compare="ratio",
                                     names=("women", "men"), outcome="not flagged")
@@ -219,7 +223,7 @@ def test_the_verdicts_pass_axe_and_fit_a_phone(site_root, base_url, browser, sch
     axe, problems = Axe(), []
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     states = {"example": "", "no-margin": "?margin=abc",
-              "million": "?la=women&na=1000000&ka=500000&lb=men&nb=1000000&kb=499000&margin=0.1"}
+              "million": "?la=women&na=1000000&ka=500000&lb=men&nb=1000000&kb=499000&margin=0.5"}
     for width, height in ((1366, 900), (390, 844)):
         for where in ("served", "from disk"):
             context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme,

@@ -56,6 +56,8 @@
     var v = Number(raw);
     if (Number.isNaN(v)) return "“" + raw + "” is not a number";
     if (!(v > 0 && v < 100)) return "must be more than 0 and less than 100 percentage points; got " + raw;
+    // As an audit.yaml's practical_margin: 0.05 is a proportion typed for points.
+    if (v < 0.5) return "is in percentage points and must be at least 0.5; got " + raw + ": did you mean " + Number((100 * v).toPrecision(6)) + "?";
     return null;
   }
 
@@ -74,8 +76,12 @@
 
   // The value of a field (null when empty), or {problem} naming it in `words`; the field is marked.
   function readField(input, words, rule) {
-    var raw = clean(input.value);
-    var wrong = raw === "" ? null : rule(raw);
+    var raw = clean(input.value), typed = input.value.trim();
+    // A comma separates thousands (1,000); one that cannot is a decimal comma, which would be read
+    // as nothing ("8,5" as 85): refuse it rather than guess.
+    var wrong = /,/.test(typed) && !/^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$/.test(typed)
+      ? "“" + typed + "”: a comma separates thousands here (1,000); write a decimal with a point (8.5)"
+      : raw === "" ? null : rule(raw);
     mark(input, wrong);
     if (wrong) return { problem: words + " " + wrong };
     return { value: raw === "" ? null : Number(raw) };
@@ -360,7 +366,7 @@
   // reader's words ({empty} when there is none); the field is marked.
   function readMargin(calc) {
     var got = readField(calc.inputs.margin, "Margin:", marginProblem);
-    if (got.problem) return { problem: got.problem + "." };
+    if (got.problem) return { problem: got.problem + (/[?.]$/.test(got.problem) ? "" : ".") };
     if (got.value === null) return { empty: "Enter the margin: the smallest gap, in percentage points, that would matter to you." };
     return { margin: [-got.value / 100, got.value / 100] };
   }
