@@ -202,3 +202,22 @@ def test_on_a_phone_the_tables_scroll_in_their_box_and_their_captions_stay_in_vi
         page.screenshot(path=str(ARTIFACTS / f"report-compas-390-{scheme}.png"))
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("path", [f"reports/{COMPAS}/", "explainers/reading-a-bias-audit-report/", "check-a-gap/"])
+def test_on_a_phone_every_box_that_scrolls_sideways_is_reached_by_keyboard(browser, base_url, path):
+    """A reader's review (issue 47): at 390 px axe found a serious scrollable-region-focusable on
+    the report's excluded-categories table and the explainer's table (Material's scroll wrappers
+    and code blocks are not in the tab order); pages.js gives each box that overflows tabindex 0."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, service_workers="block")
+    try:
+        page = context.new_page()
+        page.goto(base_url + path, wait_until="load")
+        page.wait_for_function("() => window.fcOnEveryPage !== undefined")
+        found = [(v["id"], [n["target"] for n in v["nodes"]]) for v in Axe().run(page).response["violations"]
+                 if v["id"] == "scrollable-region-focusable"]
+        assert found == [], found
+    finally:
+        context.close()

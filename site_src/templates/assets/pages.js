@@ -59,6 +59,25 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", begin);
   else begin();
 
+  // ------------------------------------------------------------------ scroll boxes a keyboard reaches
+
+  // A code block or a wide table that scrolls sideways on a phone must be reachable by keyboard
+  // to be scrolled (axe's scrollable-region-focusable, serious; a reader's review, issue 47):
+  // each one that overflows is given a place in the tab order and a name.
+  function focusableScrollBoxes() {
+    document.querySelectorAll(".md-typeset pre > code, .md-typeset__scrollwrap").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1 && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        if (box.matches(".md-typeset__scrollwrap") && !box.hasAttribute("aria-label")) {
+          box.setAttribute("role", "region");
+          box.setAttribute("aria-label", "table, scrolls sideways");
+        }
+      }
+    });
+  }
+  window.fcOnEveryPage(focusableScrollBoxes);
+  window.addEventListener("resize", focusableScrollBoxes);
+
   // ------------------------------------------------------------------ the left navigation
 
   // Material scrolls the left navigation to centre the page's link, in the first frame after the
