@@ -245,6 +245,17 @@ class Guard:
         self.errors.append(self._named(f"uncaught: {exc}"))
 
 
+def guarded_tab(browser, guard: Guard, **options):
+    """A tab whose requests, console errors and uncaught exceptions `guard` records (watched, not
+    routed: Playwright does not route file:// requests). Returns ``(context, page)``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block", **options)
+    page = context.new_page()
+    page.on("request", guard.request)
+    page.on("console", guard.console)
+    page.on("pageerror", guard.uncaught)
+    return context, page
+
+
 @pytest.fixture
 def open_page(browser, base_url):
     """``open_page(path, color_scheme="light")`` -> a Playwright page at ``base_url + path``, guarded."""

@@ -20,7 +20,7 @@ import pytest
 from faircode.formatting import format_p_value
 from faircode.significance import VERDICTS, gap_verdict_from_counts, permutation_test
 
-from conftest import Guard
+from conftest import Guard, guarded_tab
 from faircalc_page import library_words
 
 CALC = "check-a-gap/"
@@ -61,22 +61,12 @@ def _url(site_root, base_url, where: str, query: str = "") -> str:
     return (site_root / "site" / CALC / "index.html").as_uri() + query
 
 
-def _guarded(browser, guard: Guard, **options):
-    # Watched, not routed: Playwright does not route file:// requests.
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block", **options)
-    page = context.new_page()
-    page.on("request", guard.request)
-    page.on("console", guard.console)
-    page.on("pageerror", guard.uncaught)
-    return context, page
-
-
 @pytest.mark.parametrize("where", ["served", "from disk"])
 def test_the_page_shows_the_librarys_verdicts_and_follows_the_reader(site_root, base_url, browser, where):
     """The default example, then the reader's own counts, margin and band: each verdict and its
     sentence the library's; the address holds the margin and the band, and opens the same."""
     guard = Guard()
-    context, page = _guarded(browser, guard)
+    context, page = guarded_tab(browser, guard)
     page.goto(_url(site_root, base_url, where), wait_until="load")
     _verdicts_done(page)
     assert _shown(page) == _expected(*_library_pair(12, 140, 31, 210), "the margin of ±5 percentage points",
@@ -164,7 +154,7 @@ def test_the_verdicts_are_computed_off_the_page_thread(site_root, base_url, brow
     """The exact equivalence tests and their intervals (about a hundred exact tests each) run in a
     worker: while they are under way the page answers the reader at once."""
     guard = Guard()
-    context, page = _guarded(browser, guard)
+    context, page = guarded_tab(browser, guard)
     context.add_init_script(_HOLD_WORKERS)
     page.goto(_url(site_root, base_url, where), wait_until="load")
     page.wait_for_function("window.fcAsked.includes('FairCalcEquivalence.verdict')")

@@ -16,7 +16,7 @@ import pytest
 from faircode.formatting import format_p_value
 from faircode.significance import permutation_test, permutation_test_power, proportion_difference_ci
 
-from tests.e2e.conftest import PREFIX, Guard, rendered
+from tests.e2e.conftest import PREFIX, Guard, guarded_tab, rendered
 
 CALC = "check-a-gap/"
 POWER_PAGE = "explainers/small-samples-statistical-power/"
@@ -26,17 +26,6 @@ MILLION = "?la=women&na=1000000&ka=500000&lb=men&nb=1000000&kb=499000"
 
 def _sample(k: int, n: int) -> np.ndarray:
     return np.r_[np.ones(k), np.zeros(n - k)]
-
-
-def _guarded(browser, guard: Guard, **options):
-    """A tab whose requests, console errors and uncaught exceptions `guard` records (watched, not
-    routed: Playwright does not route file:// requests)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block", **options)
-    page = context.new_page()
-    page.on("request", guard.request)
-    page.on("console", guard.console)
-    page.on("pageerror", guard.uncaught)
-    return context, page
 
 
 def _power_done(page):
@@ -69,7 +58,7 @@ def test_a_copy_of_the_site_opened_from_disk_runs_the_calculator_and_the_figure(
     """Opened from disk, the calculator and the Power page's figure did nothing and said nothing:
     they started only from Material's `document$`, which never fires on file://."""
     guard = Guard()
-    context, page = _guarded(browser, guard)
+    context, page = guarded_tab(browser, guard)
     site = site_root / "site"
     page.goto((site / CALC / "index.html").as_uri() + QUERY, wait_until="load")
     _check_two_groups(page)
@@ -89,7 +78,7 @@ def test_a_page_the_browser_saved_still_calculates(site_root, browser, tmp_path)
     shutil.copytree(site / "assets", tmp_path / "assets")
     (tmp_path / "check-a-gap").mkdir()
     guard = Guard()
-    context, page = _guarded(browser, guard)
+    context, page = guarded_tab(browser, guard)
     page.goto((site / CALC / "index.html").as_uri() + QUERY, wait_until="load")
     _power_done(page)
     saved = tmp_path / "check-a-gap" / "index.html"
@@ -111,7 +100,7 @@ def test_instant_navigation_loads_and_starts_what_each_page_needs(site_root, bro
     sitemap = (site_root / "site" / "sitemap.xml").read_text(encoding="utf-8")
     local = re.sub(r"https?://[^/]+/fair-code/", prefixed_url + PREFIX, sitemap)
     guard = Guard()
-    context, page = _guarded(browser, guard)
+    context, page = guarded_tab(browser, guard)
     context.route("**/sitemap.xml", lambda route: route.fulfill(status=200, content_type="application/xml", body=local))
     page.goto(prefixed_url + PREFIX + "glossary/", wait_until="load")
     page.evaluate("window.fcSamePage = true")
@@ -130,7 +119,7 @@ def test_instant_navigation_loads_and_starts_what_each_page_needs(site_root, bro
 def test_a_million_people_are_computed_in_the_background_and_can_be_stopped(site_root, base_url, browser, where):
     """1,000,000 against 1,000,000 people froze the tab for 101 s behind "a few seconds"."""
     guard = Guard()
-    context, page = _guarded(browser, guard)
+    context, page = guarded_tab(browser, guard)
     url = base_url + CALC if where == "served" else (site_root / "site" / CALC / "index.html").as_uri()
     page.goto(url + MILLION, wait_until="load")
     button = page.locator("#fc-power-out button")
@@ -257,7 +246,7 @@ def _requested(page) -> list[str]:
 def test_a_page_loads_only_the_scripts_it_uses_and_the_search_index_when_search_is_used(browser, base_url):
     """Every first visit downloaded the 538 kB search index and 60 kB of calculator scripts."""
     guard = Guard()
-    context, page = _guarded(browser, guard)
+    context, page = guarded_tab(browser, guard)
     loads = {}
     for path in (f"explainers/permutation-test-fairness-gaps/", CALC, POWER_PAGE,
                  "explainers/group-thresholds-mitigation/", "results/", "glossary/"):
