@@ -14,47 +14,31 @@ serving instead, with a banner at the top of each affected page.
 from __future__ import annotations
 
 import contextlib
-import enum
-import importlib.util
-import os
 import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
-from site_src import filestate
-from site_src.filestate import ENV_VARS
-from site_src.checking import check as check_stage
-from site_src.checking import lint, published, snapshot
-from site_src.errors import BuildFailed, CheckError, ConfigError, ExecutionError, SiteError
-from site_src.execution import cache
-from site_src.execution._forkserver import _ForkServer, start_server_early
+from site_src import build_inputs, filestate, provenance
+from site_src.checking.check import Checked, Checker, NumbersMode
+from site_src.checking import published, snapshot
+from site_src.errors import BuildFailed, ConfigError, ExecutionError, SiteError
+from site_src.execution import cache, servers
+from site_src.execution._forkserver import _ForkServer
 from site_src.execution.execute import OnRunDone, OnRunStart, RunResult, execute
-from site_src.publishing import linkcheck, provenance
-from site_src.publishing.mkdocs_site import (LAST_BUILD, SiteBuild, build_lock, build_site, edited_outputs,
+from site_src.publishing import linkcheck
+from site_src.publishing.mkdocs_site import (SiteBuild, build_lock, build_site, edited_outputs,
                                              last_shown_facts, outputs_current, record_outputs, site_config, staging,
                                              swap_in, write_manifest)
 from site_src.publishing.preconvert import Preconverter, warm_mkdocs
 from site_src.rendering.render import PageWriter, render
 from site_src.rendering.results_page import warm_results_page
 from site_src.rendering.results import ResultsTable
-from site_src.rendering.references import BIBLIOGRAPHY
-from site_src.sources.collect import READING_ORDER, Explainer, check_slugs, collect
+from site_src.sources.collect import Explainer, check_slugs, collect
 from site_src.sources.extract import CodeFile, extract, publish, stale_code_files
-from site_src.sources.reports import REPORTS, Report, collect_reports, manifest_problems
-
-
-class NumbersMode(enum.Enum):
-    """What a build does with the numbers the prose cites, against the accepted ones in
-    ``explainers/<slug>.numbers.json``: each member is the rule of the command named after it."""
-
-    BUILD = "build"  # drift fails the build; an explainer with none accepted yet builds, with a note
-    SERVE = "serve"  # drift is a banner at the top of the page and a note; serving goes on
-    CHECK = "check"  # drift and none accepted yet both fail (`fairsite check`, `publish`)
-    ACCEPT = "accept"  # record this run's numbers (for `BuildOptions.accept`); the others as BUILD
+from site_src.sources.reports import Report, collect_reports, manifest_problems
 
 
 OnStage = Callable[[str], None]  # given the name of each stage after execute as it starts ("mkdocs")
@@ -119,7 +103,7 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
     accepted: list[str] = field(default_factory=list)  # snapshot files written by `accept`
     skipped: bool = False  # nothing changed: docs/ and site/ were already up to date
-    facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.publishing.provenance)
+    facts: provenance.BuildFacts | None = None  # commit, date, digests (site_src.provenance)
     manifest: dict | None = None  # what site/fairsite-manifest.json holds (None when skipped)
     pages_rendered: tuple[str, ...] = ()  # explainer pages rendered; the others came from the page cache
     # The pages MkDocs converted again when it built incrementally (docs/-relative); None: all of them.
@@ -184,45 +168,24 @@ def build(options: BuildOptions) -> BuildReport:
     started = time.perf_counter()
     root = Path(options.root).resolve()
     cache_dir = root / ".cache" / "fairsite"
-    code_dir = root / "explainers" / "code"
     with build_lock(root), contextlib.ExitStack() as later:
         docs_edited = edited_outputs(root)  # before anything is written: what this build will replace
         filestate.forget(root)  # whatever this build does, the last record may no longer hold
-        # Every explainer will run: the fork server imports while the stages before the runs work,
-        # and each page is checked and rendered as its run ends (`_PageStream`).
+        # A build in which every explainer runs starts its fork server first (its imports overlap
+        # collect and extract) and checks and renders each page as its run ends (`_PageStream`).
         every_run = (options.force_all or not options.use_cache) and not options.keep_fork_server
-        early = options.fork_server
-        if early is not None and not every_run:
-            early.close()
-            early = None
-        elif early is None and every_run:
-            early = start_server_early(root, cache_dir)
-        stage = stream = None
-        try:
-            filestate.load_digests(cache_dir)
-            explainers, sources = _collect(root, options)
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            _check_audits(root, passed=cache.PassedChecks(cache_dir, enabled=options.use_cache and not options.link_check))
-            facts = provenance.build_facts(root, [e.path for e in explainers])
-            code_files, errors = _extract(sources, code_dir, options)
-            results = ResultsTable(root / "results" / "results_fairness.csv")
-            checker = _Checker(options, cache_dir)
-            if every_run:
-                stage = later.enter_context(staging(root))
-                stream = later.enter_context(_PageStream(sources, results, stage / "docs", checker, root=root,
-                                                         facts=facts, options=options))
-            runs, run_errors, published_problems = _execute(sources, code_files, results, root=root, options=options,
-                                                            early_server=early, stream=stream)
-        finally:
-            if early is not None:
-                early.close()  # a no-op once the runs have used and closed it
+        with servers.early_server(root, cache_dir, every_run=every_run, started=options.fork_server) as early:
+            explainers, sources, facts = _collect(root, options, cache_dir)
+            code_files, errors = _extract(sources, root / "explainers" / "code", options)
+            pages = _Pages(root, options, sources, facts, cache_dir, streamed=every_run, later=later)
+            runs, run_errors, published_problems = _execute(sources, code_files, pages, root=root, options=options,
+                                                            early_server=early)
         errors += [p for e in run_errors for p in manifest_problems(e)]  # a report's bad manifest: its problems alone
-        with _listed_with(errors, runs):
-            writer = stream.wait() if stream is not None else None
-            checked = checker.merge(sources, runs, published_problems)
+        checked = _check(pages, sources, runs, published_problems, errors)
         errors += checked.errors
         # A serve banner is part of the page: the same inputs without it are another page.
-        fingerprint = _fingerprint(root, sources, runs, facts, banners=sorted(p.text for p in checked.banners.values()))
+        fingerprint = build_inputs.pages_fingerprint(root, sources, runs, facts,
+                                                     banners=sorted(p.text for p in checked.banners.values()))
         filestate.save_digests(cache_dir)
         if not errors and options.use_cache and not options.link_check and outputs_current(root, fingerprint):
             # Nothing the pages are made of changed since the last build, and docs/ and site/ are
@@ -230,22 +193,9 @@ def build(options: BuildOptions) -> BuildReport:
             accepted, edited = _finish(root, options, sources, code_files, runs, checked, facts)
             return BuildReport(runs=runs, notes=checked.notes, accepted=accepted, skipped=True, facts=facts,
                                edited=edited, wall_s=time.perf_counter() - started)
-        if stage is None:
-            stage = later.enter_context(staging(root))
-        by_slug = {r.slug: r for r in runs}
-        with _listed_with(errors, runs):
-            if writer is not None:
-                problems, pages_rendered = writer.finish(by_slug, banners=checked.banners)
-            else:
-                problems, pages_rendered = render(sources, by_slug, results, stage / "docs", root=root,
-                                                  facts=facts, banners=checked.banners, reuse_pages=options.use_cache)
-        errors += problems
-        if errors:
-            raise BuildFailed(_cause_first(_after_their_manifest(errors)), runs=runs)
-        site, manifest = _site(root, stage, runs, facts, options, converted=stream.converted if stream else None)
-        swap_in(stage, root)
-        shown_before = last_shown_facts(root)  # before this build's record replaces it
-        record_outputs(root, fingerprint, site, facts=facts)
+        pages_rendered = _render(pages, sources, runs, checked, errors)
+        site, manifest = _site(root, pages.stage, runs, facts, options, converted=pages.converted)
+        shown_before = _publish_outputs(root, pages.stage, fingerprint, site, facts)
         later.close()  # the staging folder (the previous docs/ and site/) goes before the state is recorded
         accepted, edited = _finish(root, options, sources, code_files, runs, checked, facts)
     return BuildReport(runs=runs, warnings=site.warnings, notes=checked.notes, accepted=accepted, facts=facts,
@@ -327,7 +277,7 @@ class _PageStream:
     A context manager around the runs: entered, a thread of its own sets the pages up
     (`PageWriter`: assets, data page), imports what MkDocs will need (`preconvert.warm_mkdocs`) and writes
     and converts the pages that need no run (`_pages_without_runs`); `on_done`
-    (the runs' callback) queues the explainer's check (`_Checker.one`) and page as each run ends,
+    (the runs' callback) queues the explainer's check (`Checker.one`) and page as each run ends,
     and MkDocs' conversion of that page (`preconvert.Preconverter`: stage 6 begun, used by MkDocs
     only where converting the page again would give the same).
     `wait` returns the `PageWriter` once all is done, raising what the thread raised; the pages
@@ -335,7 +285,7 @@ class _PageStream:
     runs. Leaving it stops the thread (after its current page) before the staging folder goes.
     """
 
-    def __init__(self, explainers: list[Explainer], results: ResultsTable, docs_dir: Path, checker: _Checker, *,
+    def __init__(self, explainers: list[Explainer], results: ResultsTable, docs_dir: Path, checker: Checker, *,
                  root: Path, facts: provenance.BuildFacts, options: BuildOptions):
         self._by_slug = {e.slug: e for e in explainers}
         self._checker, self._user_done = checker, options.on_run_done
@@ -392,14 +342,19 @@ class _PageStream:
         return writer
 
 
-def _collect(root: Path, options: BuildOptions) -> tuple[list[Explainer], list[Explainer]]:
+def _collect(root: Path, options: BuildOptions,
+             cache_dir: Path) -> tuple[list[Explainer], list[Explainer], provenance.BuildFacts]:
     """Stage 1: the explainers, and the explainers with the audit reports (reports/<slug>/: pages whose
     code their manifest generates; from here on each is run, checked and rendered as an explainer
-    is); every name `--force` and `accept` give must be one of them."""
+    is); every name `--force` and `accept` give must be one of them. Every audit manifest is
+    validated (`_check_audits`), and the build's facts (commit, date, digests) are read."""
+    filestate.load_digests(cache_dir)
     explainers = collect(root / "explainers")
     sources = [*explainers, *collect_reports(root, explainers)]
     check_slugs(sources, options.force | options.accept)
-    return explainers, sources
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    _check_audits(root, passed=cache.PassedChecks(cache_dir, enabled=options.use_cache and not options.link_check))
+    return explainers, sources, provenance.build_facts(root, [e.path for e in explainers])
 
 
 def _extract(explainers: list[Explainer], code_dir: Path,
@@ -411,18 +366,18 @@ def _extract(explainers: list[Explainer], code_dir: Path,
     return extract(explainers), stale
 
 
-def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: ResultsTable, *, root: Path,
-             options: BuildOptions, early_server=None,
-             stream: _PageStream | None = None) -> tuple[list[RunResult], list[ExecutionError], list[SiteError]]:
+def _execute(explainers: list[Explainer], code_files: list[CodeFile], pages: _Pages, *, root: Path,
+             options: BuildOptions, early_server=None) -> tuple[list[RunResult], list[ExecutionError], list[SiteError]]:
     """Stage 3: run (or reuse) every explainer's code, with its front matter's limits and inputs.
 
     What depends on ``results/`` and ``data/`` alone is done beside the runs, in a thread: the
     results page is drawn (on a cold build most of the render stage) and the datasheets' published
     facts are counted (stage 4 reads them: ``published_facts``). Leaving the block waits for both.
-    With a ``stream``, each run's outcome also goes to ``stream.on_done`` (its check and page)."""
+    With ``pages.stream``, each run's outcome also goes to its ``on_done`` (its check and page)."""
+    stream = pages.stream
     with ThreadPoolExecutor(max_workers=1) as beside:
         if stream is None:  # a stream writes the results page itself while the runs go on
-            beside.submit(warm_results_page, [e for e in explainers if not isinstance(e, Report)], results, root)
+            beside.submit(warm_results_page, [e for e in explainers if not isinstance(e, Report)], pages.results, root)
         published_facts = beside.submit(published.verify, root, use_cache=options.use_cache)
         runs = execute(
             code_files, root=root, cache_dir=root / ".cache" / "fairsite",
@@ -436,81 +391,80 @@ def _execute(explainers: list[Explainer], code_files: list[CodeFile], results: R
         return (*runs, published_facts.result())
 
 
-@dataclass
-class _Checked:
-    """What stage 4 found, and what it leaves for the end of a build that succeeds."""
+class _Pages:
+    """The pages' side of a build: the results table they show, the checks of stage 4
+    (`Checker`), the staging folder they are made in (`stage`, made at its first use: a build
+    that writes nothing makes none) and, in a build in which every explainer runs (``streamed``),
+    the `_PageStream` that checks and renders each page as its run ends."""
 
-    passed: cache.PassedChecks  # explainers whose checks all passed, saved only if the build succeeds
-    errors: list[SiteError] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # unaccepted (or, in serve, drifted) numbers
-    banners: dict[str, snapshot.NumbersProblem] = field(default_factory=dict)  # serve: slug -> its page's banner
-    to_accept: list[tuple[Explainer, RunResult]] = field(default_factory=list)  # written once the build succeeds
+    def __init__(self, root: Path, options: BuildOptions, sources: list[Explainer], facts: provenance.BuildFacts,
+                 cache_dir: Path, *, streamed: bool, later: contextlib.ExitStack):
+        self._root, self._options, self._facts, self._later = root, options, facts, later
+        self._stage: Path | None = None
+        self._writer: PageWriter | None = None
+        self.results = ResultsTable(root / "results" / "results_fairness.csv")
+        self.checker = Checker(cache_dir, numbers=options.numbers, accept=options.accept, use_cache=options.use_cache)
+        self.stream = (later.enter_context(_PageStream(sources, self.results, self.stage / "docs", self.checker,
+                                                       root=root, facts=facts, options=options))
+                       if streamed else None)
 
+    @property
+    def stage(self) -> Path:
+        """The staging folder (``docs/`` and ``site/`` are made there and swapped in at the end)."""
+        if self._stage is None:
+            self._stage = self._later.enter_context(staging(self._root))
+        return self._stage
 
-class _Checker:
-    """Stage 4: the datasheets' published facts (counted beside the runs); each explainer's prose
-    for bare numbers, its ``checks:`` over its run's values, and its cited numbers against the
-    accepted ones, by the rule of ``options.numbers``. One explainer at a time (`one`, as its run
-    ends when pages stream), then all of it in the explainers' order (`merge`): what it finds
-    does not depend on the order of the runs."""
+    @property
+    def converted(self) -> Preconverter | None:
+        """The pages MkDocs' conversion was done for as their runs ended (`_PageStream.converted`)."""
+        return self.stream.converted if self.stream is not None else None
 
-    def __init__(self, options: BuildOptions, cache_dir: Path):
-        self.options = options
-        self.passed = cache.PassedChecks(
-            cache_dir, enabled=options.use_cache and options.numbers in (NumbersMode.BUILD, NumbersMode.SERVE))
-        self._parts: dict[str, _Checked] = {}
+    def wait(self) -> None:
+        """Wait for the stream's checks and pages (raising what its thread raised)."""
+        if self.stream is not None:
+            self._writer = self.stream.wait()
 
-    def one(self, e: Explainer, run: RunResult) -> _Checked:
-        """Explainer ``e``'s prose for bare numbers, its ``checks:`` over ``run`` and its cited
-        numbers against the accepted ones; what was found (kept for `merge`)."""
-        options, part = self.options, _Checked(self.passed)
-        self._parts[e.slug] = part
-        key = self.passed.key(e.digest, run.out_dir / cache.ENTRY, snapshot.snapshot_path(e))
-        if self.passed.holds(e.slug, key):
-            return part  # the same source, run and accepted numbers passed every check before
-        found = lint.bare_numbers(e) + check_stage.run_checks(e, run)
-        if options.numbers is NumbersMode.CHECK:  # `build` names them in the run's warnings instead
-            found += check_stage.unexpected_warnings(e, run)
-            found += lint.scaffold_text(e)  # a draft builds and serves; it is not published
-        part.errors += found
-        if options.numbers is NumbersMode.ACCEPT and (not options.accept or e.slug in options.accept):
-            part.to_accept.append((e, run))
-            return part
-        problem = snapshot.numbers_problem(e, run)
-        if problem is None:
-            if not found:
-                self.passed.add(e.slug, key)
-        # `accept` builds the explainers it does not accept as `build` does.
-        elif options.numbers is NumbersMode.CHECK or (problem.kind != "unaccepted"
-                                                      and options.numbers is not NumbersMode.SERVE):
-            part.errors.append(CheckError(problem.text, explainer=e.display_path))
-        else:
-            part.notes.append(f"{e.display_path}: {problem.text}")
-            if problem.kind != "unaccepted":
-                part.banners[e.slug] = problem
-        return part
-
-    def merge(self, explainers: list[Explainer], runs: list[RunResult],
-              published_problems: list[SiteError]) -> _Checked:
-        """The whole stage: the published facts' problems, then each explainer's in the
-        explainers' order (`one`, where it has not run yet; a failed run's prose is still read
-        for bare numbers)."""
+    def render(self, sources: list[Explainer], runs: list[RunResult],
+               banners: dict[str, snapshot.NumbersProblem]) -> tuple[list[SiteError], tuple[str, ...]]:
+        """Stage 5: every page into the staging folder's ``docs/`` (the stream's explainer pages
+        are written already); the problems found and the explainer pages rendered."""
         by_slug = {r.slug: r for r in runs}
-        # The datasheets' published facts against the data (counts exact), with their citations.
-        checked = _Checked(self.passed, errors=list(published_problems))
-        for e in explainers:
-            run = by_slug.get(e.slug)
-            if run is None:  # its run failed (reported above); its prose is still checked
-                checked.errors += lint.bare_numbers(e)
-                continue
-            part = self._parts.get(e.slug)
-            if part is None:
-                part = self.one(e, run)
-            checked.errors += part.errors
-            checked.notes += part.notes
-            checked.banners.update(part.banners)
-            checked.to_accept += part.to_accept
-        return checked
+        if self._writer is not None:
+            return self._writer.finish(by_slug, banners=banners)
+        return render(sources, by_slug, self.results, self.stage / "docs", root=self._root, facts=self._facts,
+                      banners=banners, reuse_pages=self._options.use_cache)
+
+
+def _check(pages: _Pages, sources: list[Explainer], runs: list[RunResult], published_problems: list[SiteError],
+           errors: list[SiteError]) -> Checked:
+    """Stage 4 (`Checker`), merged in the explainers' order once the stream's pages are done;
+    a problem that stops it fails the build with ``errors``, the problems found before it."""
+    with _listed_with(errors, runs):
+        pages.wait()
+        return pages.checker.merge(sources, runs, published_problems)
+
+
+def _render(pages: _Pages, sources: list[Explainer], runs: list[RunResult], checked: Checked,
+            errors: list[SiteError]) -> tuple[str, ...]:
+    """Stage 5 (`_Pages.render`); the build fails here, before MkDocs, with every problem found
+    so far (``errors``: the runs', the checks', the pages'), each explainer's cause first."""
+    with _listed_with(errors, runs):
+        problems, pages_rendered = pages.render(sources, runs, checked.banners)
+    errors = errors + problems
+    if errors:
+        raise BuildFailed(_cause_first(_after_their_manifest(errors)), runs=runs)
+    return pages_rendered
+
+
+def _publish_outputs(root: Path, stage: Path, fingerprint: str, site: SiteBuild,
+                     facts: provenance.BuildFacts) -> dict | None:
+    """The staged ``docs/`` and ``site/`` swapped in whole, and what they were made of recorded for
+    the next build; returns the facts the previous pages showed (read before the record is replaced)."""
+    swap_in(stage, root)
+    shown_before = last_shown_facts(root)
+    record_outputs(root, fingerprint, site, facts=facts)
+    return shown_before
 
 
 def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.BuildFacts,
@@ -535,17 +489,18 @@ def _site(root: Path, stage: Path, runs: list[RunResult], facts: provenance.Buil
 
 
 def _finish(root: Path, options: BuildOptions, explainers: list[Explainer], code_files: list[CodeFile],
-            runs: list[RunResult], checked: _Checked, facts: provenance.BuildFacts) -> tuple[list[str], list[str]]:
+            runs: list[RunResult], checked: Checked, facts: provenance.BuildFacts) -> tuple[list[str], list[str]]:
     """What only a build that succeeded writes: the generated code, the checks that passed (its
     pages were made from what passed), the accepted numbers and the state the next build
-    compares (`_record_state`, left out when a source was saved again meanwhile: `_edited`).
+    compares (`build_inputs.record_state`, left out when a source was saved again meanwhile: `_edited`).
     Returns the accepted numbers' files and the sources edited while the build ran."""
     publish(code_files, root / "explainers" / "code")  # rewritten only where the text changed (reports' too)
     checked.passed.save()
     accepted = [str(snapshot.save(e, run)) for e, run in checked.to_accept]
     edited = _edited(explainers)
     if not edited:
-        _record_state(root, options, explainers, runs, checked.notes, facts)
+        build_inputs.record_state(root, plain=options.plain, explainers=explainers, runs=runs, notes=checked.notes,
+                                  facts=facts)
     return accepted, edited
 
 
@@ -559,107 +514,6 @@ def _edited(explainers: list[Explainer]) -> list[str]:
     return [e.display_path for e in explainers if filestate.hash_file(e.path) != e.digest]
 
 
-def _record_state(root: Path, options: BuildOptions, explainers: list[Explainer], runs: list[RunResult],
-                  notes: list[str], facts: provenance.BuildFacts) -> None:
-    """After a plain successful ``build``, record the metadata of everything it consulted, so the
-    next one can say "nothing changed" without importing or hashing anything (site_src.filestate).
-
-    The git state recorded is the one the pages show (``facts``, read before the build), not the
-    one after it: removing an orphaned generated file can make a dirty tree clean (or a clean one
-    dirty), and the next build must then run to say so in the pages."""
-    # A run whose reads the cache cannot track re-runs on every build: never answered early.
-    if not options.plain or any((r.untracked and e.meta.inputs is None) or r.changed_its_inputs
-                                for e, r in zip(explainers, runs)):
-        return
-    files: set[Path] = set()
-    dirs: set[Path] = set()
-
-    def tree(folder: Path) -> None:
-        if folder.is_dir():
-            dirs.add(folder)
-            for path in folder.rglob("*"):
-                (dirs if path.is_dir() else files).add(path)
-
-    cache_dir = root / ".cache" / "fairsite"
-    dirs.update({root / "explainers", root / "explainers" / "code", root / "audits", root / "results", cache_dir})
-    tree(root / REPORTS)  # a report's page, manifest, accepted numbers and code, and a new report
-    # The reading order and the bibliography every page reads (issue 28).
-    files.update({root / "explainers" / READING_ORDER, root / "explainers" / BIBLIOGRAPHY})
-    for e in explainers:
-        files.update({e.path, snapshot.snapshot_path(e), e.code_path})
-        for pattern, matched in cache.declared_inputs(root, e.meta.inputs).items():
-            files.update(root / p for p in matched)
-            base = pattern.split("*")[0].split("?")[0].split("[")[0]
-            tree(root / (base if base.endswith("/") or not base else os.path.dirname(base) or "."))
-    for r in runs:
-        tree(cache_dir / r.slug)
-        files.update(root / p for p in r.modules + r.data_files)
-    for folder in (Path(__file__).parent, _faircode_dir(), root / "docs", root / "site", root / "results"):
-        tree(folder)
-    files.update({root / "mkdocs.yml", root / provenance.LOCK_FILE, root / LAST_BUILD,
-                  *(root / "audits").glob("*/audit.yaml"), *(root / "data").glob("*.md")})
-    dirs.update(p.parent for p in (root / "audits").glob("*/audit.yaml"))
-    summary = {
-        "runs": [{"slug": r.slug, "duration_s": r.duration_s, "peak_memory_mb": r.peak_memory_mb, "run_at": r.run_at,
-                  "reason": cache.hit_reason(r.untracked), "warnings": list(r.warnings)} for r in runs],
-        "notes": notes,
-    }
-    filestate.record(root, files={p for p in files if "__pycache__" not in p.parts},
-                     dirs={p for p in dirs if "__pycache__" not in p.parts}, summary=summary,
-                     git=(facts.commit, facts.dirty))
-
-
-def _fingerprint(root: Path, explainers: list[Explainer], runs: list[RunResult], facts: provenance.BuildFacts, *,
-                 banners: list[str]) -> str:
-    """A digest of everything the pages are made of (see `_page_inputs`)."""
-    return filestate.digest_parts(_page_inputs(root, explainers, runs, facts, banners=banners))
-
-
-def _page_inputs(root: Path, explainers: list[Explainer], runs: list[RunResult], facts: provenance.BuildFacts, *,
-                 banners: list[str]) -> Iterator[str | None]:
-    """Everything the pages are made of: sources, accepted numbers, the runs (their inputs' digest
-    and the facts the footer shows), results, templates, the build's own code, the MkDocs config,
-    the versions of the packages that render, and the commit the site's manifest names (a new
-    commit or uncommitted changes make a new site, not a skipped build)."""
-    yield f"{facts.commit} {facts.dirty} {facts.lock}"
-    # Files enter by digest, remembered by their metadata (filestate.hash_file): unchanged files are
-    # not read again. A missing file's digest is None, which differs from any digest.
-    for e in explainers:
-        yield e.digest  # the bytes this build read, not the file now (an edit during the build is a change)
-        yield filestate.hash_file(snapshot.snapshot_path(e))
-    yield from banners
-    for r in sorted(runs, key=lambda r: r.slug):
-        yield f"{r.slug} {r.run_id} {r.run_at} {r.duration_s} {r.peak_memory_mb}"
-    # The build's own code, and faircode's: the render stage formats numbers with it (the
-    # `pvalue` filter renders what faircode.formatting.format_p_value decides).
-    for package in (Path(__file__).parent, _faircode_dir()):
-        for path in sorted(package.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                yield str(path.relative_to(package.parent))
-                yield filestate.hash_file(path)
-    # A fork's addresses given through the environment (mkdocs.yml reads them with !ENV).
-    yield " ".join(f"{k}={os.environ.get(k, '')}" for k in ENV_VARS)
-    # The manifests too: the glossary's table of what each audit's words mean is read from them;
-    # and the datasheets, which the data page is made of.
-    # The reading order (its parts' titles and introductions are on the home, checklist and mistakes
-    # pages) and the bibliography (every citation): files of their own beside the explainers.
-    for path in (root / "mkdocs.yml", root / "results" / "results_fairness.csv",
-                 root / "explainers" / READING_ORDER, root / "explainers" / BIBLIOGRAPHY,
-                 *sorted((root / "audits").glob("*/audit.yaml")), *sorted((root / "data").glob("*.md"))):
-        yield str(path.relative_to(root))
-        yield filestate.hash_file(path)
-    for dist in ("mkdocs", "mkdocs-material", "jinja2", "markdown", "pymdown-extensions", "matplotlib",
-                 "pandas", "mkdocs-glightbox"):
-        try:
-            yield f"{dist} {metadata.version(dist)}"
-        except metadata.PackageNotFoundError:
-            yield dist
-
-
-def _faircode_dir() -> Path:
-    return Path(importlib.util.find_spec("faircode").origin).parent  # found, not imported: no numpy
-
-
 def _check_audits(root: Path, *, passed: cache.PassedChecks) -> None:
     """Stage 1 also reads every ``audits/*/audit.yaml``: a manifest that does not validate stops the
     build here, named once with all its problems, before every explainer, published fact and page
@@ -670,7 +524,7 @@ def _check_audits(root: Path, *, passed: cache.PassedChecks) -> None:
     imports pandas to do it."""
     manifests = sorted((root / "audits").glob("*/audit.yaml"))
     data = sorted(p for p in (root / "data").rglob("*") if p.is_file()) if (root / "data").is_dir() else []
-    code = sorted(_faircode_dir().rglob("*.py"))
+    code = sorted(build_inputs.faircode_dir().rglob("*.py"))
     key = filestate.digest_parts(f"{p} {filestate.hash_file(p)}" for p in [*manifests, *data, *code])
     if passed.holds("audits", key):
         return

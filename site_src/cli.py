@@ -71,37 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     if problem := _not_a_repository(root):
         console.print(f"[bold red]{args.command} failed:[/] {problem}", highlight=False)
         return 2
-    # CI cancels a job with SIGTERM: treat it like Ctrl-C, so the runs are killed and nothing is lost.
-    signal.signal(signal.SIGTERM, _interrupt)
-    # Ctrl-C too, even when started with SIGINT ignored (a job started with `&` by a shell without
-    # job control inherits that, and Python then never raises KeyboardInterrupt).
-    signal.signal(signal.SIGINT, _interrupt)
+    _interrupt_on_signals()
     try:
-        if args.command == "new":
-            return _new(root, args)
-        if args.command == "audit":
-            from site_src.audit_commands import run as audit
-
-            return audit(root, args)
-        if args.command == "serve":
-            return _serve(root, args)
-        if args.command == "check" and args.against:
-            return _against(root, args.against)
-        if args.command in ("check", "accept", "publish"):
-            _warn_if_not_locked(root)
-        if args.command == "publish":
-            return _publish(root, args)
-        if args.command == "build" and args.force is None and _nothing_changed(root, args):
-            return 0
-        server = _early_fork_server(root, args)
-        try:
-            from site_src.build import build
-
-            with _Progress() as progress:
-                report = build(_options(root, args, progress, fork_server=server))
-        finally:
-            if server is not None:
-                server.close()  # a no-op once the build has closed it
+        outcome = _command(root, args)
     except SiteError as err:
         if args.command == "check" or getattr(args, "explain", False):
             _runs_of_failed(err, args)
@@ -111,6 +83,48 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.print("[yellow]interrupted; docs/ and site/ are as they were[/]")
         return _interrupted_status()
+    return outcome if isinstance(outcome, int) else _built(outcome, root, args)
+
+
+def _interrupt_on_signals() -> None:
+    """SIGTERM and SIGINT both interrupt the build as Ctrl-C does, so the runs are killed and
+    nothing is lost: CI cancels a job with SIGTERM, and a job started with `&` by a shell without
+    job control inherits SIGINT ignored (Python then never raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
+
+
+def _command(root: Path, args: argparse.Namespace):
+    """Run the command ``args`` names: its exit status, or the report of the build it ran."""
+    if args.command == "new":
+        return _new(root, args)
+    if args.command == "audit":
+        from site_src.audit_commands import run as audit
+
+        return audit(root, args)
+    if args.command == "serve":
+        return _serve(root, args)
+    if args.command == "check" and args.against:
+        return _against(root, args.against)
+    if args.command in ("check", "accept", "publish"):
+        _warn_if_not_locked(root)
+    if args.command == "publish":
+        return _publish(root, args)
+    if args.command == "build" and args.force is None and _nothing_changed(root, args):
+        return 0
+    server = _early_fork_server(root, args)
+    try:
+        from site_src.build import build
+
+        with _Progress() as progress:
+            return build(_options(root, args, progress, fork_server=server))
+    finally:
+        if server is not None:
+            server.close()  # a no-op once the build has closed it
+
+
+def _built(report, root: Path, args: argparse.Namespace) -> int:
+    """Tell what a build that succeeded did (its summary, long pages, numbers accepted); status 0."""
     _summary(report, explain=args.command == "check" or getattr(args, "explain", False), budget_s=args.budget)
     if not getattr(report, "skipped", False):
         # Issue 28: about 1,200 visible words a page; a warning with each long page's count.
@@ -317,7 +331,7 @@ def _early_fork_server(root: Path, args):
     would start none early (`start_server_early`)."""
     if not (args.command == "check" or (args.command == "build" and args.force == [])):
         return None
-    from site_src.execution._forkserver import start_server_early
+    from site_src.execution.servers import start_server_early
 
     return start_server_early(root, root / ".cache" / "fairsite")
 
@@ -444,7 +458,7 @@ def _serve(root: Path, args) -> int:
         console.print("stopped serving; site/ holds the last build that succeeded", highlight=False)
     finally:
         server.shutdown()
-        from site_src.execution.execute import close_kept_server
+        from site_src.execution.servers import close_kept_server
 
         close_kept_server()
     return 0

@@ -11,7 +11,7 @@ out of date.
 
 A command, not a stage: it runs the whole pipeline (:func:`site_src.build.build`), so it lives
 beside the command line (:mod:`site_src.cli`) and the stage folders never import upward; what it
-writes into the site (the manifest, the facts of a build) is :mod:`site_src.publishing.provenance`.
+writes into the site (the manifest, the facts of a build) is :mod:`site_src.provenance`.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 from site_src.filestate import hash_file
-from site_src.publishing import provenance
+from site_src import provenance
 from site_src.build import BuildReport, build, check_options
 from site_src.errors import SiteError
-from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
+from site_src.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
 __all__ = ["PublishReport", "PageStatus", "OnlineReport", "publish", "online_status"]
 

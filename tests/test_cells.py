@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from site_src.execution._runner import _FigureCapture, run_cells, save_narrow_variant, split_code_cells  # noqa: E402
-from site_src.publishing.provenance import source_config  # noqa: E402
+from site_src.provenance import source_config  # noqa: E402
 
 HEADER = "# generated\n# run me\n"
 CODE = textwrap.dedent('''\

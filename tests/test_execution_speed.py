@@ -77,44 +77,44 @@ def _tiny_site(tmp_path: Path) -> Path:
 
 def test_serve_keeps_the_fork_server_between_rebuilds_until_the_library_changes(tmp_path):
     from site_src.build import BuildOptions, NumbersMode, build
-    from site_src.execution import execute
+    from site_src.execution import execute, servers
 
     root = _tiny_site(tmp_path)
     source = root / "explainers" / "coin-flips.md"
     options = BuildOptions(root=root, numbers=NumbersMode.SERVE, keep_fork_server=True)
     try:
         first = build(options)
-        server = execute._KEPT["server"]
+        server = servers._KEPT["server"]
         assert not first.runs[0].cached and server.proc.poll() is None  # kept alive after the build
         source.write_text(source.read_text().replace("n_flips = 2000", "n_flips = 2002"))
         second = build(options)
-        assert not second.runs[0].cached and execute._KEPT["server"] is server  # the same server ran it
+        assert not second.runs[0].cached and servers._KEPT["server"] is server  # the same server ran it
         assert "2,002" in (root / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
         # A library module changes: a run must not import the server's old copy of it.
         (root / "faircode").mkdir()
         (root / "faircode" / "__init__.py").write_text("")
         source.write_text(source.read_text().replace("n_flips = 2002", "n_flips = 2004"))
         third = build(options)
-        assert not third.runs[0].cached and execute._KEPT["server"] is not server
+        assert not third.runs[0].cached and servers._KEPT["server"] is not server
         assert server.proc.poll() is not None  # the old one was ended
     finally:
-        execute.close_kept_server()
-    assert not execute._KEPT
+        servers.close_kept_server()
+    assert not servers._KEPT
 
 
 def test_a_build_without_keep_ends_its_fork_server(tmp_path):
     from site_src.build import BuildOptions, build
-    from site_src.execution import execute
+    from site_src.execution import execute, servers
 
     root = _tiny_site(tmp_path)
     build(BuildOptions(root=root))
-    assert not execute._KEPT
+    assert not servers._KEPT
 
 
 def test_a_build_that_runs_everything_starts_its_fork_server_before_reading_the_explainers(tmp_path, monkeypatch):
     from site_src import build as build_module
     from site_src.build import BuildOptions, build
-    from site_src.execution import _forkserver
+    from site_src.execution import _forkserver, servers
 
     root = _tiny_site(tmp_path)
     events = []
@@ -128,7 +128,7 @@ def test_a_build_that_runs_everything_starts_its_fork_server_before_reading_the_
     monkeypatch.setattr(build_module, "collect", lambda *a, **k: events.append("collect") or real_collect(*a, **k))
     build(BuildOptions(root=root))  # a first build: no record of what the explainers import yet
     assert events == ["collect", "server"]
-    assert "numpy" in (root / ".cache" / "fairsite" / _forkserver.PRELOAD).read_text()
+    assert "numpy" in (root / ".cache" / "fairsite" / servers.PRELOAD).read_text()
     events.clear()
     forced = build(BuildOptions(root=root, force_all=True))
     assert events == ["server", "collect"] and not forced.runs[0].cached  # one server, started first, used

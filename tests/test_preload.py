@@ -23,11 +23,11 @@ def _site(tmp_path: Path) -> Path:
 
 
 def _recorded(root: Path) -> tuple[list[str], list[str]]:
-    from site_src.execution import _forkserver, cache
+    from site_src.execution import cache, servers
 
     cache_dir = root / ".cache" / "fairsite"
     entry = json.loads((cache_dir / "coin-flips" / cache.ENTRY).read_text())
-    preload = [module for module, _ in json.loads((cache_dir / _forkserver.PRELOAD).read_text())["preload"]]
+    preload = [module for module, _ in json.loads((cache_dir / servers.PRELOAD).read_text())["preload"]]
     return entry["imported"], preload
 
 

@@ -26,7 +26,7 @@ from site_src.build import BuildOptions, NumbersMode, build
 from site_src.cli import main
 from site_src.errors import BuildFailed, SiteError
 from site_src.publishing.linkcheck import broken_links
-from site_src.publishing.provenance import build_facts, git_state
+from site_src.provenance import build_facts, git_state
 from site_src.publish import online_status, publish
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from faircode.significance import format_p_value, permutation_test_result
-from site_src.rendering.filters import mc_percent, pvalue
+from site_src.filters import mc_percent, pvalue
 from site_src.rendering.results_page import table_html
 
 HYPOTHESIS = settings(max_examples=200, deadline=None, database=None, derandomize=True)

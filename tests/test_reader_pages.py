@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from site_src.rendering.filters import per_100
+from site_src.filters import per_100
 from site_src.rendering.glossary import TERMS, audit_conventions, terms_used
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from site_src.checking.lint import _bare_tokens
-from site_src.rendering.filters import gap, interval, mc_percent, number, percent
+from site_src.filters import gap, interval, mc_percent, number, percent
 
 
 @pytest.mark.parametrize("text, bare", [
@@ -74,7 +74,7 @@ def test_an_infinite_value_is_refused_naming_the_filter_and_the_variable(bad, fi
     variable (the build adds the explainer and the line: test_site_build)."""
     import jinja2
 
-    from site_src.rendering.filters import FILTERS
+    from site_src.filters import FILTERS
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, loader=jinja2.DictLoader({"explainers/x.md": source}))
     env.filters.update(FILTERS)

@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from site_src.build import BuildOptions, build
 from site_src.sources.collect import parse_explainer
 from site_src.errors import BuildFailed, ConfigError
-from site_src.execution.execute import _read_output
+from site_src.execution._process import _read_output
 from site_src.rendering.environment import markdown_text
-from site_src.rendering.terminal import terminal_html
+from site_src.terminal import terminal_html
 from test_site_build import _add, _assert_fails_and_keeps_previous_site, _copy_fixture
 
 
@@ -761,7 +761,7 @@ def test_the_warnings_field_is_validated(tmp_path, entry, problem):
 
 
 def test_the_output_bound_cuts_lines_and_a_single_long_line_and_keeps_what_fits():
-    from site_src.rendering.terminal import OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bound_output
+    from site_src.terminal import OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bound_output
 
     fits = [("stdout", "a\n" * (OUTPUT_MAX_LINES // 2)), ("stderr", "w\n" * (OUTPUT_MAX_LINES // 2))]
     assert bound_output(fits).streams == fits and not bound_output(fits).cut

@@ -180,7 +180,7 @@ def test_ctrl_c_lists_only_the_runs_it_stopped(capsys):
 def test_a_run_out_of_memory_without_a_memory_error_is_named_as_the_memory_limit(tmp_path, stderr):
     from types import SimpleNamespace
 
-    from site_src.execution.execute import _died
+    from site_src.execution._process import _died
 
     code = SimpleNamespace(path=tmp_path / "x.py", source_line=lambda n: n)
     err = _died(code, "explainers/x.md", 1, tmp_path, "", stderr, 300 * 1024**2)

@@ -42,7 +42,7 @@ from site_src.sources.collect import PROSE_FUNCTIONS, Explainer, prose_syntax_tr
 from site_src.sources.reports import REPORT_FUNCTIONS
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
-from site_src.rendering.filters import FILTERS
+from site_src.filters import FILTERS
 
 SUFFIX = ".numbers.json"
 
@@ -117,8 +117,9 @@ def save(explainer: Explainer, run: RunResult) -> Path:
     return path
 
 
-def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
-    """The drifts between the accepted numbers and this run; None when nothing was accepted yet."""
+def _accepted(explainer: Explainer) -> dict | None:
+    """The accepted values of ``explainer`` (its numbers file's ``values``), or None when nothing
+    was accepted yet; a file that is not one is a CheckError naming it and the fix."""
     path = snapshot_path(explainer)
     if not path.exists():
         return None
@@ -129,27 +130,38 @@ def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
         raise CheckError(f"{path.parent.name}/{path.name} is not an accepted-numbers file ({type(err).__name__}: "
                          f"{err}); restore it from git or run `fairsite accept {explainer.slug}`",
                          explainer=explainer.display_path) from None
+    return accepted
+
+
+def _names_read(explainer: Explainer, run: RunResult) -> tuple[dict[str, set[int]], set[str]]:
+    """Each name the prose reads, with its lines (the prose keeps the source's line numbers, front
+    matter blanked, so a node's line is the file's), and those of them the run did not define: a
+    typo the render stage reports; here it only explains why an accepted value looks "no longer
+    cited". Not counted as undefined: what the template sets itself (a loop's variables and
+    `loop`, {% set %}) and what each page provides (PROSE_FUNCTIONS)."""
+    where: dict[str, set[int]] = {}
+    stored = set()
+    for n in prose_syntax_tree(explainer.prose).find_all(nodes.Name):
+        if n.ctx == "load":
+            where.setdefault(n.name, set()).add(n.lineno)
+        elif n.ctx == "store":
+            stored.add(n.name)
+    unknown = set(where) - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS) - set(REPORT_FUNCTIONS)
+    return where, unknown
+
+
+def compare(explainer: Explainer, run: RunResult) -> list[Drift] | None:
+    """The drifts between the accepted numbers and this run; None when nothing was accepted yet."""
+    accepted = _accepted(explainer)
+    if accepted is None:
+        return None
     try:
         now = cited(explainer, run)
     except jinja2.TemplateSyntaxError:
         return []  # nothing can be read from prose that does not parse: the render stage reports it, with its line
     p_values = {name for name, filter_name, *_ in _citations(explainer, run)[1] if filter_name == "pvalue"}
     mc = explainer.meta.monte_carlo
-    # Names the prose reads that the run did not define: a typo the render stage reports; here it
-    # only explains why an accepted value looks "no longer cited".
-    # Not counted: what the template sets itself (a loop's variables and `loop`, {% set %}) and
-    # what each page provides (PROSE_FUNCTIONS).
-    tree = prose_syntax_tree(explainer.prose)
-    # Each name the prose reads, with its lines: the prose keeps the source's line numbers (front
-    # matter blanked), so a node's line is the file's.
-    where: dict[str, set[int]] = {}
-    stored = set()
-    for n in tree.find_all(nodes.Name):
-        if n.ctx == "load":
-            where.setdefault(n.name, set()).add(n.lineno)
-        elif n.ctx == "store":
-            stored.add(n.name)
-    unknown = set(where) - stored - {"loop"} - set(run.values) - set(PROSE_FUNCTIONS) - set(REPORT_FUNCTIONS)
+    where, unknown = _names_read(explainer, run)
     drifts = []
     for name in sorted(set(accepted) | set(now)):
         if name not in now:

@@ -346,30 +346,6 @@ def _forked_run(request: dict, server_pid: int, inherited: list, run, *, report)
 
 # --- the build's side: starting the server, asking it for runs -------------------------------------
 
-PRELOAD = "preload.json"  # in the run cache: what the explainers imported, for the next build's early server
-
-
-def start_server_early(root: Path, cache_dir: Path) -> _ForkServer | None:
-    """A fork server started before the build reads its explainers, importing what they imported last time.
-
-    For builds that run every explainer (``check``, ``build --force``): its imports (about 3 s)
-    then overlap collecting, hashing and extracting instead of holding up the first run (issue
-    26). A run of an explainer that now imports more imports it itself. None where there is no
-    fork server (not Linux) or no record yet (a first build starts its server when it runs).
-    Start it in the thread that will run `execute` (its parent-death signal follows that thread).
-    """
-    if not _ForkServer.available():
-        return None
-    try:
-        record = json.loads((cache_dir / PRELOAD).read_text())
-    except (OSError, ValueError):
-        return None
-    # {"preload": what every explainer imported, "first": what the slowest one did}
-    if not (isinstance(record, dict) and isinstance(record.get("preload"), list)
-            and isinstance(record.get("first", []), list)):
-        return None  # unreadable, or a record of an older build: the build starts its server itself
-    return _ForkServer(root, record["preload"], first=record.get("first", []))
-
 
 class _ForkServer:
     """The build's fork server (``site_src.execution._forkserver.serve``): one process that has imported what

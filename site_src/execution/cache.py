@@ -35,6 +35,7 @@ import shutil
 import sys
 import threading
 import tokenize
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Literal
@@ -134,7 +135,7 @@ class CacheEntry(BaseModel):
     # figure saved, a library's submodules at the first call), by name: what its runs imported
     # beyond their fork server's, kept while the code is the same (a run of code unchanged cannot
     # tell whether it still needs what the server had imported for it). Not an input of the run:
-    # the next fork server imports them once for every run (`execute._preload`).
+    # the next fork server imports them once for every run (`servers.preload`).
     imported: list[str] = Field(default_factory=list)
 
     def run_id(self) -> str:
@@ -344,6 +345,48 @@ def lookup(entry_dir: Path, *, code_text: str, declared: list[str] | None, limit
         if found != digest:
             return None, f"cached {name} is {'missing' if found is None else 'not the one the run wrote'}"
     return entry, hit_reason(entry.untracked)
+
+
+def new_entry(code_text: str, data: dict, work: Path, *, stdout: str, stderr: str, warnings: list[str], root: Path,
+              declared: list[str] | None, limits: tuple[int, int], declared_before: dict[str, dict[str, str | None]],
+              wall: float, previous: Path) -> CacheEntry:
+    """The cache entry of a finished run: its key (the code, its declared inputs and limits:
+    `static_parts`; what it read, the packages it imported), what it produced (``data``, the
+    run's ``result.json``; its output and warnings) and the digests of its figures in ``work``.
+    ``previous`` is the run's cache folder, whose last entry's lazy imports are kept if the code
+    is the same (``CacheEntry.imported``)."""
+    parts = static_parts(code_text, declared, limits, tokens=True)
+    static_key = key_of_parts(parts)
+    return CacheEntry(
+        format=FORMAT,
+        static_key=static_key,
+        static_parts=parts,
+        deps={p: filestate.hash_file(root / p) for p in data["modules"] + data["data_files"]},
+        inputs=declared_before,
+        untracked=data["untracked"],
+        packages=imported_packages(data["top_level_modules"]),
+        artefacts=artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "narrow") if kind in f]),
+        stdout=stdout,
+        stderr=stderr,
+        values=data["values"],
+        unpassed=data.get("unpassed", {}),
+        figures=[f["svg"] for f in data["figures"]],
+        narrow={f["svg"]: f["narrow"] for f in data["figures"] if "narrow" in f},
+        cells=[CellRecord(line=c["line"], streams=[StreamText(name=n, text=t) for n, t in c["streams"]],
+                          warnings=[WarningRecord(**w) for w in c["warnings"]], figures=c["figures"])
+               for c in data.get("cells", [])],
+        duration_s=round(data["duration_s"], 3),
+        cpu_s=round(data["cpu_s"], 3),
+        wall_s=round(wall, 3),
+        figures_s=round(data.get("figures_s", 0.0), 3),
+        peak_memory_mb=round(float(data["peak_memory_mb"]), 1),
+        modules=data["modules"],
+        data_files=data["data_files"],
+        python=data["python"],
+        run_at=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        warnings=warnings,
+        imported=sorted({*data.get("imported", []), *recorded_imports(previous, static_key=static_key)}),
+    )
 
 
 def hit_reason(untracked: list[str]) -> str:

@@ -7,35 +7,28 @@ entry and its files on every use.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
-from glob import has_magic as globlib_has_magic
 import os
-import re
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from glob import has_magic as globlib_has_magic
 from pathlib import Path
 
-
 from site_src import filestate
-from site_src.execution import _limits, cache
-from site_src.execution._forkserver import PRELOAD, _Forked, _ForkServer, start_server_early
-from site_src.execution._limits import _TOKEN, _run_environment
-from site_src.sources.collect import DEFAULT_MEMORY
 from site_src.errors import ExecutionError
-from site_src.rendering.terminal import (OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bound_output, download_name,
-                                         format_size)
+from site_src.execution import cache, servers
+from site_src.execution._forkserver import _ForkServer
+from site_src.execution._process import (_INTERRUPTED, _RUNNING, _CodeSlot, _died, _kill, _Places, _read_output, _spawn,
+                                         _timed_out, format_bytes)
+from site_src.sources.collect import DEFAULT_MEMORY
 from site_src.sources.extract import CodeFile
+from site_src.terminal import OUTPUT_MAX_CHARS, OUTPUT_MAX_LINES, bound_output, download_name, format_size
 
 
 # What of a run's top-level names reaches the prose and the checks (the runner's `_plain`): said
@@ -216,13 +209,13 @@ def execute(
     # does not start last and leave the other workers idle at the end.
     todo.sort(key=lambda item: -cache.last_run_seconds(cache_dir / item[0].slug))
     for code in code_files if todo else ():  # parsed now, while the first run waits for the server's imports
-        _top_level_imports(code.text)
+        servers.top_level_imports(code.text)
     outcomes.update(_run_all(todo, run, root=root, jobs=jobs, fork=fork, cache_dir=cache_dir,
                              keep=[c for c in code_files] if keep_server else None, early=early_server))
     # With no run, every code is as its entry recorded it and so is what it imports (an explainer
     # removed leaves its modules in the record until a run: the next server imports one too many).
-    if todo or not (cache_dir / PRELOAD).exists():
-        _remember_preload(cache_dir, code_files)  # with what these runs imported, for the next early server
+    if todo or not (cache_dir / servers.PRELOAD).exists():
+        servers.remember_preload(cache_dir, code_files)  # with what these runs imported, for the next early server
     filestate.save_digests(cache_dir)
     in_order = [outcomes[c.slug] for c in code_files]
     return ([o for o in in_order if isinstance(o, RunResult)],
@@ -253,23 +246,14 @@ def _run_all(todo: list[tuple[CodeFile, str]],
     runs, `_CodeSlot`), on a pool of
     threads each waiting on its own process; on Ctrl-C, every process is killed before the
     interrupt goes on. With ``keep`` (every code file of the site), the server is the kept one
-    (`_kept_server`).
+    (`servers.kept_server`).
 
     A forked run gives its place back when its code has ended and goes on saving its figures in
     its own process: the next explainer's code starts meanwhile (issue 26). Twice ``jobs``
     threads let each of the ``jobs`` places have one run saving figures behind it."""
     _INTERRUPTED.clear()
-    if not (todo and fork and _ForkServer.available()):
-        server = None
-    elif keep is not None:
-        server = _kept_server(root, keep, cache_dir)
-    elif early is not None and early.proc.poll() is None:
-        server = early  # started while the build collected, hashed and extracted
-    else:
-        # Started here, in the thread that lives for the whole build: the server dies with it.
-        server = _ForkServer(root, _preload([c for c, _ in todo], cache_dir), first=_preload([todo[0][0]], cache_dir))
-    if early is not None and early is not server:
-        early.close()
+    server = servers.server_for_runs([c for c, _ in todo], root=root, fork=fork, cache_dir=cache_dir, keep=keep,
+                                     early=early)
     if todo:  # each run's packages are looked up in it when the run ends (`_entry`)
         threading.Thread(target=cache.read_package_index, name="fairsite-package-index", daemon=True).start()
     jobs = max(1, jobs)
@@ -290,69 +274,10 @@ def _run_all(todo: list[tuple[CodeFile, str]],
         pool.shutdown(wait=True)
         raise
     finally:
-        if server is not None and server is not _KEPT.get("server"):
+        if server is not None and not servers.is_kept(server):
             server.close()
     pool.shutdown()
     return outcomes
-
-
-def _remember_preload(cache_dir: Path, code_files: list[CodeFile]) -> None:
-    """Record what every explainer imports (`_preload`), and what the one the next build runs
-    first does (the slowest, as `execute` orders them), for `start_server_early`, if it changed."""
-    first = min(code_files, key=lambda c: -cache.last_run_seconds(cache_dir / c.slug), default=None)
-    text = json.dumps({"preload": _preload(code_files, cache_dir),
-                       "first": _preload([first], cache_dir) if first is not None else []})
-    path = cache_dir / PRELOAD
-    try:
-        if path.read_text() == text:
-            return
-    except OSError:
-        pass
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-# fairsite serve's fork server, kept between rebuilds: {"server", "fingerprint", "root"}.
-_KEPT: dict = {}
-
-
-def kept_server_fingerprint(root: Path) -> str:
-    """What a kept fork server's imports depend on: the project's Python files (the library the
-    explainers import, the runner) by size and time, and where and which packages are installed.
-    A change to any of them starts a new server, so no run executes code older than the tree's."""
-    parts = [sys.executable, json.dumps(filestate._environment(), sort_keys=True)]
-    for package in ("faircode", "site_src"):
-        for path in sorted((root / package).rglob("*.py")):
-            st = path.stat()
-            parts.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
-    return filestate.digest_parts(parts)
-
-
-def _kept_server(root: Path, code_files: list[CodeFile], cache_dir: Path) -> _ForkServer:
-    """The kept server if it is alive and its fingerprint holds, else a new one (kept in its place).
-
-    It preloads what every explainer imports, not only the ones this build runs: the next
-    rebuild may run another. A server that died (the thread that started it ended, taking its
-    parent-death signal with it) is replaced."""
-    fingerprint = kept_server_fingerprint(root)
-    server = _KEPT.get("server")
-    if server is not None and (_KEPT["fingerprint"] != fingerprint or _KEPT["root"] != root
-                               or server.proc.poll() is not None):
-        close_kept_server()
-        server = None
-    if server is None:
-        server = _ForkServer(root, _preload(code_files, cache_dir))
-        _KEPT.update(server=server, fingerprint=fingerprint, root=root)
-    return server
-
-
-def close_kept_server() -> None:
-    """End the fork server `execute` kept (``keep_server=True``), if any."""
-    server = _KEPT.pop("server", None)
-    _KEPT.clear()
-    if server is not None:
-        server.close()
 
 
 def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: int, reason: str,
@@ -415,51 +340,6 @@ def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout:
     path = work / "spec.json"
     path.write_text(json.dumps(spec))
     return path
-
-
-def _spawn(code: CodeFile, spec: Path, *, root: Path, source: str, timeout: int,
-           server: _ForkServer | None, slot: _CodeSlot) -> tuple[int, list[str]]:
-    """Start the run's process (forked by ``server``, or a fresh interpreter), wait for it to end
-    and kill whatever it left running; its return code and the command lines of those killed.
-    ``slot`` is given back once its code has ended (a forked run says so; a fresh interpreter's
-    code ends with it). Past its timeout it is killed and a timeout error raised."""
-    work = spec.parent
-    token = work.name  # unique to this run: marks every process it starts (see _kill_leftovers)
-    # Output goes to files, not pipes: the run ends when its process ends, even if a child it
-    # left behind still holds the other end of a pipe.
-    if server is not None:
-        proc = server.start(spec, stdout=work / "stdout.bin", stderr=work / "stderr.bin",
-                            cwd=root, env={_TOKEN: token})
-    else:
-        with open(work / "stdout.bin", "wb") as out, open(work / "stderr.bin", "wb") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "site_src.execution._runner", str(spec)],
-                cwd=root, env={**_run_environment(), _TOKEN: token}, stdin=subprocess.DEVNULL, stdout=out,
-                stderr=err, start_new_session=True,  # its own process group, so its children die with it
-            )
-    _RUNNING.add(proc)
-    if _INTERRUPTED.is_set():
-        _kill(proc)
-    deadline = time.monotonic() + timeout + _GRACE_S
-    try:
-        if isinstance(proc, _Forked):
-            proc.wait_code_done(timeout=deadline - time.monotonic())
-            slot.give_back()  # the next run's code may start while this process saves its figures
-        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        proc.wait()
-        _kill_leftovers(proc.pid, token)
-        stderr, _ = _read_output(work / "stderr.bin")
-        raise _timed_out(code, source, timeout, stderr) from None
-    except BaseException:
-        # Ctrl-C: take the child down with us (the caller removes what it half-wrote).
-        _kill(proc)
-        _kill_leftovers(proc.pid, token)
-        raise
-    finally:
-        _RUNNING.discard(proc)
-    return proc.returncode, _kill_leftovers(proc.pid, token)
 
 
 @dataclass(frozen=True)
@@ -559,254 +439,12 @@ def _written_outside(result: dict, *, source: str) -> list[str]:
 def _entry(code: CodeFile, work: Path, reported: _Reported, *, root: Path, declared: list[str] | None,
            limits: tuple[int, int], declared_before: dict[str, dict[str, str | None]], wall: float,
            previous: Path) -> cache.CacheEntry:
-    """The cache entry of a finished run: its key (the code, what it read, the packages it
-    imported), what it produced and the digests of its figures; the run's own files removed.
-    ``previous`` is the run's cache folder, whose last entry's lazy imports are kept if the code
-    is the same (``CacheEntry.imported``)."""
+    """The cache entry of a finished run (`cache.new_entry`), the run's own files removed from ``work``."""
     for name in ("spec.json", "result.json", "stdout.bin", "stderr.bin", "main.py"):
         (work / name).unlink(missing_ok=True)  # main.py: only when the file on disk was stale
-    data = reported.result
-    parts = cache.static_parts(code.text, declared, limits, tokens=True)
-    static_key = cache.key_of_parts(parts)
-    return cache.CacheEntry(
-        format=cache.FORMAT,
-        static_key=static_key,
-        static_parts=parts,
-        deps={p: filestate.hash_file(root / p) for p in data["modules"] + data["data_files"]},
-        inputs=declared_before,
-        untracked=data["untracked"],
-        packages=cache.imported_packages(data["top_level_modules"]),
-        artefacts=cache.artefact_digests(work, [f[kind] for f in data["figures"] for kind in ("svg", "narrow")
-                                                if kind in f]),
-        stdout=reported.stdout,
-        stderr=reported.stderr,
-        values=data["values"],
-        unpassed=data.get("unpassed", {}),
-        figures=[f["svg"] for f in data["figures"]],
-        narrow={f["svg"]: f["narrow"] for f in data["figures"] if "narrow" in f},
-        cells=[cache.CellRecord(line=c["line"], streams=[cache.StreamText(name=n, text=t) for n, t in c["streams"]],
-                                warnings=[cache.WarningRecord(**w) for w in c["warnings"]], figures=c["figures"])
-               for c in data.get("cells", [])],
-        duration_s=round(data["duration_s"], 3),
-        cpu_s=round(data["cpu_s"], 3),
-        wall_s=round(wall, 3),
-        figures_s=round(data.get("figures_s", 0.0), 3),
-        peak_memory_mb=round(float(data["peak_memory_mb"]), 1),
-        modules=data["modules"],
-        data_files=data["data_files"],
-        python=data["python"],
-        run_at=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        warnings=reported.warnings,
-        imported=sorted({*data.get("imported", []), *cache.recorded_imports(previous, static_key=static_key)}),
-    )
-
-
-_GRACE_S = 10  # the run stops itself at its timeout; the build kills it this much later
-
-
-def _preload(code_files: list[CodeFile], cache_dir: Path | None = None) -> list[list]:
-    """What the fork server imports once, ``[module, [names imported from it]]``: what the
-    explainers import at their top level (the names too: a package may import them lazily), then,
-    with ``cache_dir``, what their last runs imported beyond that (``CacheEntry.imported``: a
-    plotting backend at the first figure saved, a library's submodules at the first call)."""
-    found: dict[str, dict[str, None]] = {}
-    for code in code_files:
-        for module, names in _top_level_imports(code.text):
-            found.setdefault(module, {}).update(dict.fromkeys(names))
-    if cache_dir is not None:
-        for module in sorted({m for code in code_files for m in cache.recorded_imports(cache_dir / code.slug)}):
-            found.setdefault(module, {})
-    return [[module, list(names)] for module, names in found.items()]
-
-
-@functools.lru_cache(maxsize=256)
-def _top_level_imports(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The modules a code's top level imports, each with the names imported from it; none for
-    code that does not parse (its run reports it). Kept by text: parsing the site's 14 code files
-    takes 50-80 ms, and `execute` asks before the runs (while the first waits for the server's
-    imports) and again after them, when the build waits on it (issue 26)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return ()
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            found += [(alias.name, ()) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.module, tuple(a.name for a in node.names if a.name != "*")))
-    return tuple(found)
-
-
-class _Places:
-    """The ``jobs`` places for explainers' code, given in the order of the runs (``order``: the
-    slowest last time first): a run takes one only after every run before it has taken its place
-    or ended without one (`passed`). With a bare semaphore, the pool's threads raced for the
-    first places, so a build did not start its slowest explainers first when the machine was busy."""
-
-    def __init__(self, jobs: int, order: list[str]):
-        self._free, self._order, self._next = jobs, order, 0
-        self._over: set[str] = set()
-        self._cond = threading.Condition()
-
-    def _advance(self) -> None:
-        while self._next < len(self._order) and self._order[self._next] in self._over:
-            self._next += 1
-
-    def acquire(self, slug: str) -> None:
-        with self._cond:
-            self._cond.wait_for(lambda: self._free > 0 and (
-                self._next >= len(self._order) or self._order[self._next] == slug or slug not in self._order))
-            self._free -= 1
-            self._over.add(slug)
-            self._advance()
-            self._cond.notify_all()
-
-    def release(self) -> None:
-        with self._cond:
-            self._free += 1
-            self._cond.notify_all()
-
-    def passed(self, slug: str) -> None:
-        """``slug``'s turn is over (its place taken, or the run ended without one)."""
-        with self._cond:
-            self._over.add(slug)
-            self._advance()
-            self._cond.notify_all()
-
-
-class _CodeSlot:
-    """A run's place among the ``jobs`` explainers whose code may run at once (``places``;
-    None: no bound): `take` before the run starts, `give_back` when its code has ended,
-    once, however the run ends."""
-
-    def __init__(self, places: _Places | None, slug: str = ""):
-        self._places, self._slug, self._held = places, slug, False
-
-    def take(self) -> None:
-        if self._places is not None and not self._held:
-            self._places.acquire(self._slug)
-            self._held = True
-
-    def give_back(self) -> None:
-        if self._held:
-            self._held = False
-            self._places.release()
-
-
-def _read_output(path: Path) -> tuple[str, bool]:
-    """The run's output as text, and whether it held bytes that are not UTF-8 (replaced)."""
-    data = path.read_bytes() if path.exists() else b""
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), True
-
-
-def _kill_leftovers(pgid: int, token: str) -> list[str]:
-    """Kill what the run left behind once its own process has ended: its process group, and any
-    process carrying its token in the environment (one that started a session of its own). The
-    command lines of those killed. Linux (/proc); elsewhere only the process group is killed."""
-    if not os.path.isdir("/proc"):
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except OSError:
-            pass
-        return []
-    marker = f"{_TOKEN}={token}".encode()
-    killed: list[str] = []
-    for _ in range(3):  # again, in case one forked while it was being killed
-        table = _limits.processes()
-        pids = [pid for pid, (_, group, _) in table.items()
-                if pid != os.getpid() and (group == pgid or marker in _environ(pid))]
-        if not pids:
-            break
-        killed += _limits.kill(pids, table)
-    return killed
-
-
-def _environ(pid: int) -> list[bytes]:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
-
-
-def format_bytes(n: int) -> str:
-    """``4294967296`` -> ``"4 GiB"``: the memory limit as the front matter would write it."""
-    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2)):
-        if n >= size:
-            return f"{n / size:g} {unit}"
-    return f"{n} bytes"
-
-
-# How running out of the address-space limit shows when no MemoryError is raised: a thread that
-# cannot get its stack (Python's "can't start new thread", the runner's own watchdog), OpenBLAS'
-# buffers, C++ and C allocators.
-_OUT_OF_MEMORY = re.compile(r"MemoryError|std::bad_alloc|Cannot allocate memory|out of memory|"
-                            r"can't start new thread|unable to start \w+ thread|Memory allocation still failed")
-
-
-def _died(code: CodeFile, source: str, returncode: int, work: Path, stdout: str, stderr: str,
-          memory: int) -> ExecutionError:
-    """The run ended without reporting: ``os._exit``, a crash, a kill. Say where and what it printed."""
-    line, how = None, f"exit code {returncode}" if returncode >= 0 else f"killed by {_signal_name(-returncode)}"
-    exit_file = work / "exit.json"
-    if exit_file.exists():
-        line = json.loads(exit_file.read_text())["source_line"]
-        how = f"os._exit({returncode})" + (" on this line" if line else "")
-    else:
-        for m in re.finditer(r'File "([^"]+)", line (\d+)', stderr):  # faulthandler's crash dump
-            if Path(m.group(1)).resolve() == Path(code.path).resolve():
-                line = code.source_line(int(m.group(2)))
-                break
-    if re.search(_OUT_OF_MEMORY, stderr):
-        return ExecutionError(f"exceeded its memory limit of {format_bytes(memory)} ({how}); raise `memory:` in "
-                              f"the front matter if it needs more (the limit counts address space: libraries and "
-                              f"thread stacks too, more than the peak memory the runs table shows)"
-                              f"\n{stderr.strip()[-2000:]}", explainer=source, line=line)
-    parts = [f"the run ended ({how}) before reporting its values"]
-    if stdout.strip():
-        parts.append(f"--- what it printed ---\n{stdout.strip()[-2000:]}")
-    if stderr.strip():
-        parts.append(f"--- stderr ---\n{stderr.strip()[-2000:]}")
-    return ExecutionError("\n".join(parts), explainer=source, line=line)
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-def _timed_out(code: CodeFile, source: str, timeout: int, stderr: str) -> ExecutionError:
-    """A timeout error naming the explainer line the run was on (from faulthandler's dump)."""
-    line = None
-    for m in re.finditer(r'File "([^"]+)", line (\d+)', stderr):
-        if Path(m.group(1)).resolve() == Path(code.path).resolve():
-            line = code.source_line(int(m.group(2)))
-            break  # faulthandler lists the innermost frame first
-    where = " on this line" if line else ""
-    return ExecutionError(f"timed out after {timeout} s{where} and was stopped "
-                          "(raise `timeout:` in the front matter if it needs longer)", explainer=source, line=line)
-
-
-_RUNNING: set[subprocess.Popen] = set()  # children of this build, killed on interrupt
-_INTERRUPTED = threading.Event()
-
-
-def _kill(proc: subprocess.Popen | _Forked) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the run's own children too
-    except ProcessLookupError:
-        # A run forked an instant ago may not lead its own group yet (it calls setsid first
-        # thing, before it can start anything): the process itself is all there is to kill.
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    return cache.new_entry(code.text, reported.result, work, stdout=reported.stdout, stderr=reported.stderr,
+                           warnings=reported.warnings, root=root, declared=declared, limits=limits,
+                           declared_before=declared_before, wall=wall, previous=previous)
 
 
 def _result(slug: str, out_dir: Path, entry: cache.CacheEntry, *, cached: bool, reason: str,

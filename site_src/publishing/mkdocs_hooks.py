@@ -28,7 +28,7 @@ from mkdocs.structure.nav import Section
 
 from site_src.checking.words import WORDS_PER_MINUTE, WordCount, count_words, reading_time
 from site_src.errors import ConfigError
-from site_src.publishing import provenance
+from site_src import provenance
 from site_src.rendering.glossary import TERMS, definition_text
 from site_src.sources.collect import split_front_matter
 

@@ -27,7 +27,7 @@ from site_src.errors import SiteError
 from site_src.filestate import digest_parts, hash_file
 from site_src.publishing import incremental, linkcheck, preconvert
 from site_src.publishing.mkdocs_hooks import BYTECODE_DIR, PAGES, PREVIOUS_PAGES
-from site_src.publishing.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
+from site_src.provenance import MANIFEST, MANIFEST_FORMAT, BuildFacts
 
 STAGE = ".fairsite-stage"
 LOCK = ".fairsite.lock"
@@ -292,7 +292,7 @@ def write_manifest(site_dir: Path, facts: BuildFacts, *, runs: dict[str, str]) -
     site_dir : Path
         The built site (MkDocs has finished writing it).
     facts : BuildFacts
-        Where the build came from (``site_src.publishing.provenance``).
+        Where the build came from (``site_src.provenance``).
     runs : dict
         ``{slug: run_id}``: each explainer's run, named by the digest of all its inputs.
 

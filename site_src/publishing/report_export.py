@@ -28,7 +28,7 @@ import jinja2
 from markupsafe import Markup
 
 from site_src.errors import ConfigError, SiteError
-from site_src.publishing.provenance import source_config
+from site_src.provenance import source_config
 from site_src.rendering.environment import TEMPLATES
 from site_src.sources.reports import MANIFEST, PAGE, REPORTS
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from site_src.rendering.filters import FILTERS
+from site_src.filters import FILTERS
 from site_src.sources.collect import Explainer
 
 TEMPLATES = Path(__file__).parent.parent / "templates"
@@ -44,7 +44,7 @@ def make_environment(explainers: list[Explainer], *, reports: list[Explainer] = 
         Loads explainer prose first, then ``site_src/templates/``. Autoescaping is on for
         explainer prose and ``*.html.j2`` templates and off for ``*.md.j2`` templates (trusted
         Markdown assembled from escaped parts) and string templates; undefined names raise
-        ``jinja2.UndefinedError``. The number filters of ``site_src.rendering.filters`` are
+        ``jinja2.UndefinedError``. The number filters of ``site_src.filters`` are
         installed, with ``text`` (:func:`markdown_text`) for front-matter text, ``yaml``
         (:func:`yaml_scalar`) for a value written into a page's own front matter, and the global
         ``tag_anchor`` (a tag's anchor on the tag index).

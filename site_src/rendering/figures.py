@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from site_src.rendering.filters import gap as gap_pp
+from site_src.filters import gap as gap_pp
 from site_src.rendering.results import is_missing, is_true, label, require_columns
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ the page cache that copies an unchanged page instead of rendering it again.
 A page folder holds ``index.md`` (the page), the figures it places, ``<slug>.py`` (the generated
 code, for download) and ``<slug>.ipynb`` (the page as a notebook). The prose places figures with
 ``figure(N, alt=...)`` and code cells with ``cell(N)``, cites the benchmark with ``result(...)``
-and formats the run's values with the filters of ``site_src.rendering.filters``.
+and formats the run's values with the filters of ``site_src.filters``.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from site_src.execution.cache import ENTRY, site_code_digest
 from site_src.execution.execute import RunResult, missing_name
 from site_src.filestate import digest_parts, hash_file
 from site_src.sources.collect import READING_ORDER
-from site_src.publishing.provenance import BuildFacts, run_facts
+from site_src.provenance import BuildFacts, run_facts
 from site_src.rendering.glossary import terms_used
 from site_src.rendering.references import BIBLIOGRAPHY, PageCitations
 from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
 from site_src.rendering.results import ResultsTable
-from site_src.rendering.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
+from site_src.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
                                          terminal_html)
 from site_src.sources.collect import CODE_PLACEHOLDER, Explainer
 from site_src.sources.extract import generated_text, header

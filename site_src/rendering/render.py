@@ -17,7 +17,7 @@ import jinja2
 
 from site_src.errors import ConfigError, SiteError
 from site_src.execution.execute import RunResult
-from site_src.publishing.provenance import BuildFacts, source_config
+from site_src.provenance import BuildFacts, source_config
 from site_src.rendering.calculator import (CALCULATOR_PAGE, check_gap, check_groups, check_p_values, power_explorer,
                                            threshold_explorer)
 from site_src.rendering.environment import TEMPLATES, make_environment
@@ -77,7 +77,7 @@ def render(
         The repository root: ``mkdocs.yml`` (where the code lives), ``audits/`` (the glossary's
         conventions, the results page's data files) and ``.cache/`` (pages, results page, Jinja).
     facts : BuildFacts
-        The build's commit and date (``site_src.publishing.provenance``), which every page prints.
+        The build's commit and date (``site_src.provenance``), which every page prints.
     banners : dict, optional
         ``{slug: NumbersProblem}``: the banner ``serve`` shows at the top of a page whose cited
         numbers drifted from the accepted ones.

@@ -22,7 +22,7 @@ from markupsafe import Markup
 from site_src.checking.snapshot import snapshot_path
 from site_src.errors import CheckError
 from site_src.execution.execute import RunResult
-from site_src.publishing.provenance import BuildFacts, run_facts
+from site_src.provenance import BuildFacts, run_facts
 from site_src.rendering.pages import cached_page, page_key, render_prose
 from site_src.rendering.references import PageCitations
 from site_src.sources.collect import CODE_PLACEHOLDER

@@ -35,10 +35,11 @@ from markupsafe import Markup
 
 from faircode.formatting import format_p_value  # NumPy-free
 from site_src.filestate import digest_parts, hash_file
-from site_src.publishing.provenance import results_facts
+from site_src.provenance import results_facts
 from site_src.rendering.environment import TEMPLATES, make_environment
-from site_src.rendering.filters import gap as gap_pp
-from site_src.rendering.filters import pvalue
+from site_src import filters
+from site_src.filters import gap as gap_pp
+from site_src.filters import pvalue
 from site_src.rendering.results import ResultsTable, is_missing, is_true, label, read_checked, require_columns
 from site_src.rendering.results_verdicts import verdict_cell, verdict_options
 
@@ -151,8 +152,8 @@ def _cached_page(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> 
         *(p.read_bytes() for p in sorted(TEMPLATES.glob("results*.j2"))),
         # The code that writes the page's text: this module, its figures, cells, filters and p-values.
         *(Path(__file__).with_name(m).read_bytes()
-          for m in ("results_page.py", "results_verdicts.py", "figures.py", "results.py", "filters.py",
-                    "environment.py")),
+          for m in ("results_page.py", "results_verdicts.py", "figures.py", "results.py", "environment.py")),
+        Path(filters.__file__).read_bytes(),
         # The p-values' and the verdicts' words (faircode.formatting, faircode/significance/_verdict.py),
         # found beside formatting.py so that computing the key imports no NumPy.
         *(p.read_bytes() for p in (Path(format_p_value.__code__.co_filename),
