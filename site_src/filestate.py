@@ -165,6 +165,14 @@ def _identity(root: Path) -> list | None:
     return [os.fspath(root), st.st_dev, st.st_ino]
 
 
+def shown_path(path: Path, root: Path) -> str:
+    """``path`` as a message names it: relative to ``root`` (resolved) when inside it, else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 def _key(path: Path, root: Path) -> str:
     """How the record names ``path``: relative to ``root`` when inside it (POSIX form), else absolute."""
     try:

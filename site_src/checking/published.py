@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from decimal import Decimal, ROUND_HALF_EVEN
 from pathlib import Path
 
+from site_src import filestate
 from site_src.errors import CheckError, ConfigError, SiteError
 
 __all__ = ["Condition", "FileRead", "PublishedFact", "load_facts", "verify"]
@@ -224,7 +225,7 @@ def verify(root: Path, *, datasheets: list[Path] | None = None, use_cache: bool 
     problems: list[SiteError] = []
     frames: dict[tuple[str, str], object] = {}
     for path in datasheets:
-        shown = _shown(path, root)
+        shown = filestate.shown_path(path, root)
         try:
             facts = load_facts(path, shown=shown)
         except ConfigError as err:
@@ -248,13 +249,6 @@ def verify(root: Path, *, datasheets: list[Path] | None = None, use_cache: bool 
 
 
 # --- helpers ---------------------------------------------------------------------------------------
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(root))
-    except ValueError:
-        return str(path)
 
 
 def _conditions(raw, where: str, problems: list[str]) -> tuple[Condition, ...]:

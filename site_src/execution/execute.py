@@ -233,7 +233,7 @@ def _lookup(code: CodeFile, *, root: Path, cache_dir: Path, declared: list[str] 
     if entry is None:
         return None, reason
     return _result(code.slug, cache_dir / code.slug, entry, cached=True, reason=reason, expected=expected,
-                   source=_rel(code.source, root), output_shown=code.output_shown), reason
+                   source=filestate.shown_path(code.source, root), output_shown=code.output_shown), reason
 
 
 def _run_all(todo: list[tuple[CodeFile, str]],
@@ -289,7 +289,7 @@ def _run(code: CodeFile, *, root: Path, cache_dir: Path, timeout: int, memory: i
     interrupted) raises and leaves nothing in the cache folder. ``slot``: its place among the
     runs whose code may run at once, taken before it starts, given back when its code ends.
     ``protected``: the repository's files (`filestate.repository_files`), which the run may not change."""
-    source = _rel(code.source, root)
+    source = filestate.shown_path(code.source, root)
     slot = slot or _CodeSlot(None)
     work = Path(tempfile.mkdtemp(prefix=f"{code.slug}-", dir=cache_dir))
     try:
@@ -327,7 +327,7 @@ def _write_spec(code: CodeFile, work: Path, *, root: Path, source: str, timeout:
         "root": str(root),
         "code_path": str(Path(code.path).resolve()),
         "code_text": code.text,  # explainers/code/ is written only once the build succeeds
-        "code_rel": _rel(code.path, root),
+        "code_rel": filestate.shown_path(code.path, root),
         "out_dir": str(work),
         "source": source,
         "header_lines": code.header_lines,
@@ -487,9 +487,3 @@ def _what_it_warned(entry: cache.CacheEntry, expected: list[str], slug: str, out
                          f"{download_name(slug, k, len(entry.cells))}, beside the notebook")
     return lines
 
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(root))
-    except ValueError:
-        return str(path)
