@@ -2,8 +2,9 @@
 interactive figures that use the same script.
 
 The page itself is ``templates/check-a-gap.md.j2`` (a reader's page, rendered by
-``render._reader_pages``); its numbers come from ``templates/assets/faircalc.js`` in the
-reader's browser. :func:`check_gap` is the template function explainer prose calls to link a
+``render._reader_pages``); its numbers come from ``templates/assets/faircalc.js`` and the
+modules it carries (one per method: faircalc-exact.js, faircalc-power.js, ...) in the reader's
+browser. :func:`check_gap` is the template function explainer prose calls to link a
 worked example to the calculator with its counts filled in: the page reads them from the URL.
 :func:`power_explorer` and :func:`threshold_explorer` place an interactive figure
 (``templates/assets/faircalc-figures.js``) with data from the explainer's run.

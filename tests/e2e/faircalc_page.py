@@ -12,7 +12,12 @@ from conftest import REPO, Guard
 
 ASSETS = REPO / "site_src" / "templates" / "assets"
 # FairCalc and the modules it carries, in the order the site loads them (assets/pages.js).
-SCRIPTS = ("faircalc.js", "faircalc-text.js", "faircalc-equivalence.js")
+SCRIPTS = ("faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js", "faircalc-groups.js",
+           "faircalc-text.js", "faircalc-equivalence.js")
+# The interactive figures, as the site loads them: FairCalc's exact power (faircalc-power.js and
+# what it needs), how numbers are written, the figures.
+FIGURE_SCRIPTS = ("faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js",
+                  "faircalc-text.js", "faircalc-figures.js")
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""FairCalc (site_src/templates/assets/faircalc.js) against faircode, in Chromium.
+"""FairCalc (site_src/templates/assets/faircalc.js and its modules) against faircode, in Chromium.
 
 Every expected value comes from the Python library (``faircode.significance``,
 ``faircode.group_tests``) or, where the library's double cannot hold the answer (a p-value below
@@ -31,7 +31,7 @@ from faircode.significance import (SMALL_SAMPLE_THRESHOLD, adjust_p_values, pair
                                    wilson_interval)
 
 from conftest import REPO, Guard
-from faircalc_page import blank_page, call, ok, rel
+from faircalc_page import FIGURE_SCRIPTS, blank_page, call, ok, rel
 
 TOL = 1e-9
 SMALLEST_NORMAL = 2.2250738585072014e-308
@@ -536,11 +536,11 @@ def test_calculator_page_screenshots_and_no_overflow_on_a_phone(browser, base_ur
 
 @pytest.fixture
 def figure_page(browser):
-    """``figure_page(html)``: a blank page holding ``html`` with faircalc.js, faircalc-text.js and
-    the figures script."""
+    """``figure_page(html)``: a blank page holding ``html`` with the figures script and what it
+    needs (FIGURE_SCRIPTS)."""
     with contextlib.ExitStack() as stack:
         def _open(html: str, *, width: int = 900):
-            return stack.enter_context(blank_page(browser, ("faircalc.js", "faircalc-text.js", "faircalc-figures.js"), html,
+            return stack.enter_context(blank_page(browser, FIGURE_SCRIPTS, html,
                                                   viewport={"width": width, "height": 900}))
         yield _open
 

@@ -255,10 +255,13 @@ def test_a_page_loads_only_the_scripts_it_uses_and_the_search_index_when_search_
         loads[path] = {p.rsplit("/", 1)[1] for p in _requested(page) if "/assets/" in p and p.endswith(".js")
                        and "/javascripts/" not in p} | {"search_index.json" for p in _requested(page) if "search_index" in p}
     assert loads["explainers/permutation-test-fairness-gaps/"] == {"pages.js", "terms.js"}
-    # The calculator's modules (issue 45): the numbers' writer and the equivalence tests.
-    assert loads[CALC] == {"pages.js", "faircalc.js", "faircalc-text.js", "faircalc-equivalence.js", "faircalc-ui.js"}
-    assert loads[POWER_PAGE] == {"pages.js", "faircalc.js", "faircalc-text.js", "faircalc-figures.js", "terms.js"}
-    assert {"faircalc.js", "faircalc-text.js", "faircalc-figures.js"} <= loads["explainers/group-thresholds-mitigation/"]
+    # FairCalc's methods, a module each (issue 48); the calculator's modules (issue 45): the
+    # numbers' writer and the equivalence tests; a figure page needs only the exact power's.
+    methods = {"faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js"}
+    assert loads[CALC] == {"pages.js", *methods, "faircalc-groups.js", "faircalc-text.js", "faircalc-equivalence.js",
+                           "faircalc-ui.js"}
+    assert loads[POWER_PAGE] == {"pages.js", *methods, "faircalc-text.js", "faircalc-figures.js", "terms.js"}
+    assert {*methods, "faircalc-text.js", "faircalc-figures.js"} <= loads["explainers/group-thresholds-mitigation/"]
     assert {"pages.js", "results.js"} <= loads["results/"] and not {n for n in loads["results/"] if n.startswith("faircalc")}
     # The search index comes when the reader turns to search, and search works.
     page.locator("input.md-search__input").focus()

@@ -17,12 +17,13 @@
 // counts are of the favourable outcome (the rate the four-fifths rule divides).
 //
 // Carried into FairCalc.background's workers (FairCalc.background("FairCalcEquivalence.verdict",
-// [...])): an exact interval is about a hundred exact tests. Needs faircalc.js and
-// faircalc-text.js first (the sentences' numbers are written by FairCalcText).
-window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) {
+// [...])): an exact interval is about a hundred exact tests. Needs faircalc.js, the methods'
+// modules (faircalc-core.js, faircalc-exact.js, faircalc-power.js) and faircalc-text.js first (the
+// sentences' numbers are written by FairCalcText).
+window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root, plumbing) {
   "use strict";
 
-  var FC = root.FairCalc, T = root.FairCalcText;
+  var FC = root.FairCalc, T = root.FairCalcText, fail = plumbing.fail, choice = root.FairCalcCore.choice;
   var EXACT_MAX_TABLES = 40401; // faircode.significance.EXACT_MAX_TABLES
   var GRID_MIN = 65, REFINE_POINTS = 33, REFINE_LEVELS = 4, BISECTION_STEPS = 42, TIE_RTOL = 1e-10;
   var VERDICTS = {
@@ -30,8 +31,6 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
     no_practical_gap_shown: "no gap of practical size shown",
     inconclusive: "inconclusive",
   };
-
-  function fail(Kind, message) { throw new Kind("FairCalc: " + message); }
 
   // ------------------------------------------------------------------ validation (as _as_margin)
 
@@ -66,11 +65,6 @@ window.FairCalc.carry("FairCalcEquivalence", function faircalcEquivalence(root) 
     if (!Number.isInteger(n)) fail(TypeError, "`n_" + name + "` must be a whole number; got " + String(n));
     if (n < 1) fail(RangeError, "`n_" + name + "` must be at least 1 (a group with rows); got " + n);
     if (k < 0 || k > n) fail(RangeError, "`count_" + name + "` must lie between 0 and n_" + name + " = " + n + "; got " + k);
-  }
-
-  function choice(value, name, choices) {
-    if (choices.indexOf(value) < 0) fail(RangeError, "`" + name + "` must be one of " + choices.map(function (c) { return JSON.stringify(c); }).join(", ") + "; got " + JSON.stringify(value));
-    return value;
   }
 
   // ------------------------------------------------------------------ the score statistic
