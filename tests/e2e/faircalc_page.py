@@ -14,9 +14,9 @@ ASSETS = REPO / "site_src" / "templates" / "assets"
 # FairCalc and the modules it carries, in the order the site loads them (assets/pages.js).
 SCRIPTS = ("faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js", "faircalc-groups.js",
            "faircalc-text.js", "faircalc-equivalence.js")
-# The interactive figures, as the site loads them: FairCalc's exact power (faircalc-power.js and
-# what it needs), how numbers are written, the figures.
-FIGURE_SCRIPTS = ("faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js",
+# The interactive figures, as the site loads them: what the page scripts share, FairCalc's exact
+# power (faircalc-power.js and what it needs), how numbers are written, the figures.
+FIGURE_SCRIPTS = ("helpers.js", "faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js",
                   "faircalc-text.js", "faircalc-figures.js")
 
 

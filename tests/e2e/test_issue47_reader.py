@@ -258,11 +258,11 @@ def test_a_page_loads_only_the_scripts_it_uses_and_the_search_index_when_search_
     # FairCalc's methods, a module each (issue 48); the calculator's modules (issue 45): the
     # numbers' writer and the equivalence tests; a figure page needs only the exact power's.
     methods = {"faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js"}
-    assert loads[CALC] == {"pages.js", *methods, "faircalc-groups.js", "faircalc-text.js", "faircalc-equivalence.js",
+    assert loads[CALC] == {"pages.js", "helpers.js", *methods, "faircalc-groups.js", "faircalc-text.js", "faircalc-equivalence.js",
                            "faircalc-ui.js"}
-    assert loads[POWER_PAGE] == {"pages.js", *methods, "faircalc-text.js", "faircalc-figures.js", "terms.js"}
+    assert loads[POWER_PAGE] == {"pages.js", "helpers.js", *methods, "faircalc-text.js", "faircalc-figures.js", "terms.js"}
     assert {*methods, "faircalc-text.js", "faircalc-figures.js"} <= loads["explainers/group-thresholds-mitigation/"]
-    assert {"pages.js", "results.js"} <= loads["results/"] and not {n for n in loads["results/"] if n.startswith("faircalc")}
+    assert {"pages.js", "helpers.js", "results.js"} <= loads["results/"] and not {n for n in loads["results/"] if n.startswith("faircalc")}
     # The search index comes when the reader turns to search, and search works.
     page.locator("input.md-search__input").focus()
     page.keyboard.type("permutation")

@@ -7,8 +7,9 @@
 // minute. A field that does not hold what it asks for is marked (aria-invalid) and named in the
 // message, in the reader's words.
 // Started by assets/pages.js on the page as loaded and after each of Material's instant
-// navigations; the calculator is set up once (a property of its element, not an attribute, so
-// that a copy of the page saved by the browser sets up again).
+// navigations; the calculator is set up once (fcHelpers.once: a copy of the page saved by the
+// browser sets up again). Needs helpers.js, FairCalc and the modules it carries (faircalc.js to
+// faircalc-equivalence.js) first, the order assets/pages.js loads them in.
 (function () {
   "use strict";
 
@@ -18,13 +19,7 @@
   var ALPHA = 0.05;
   // The favourable-outcome ratio's bands: the four-fifths band read both ways, or the rule's line.
   var BANDS = { both: [0.8, 1.25], floor: [0.8, Infinity] };
-
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  var el = window.fcHelpers.el, thousands = window.fcHelpers.thousands;
 
   function row(dl, term, value, note) {
     dl.appendChild(el("dt", {}, term));
@@ -91,8 +86,7 @@
 
   function setupCalculator() {
     var root = document.querySelector("[data-fc-calc]");
-    if (!root || root.fcReady || !window.FairCalc || !window.FairCalcText || !window.FairCalcEquivalence) return;
-    root.fcReady = true;
+    if (!root || !window.FairCalc || !window.FairCalcText || !window.FairCalcEquivalence || !window.fcHelpers.once(root)) return;
     var calc = { root: root, FC: window.FairCalc, T: window.FairCalcText, EQ: window.FairCalcEquivalence, inputs: {}, runs: {} };
     calc.$ = function (id) { return root.querySelector("#" + id); };
     calc.fields = ["la", "na", "ka", "ra", "lb", "nb", "kb", "rb", "out", "margin"];
@@ -199,8 +193,8 @@
         k = take("k" + side, g.what.charAt(0).toUpperCase() + g.what.slice(1) + " in " + name + ":", countProblem);
         if (k !== null && n !== null && k > n) {
           mark(inputs["k" + side], true);
-          problems.push(g.what.charAt(0).toUpperCase() + g.what.slice(1) + " in " + name + " (" + k.toLocaleString("en") +
-            ") cannot be more than the people in " + name + " (" + n.toLocaleString("en") + ")");
+          problems.push(g.what.charAt(0).toUpperCase() + g.what.slice(1) + " in " + name + " (" + thousands(k) +
+            ") cannot be more than the people in " + name + " (" + thousands(n) + ")");
         }
       }
       g["n" + side.toUpperCase()] = n;
@@ -229,8 +223,8 @@
     }
     var r = calc.FC.compare(g.kA, g.nA, g.kB, g.nB, { favourable: favourable(calc) });
     if (mode(calc) === "rate") {
-      out.appendChild(el("p", { class: "fc-calc-note" }, "Taken as " + g.kA.toLocaleString("en") + " of " + g.nA.toLocaleString("en") + " " + g.la +
-        " and " + g.kB.toLocaleString("en") + " of " + g.nB.toLocaleString("en") + " " + g.lb + " " + g.what + "."));
+      out.appendChild(el("p", { class: "fc-calc-note" }, "Taken as " + thousands(g.kA) + " of " + thousands(g.nA) + " " + g.la +
+        " and " + thousands(g.kB) + " of " + thousands(g.nB) + " " + g.lb + " " + g.what + "."));
     }
     if (Number.isNaN(r.gap)) {
       out.appendChild(el("p", { class: "fc-calc-error" }, "No gap to compute: " + r.reasons.gap + "."));
@@ -259,7 +253,7 @@
     if (logP < Math.log(1e-6)) return "chance alone would give a gap this large in fewer than 1 audit in a million";
     var n = 1 / p;
     var rounded = Number(n.toPrecision(n < 10 ? 1 : 2));
-    return "chance alone would give a gap this large in about 1 audit in " + rounded.toLocaleString("en");
+    return "chance alone would give a gap this large in about 1 audit in " + thousands(rounded);
   }
 
   function showComparison(calc, out, g, r) {
@@ -399,7 +393,7 @@
         var args = s[1].slice(0, 4).concat([Object.assign({ power: withPower }, s[1][4])]);
         return { what: s[0], method: "FairCalcEquivalence.verdict", args: args, show: function (v) { showVerdict(calc, boxes[i], v, job, withPower); } };
       }), function () { run(withPower); }, withPower ? null : function () {
-        offer(region, "Compute the power at the margin for " + (job.nA + job.nB).toLocaleString("en") + " people", function () { run(true); })
+        offer(region, "Compute the power at the margin for " + thousands(job.nA + job.nB) + " people", function () { run(true); })
           .forEach(function (n) { n.classList.add("fc-verdict-offer"); });
       });
     }
@@ -439,7 +433,7 @@
   // ---- was the audit big enough? (off the page's thread)
 
   function offerPower(calc, job) {
-    offer(calc.$("fc-power-out"), "Compute the power for " + (job.nA + job.nB).toLocaleString("en") + " people", function () { startPower(calc, job); });
+    offer(calc.$("fc-power-out"), "Compute the power for " + thousands(job.nA + job.nB) + " people", function () { startPower(calc, job); });
   }
 
   // The three answers, each computed in turn by FairCalc.background and shown as it arrives.
@@ -469,7 +463,7 @@
       ? "(with rates of 0% and 100% every audit splits the same way and the sample-size formula has no answer: the smallest audit, in today's proportions, whose exact test finds this gap)"
       : "(80% power by the sample-size formula, in today's proportions; the exact test's power at that size is " + T.pct(size.power_exact) + ")";
     row(dl, "Audit size that would detect the observed gap", Number.isNaN(size.rows) ? "not computed: " + size.reasons.rows
-      : "about " + size.rows.toLocaleString("en") + " people (" + size.n_a.toLocaleString("en") + " " + job.la + ", " + size.n_b.toLocaleString("en") + " " + job.lb + ")",
+      : "about " + thousands(size.rows) + " people (" + thousands(size.n_a) + " " + job.la + ", " + thousands(size.n_b) + " " + job.lb + ")",
     Number.isNaN(size.rows) ? "" : how);
   }
 
@@ -512,7 +506,7 @@
     if (parsed.counts.length < 2) { out.appendChild(el("p", {}, "Enter at least two groups, one a line.")); return; }
     var r = calc.FC.groups(parsed.counts);
     out.appendChild(table("Each group's rate with its 95% Wilson interval", ["Group", "People", "Rate", "95% interval"], r.groups.map(function (g) {
-      return [g.label + (g.small_sample_warning ? " (fewer than " + calc.FC.SMALL_SAMPLE_THRESHOLD + ")" : ""), g.people.toLocaleString("en"),
+      return [g.label + (g.small_sample_warning ? " (fewer than " + calc.FC.SMALL_SAMPLE_THRESHOLD + ")" : ""), thousands(g.people),
         Number.isNaN(g.rate) ? "n/a" : fmt.pct(g.rate), Number.isNaN(g.rate) ? g.reasons.rate : fmt.pct(g.ci_low) + " to " + fmt.pct(g.ci_high)];
     })));
     var om = r.omnibus;

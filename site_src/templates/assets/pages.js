@@ -21,14 +21,15 @@
   if (window.fcOnEveryPage) return;
 
   var here = document.currentScript ? document.currentScript.src.replace(/[^/]*$/, "") : "";
-  // [what on a page needs them, the scripts, in the order they must run]: faircalc.js, then the
-  // modules it carries, each after those it needs (faircalc.js lists them).
+  // [what on a page needs them, the scripts, in the order they must run]. helpers.js: what the
+  // page scripts share; faircalc.js, then the modules it carries, each after those it needs
+  // (faircalc.js lists them).
   var NEEDS = [
-    ["[data-fc-calc]", ["faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js", "faircalc-groups.js",
-      "faircalc-text.js", "faircalc-equivalence.js", "faircalc-ui.js"]],
-    ["[data-fc-power], [data-fc-thresholds]", ["faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js",
-      "faircalc-text.js", "faircalc-figures.js"]],
-    ["table[data-fc-results], table[data-fc-groups]", ["results.js"]],
+    ["[data-fc-calc]", ["helpers.js", "faircalc.js", "faircalc-core.js", "faircalc-exact.js", "faircalc-power.js",
+      "faircalc-groups.js", "faircalc-text.js", "faircalc-equivalence.js", "faircalc-ui.js"]],
+    ["[data-fc-power], [data-fc-thresholds]", ["helpers.js", "faircalc.js", "faircalc-core.js", "faircalc-exact.js",
+      "faircalc-power.js", "faircalc-text.js", "faircalc-figures.js"]],
+    ["table[data-fc-results], table[data-fc-groups]", ["helpers.js", "results.js"]],
     ["a[data-fc-term]", ["terms.js"]],
   ];
   var setups = [], loaded = {}, started = false;
