@@ -292,43 +292,73 @@ def _fit_forest(forest: RandomForestClassifier, X, y) -> RandomForestClassifier:
     classes (the version is pinned in requirements/); an upgrade that changes them fails that
     test rather than the benchmark's numbers.
     """
+    params = _reproducible_forest_params(forest)
+    if params is None:
+        return forest.fit(X, y)
+    checked = _checked_forest_data(forest, X, y)
+    if checked is None:
+        return forest.fit(X, y)
+    Xv, y_enc = checked
+    forest.estimators_ = _grow_trees(forest, params, Xv, y_enc)
+    forest.classes_, forest.n_classes_ = forest.classes_[0], forest.n_classes_[0]
+    return forest
+
+
+def _reproducible_forest_params(forest: RandomForestClassifier) -> dict | None:
+    """The forest's parameters when `_fit_forest` reproduces its fit (the verified release, the
+    benchmark's options), else None: scikit-learn's own fit."""
     from sklearn.tree import DecisionTreeClassifier
-    from sklearn.tree._classes import CRITERIA_CLF, DENSE_SPLITTERS
-    from sklearn.tree._tree import DepthFirstTreeBuilder, Tree
-    from sklearn.utils import check_random_state
-    from sklearn.utils.validation import validate_data
 
     import sklearn
 
     if sklearn.__version__ != _FOREST_VERIFIED_WITH:
         # The private classes below may differ in another release: scikit-learn's own fit, the
         # same numbers, until tests/test_benchmark_forest.py has been run against that release.
-        return forest.fit(X, y)
+        return None
     params = forest.get_params(deep=False)
     template = forest.estimator
     if (any(params[k] != v for k, v in _FOREST_DEFAULTS.items()) or type(template) is not DecisionTreeClassifier
             or template.get_params() != DecisionTreeClassifier().get_params()
             or not isinstance(params["min_samples_leaf"], int) or not isinstance(params["min_samples_split"], int)
             or params["max_features"] != "sqrt"):
-        return forest.fit(X, y)
+        return None
+    return params
+
+
+def _checked_forest_data(forest: RandomForestClassifier, X, y) -> tuple[np.ndarray, np.ndarray] | None:
+    """``RandomForestClassifier.fit``'s own checks of the data, in its order, and the attributes
+    it sets from them: (float32 X, encoded float64 targets of shape (n, 1)), or None where the data
+    are not the benchmark's kind (sparse or non-finite X, several outputs, one class)."""
+    from sklearn.utils.validation import validate_data
+
     forest._validate_params()
-    # RandomForestClassifier.fit's own checks, in its order (they set n_features_in_ and feature_names_in_).
+    # validate_data sets n_features_in_ and feature_names_in_, as fit does.
     Xv, yv = validate_data(forest, X, y, multi_output=True, accept_sparse="csc", dtype=np.float32,
                            ensure_all_finite=False)
     if not isinstance(Xv, np.ndarray) or not np.isfinite(Xv).all() or np.ndim(yv) != 1:
-        return forest.fit(X, y)
+        return None
     y2 = np.reshape(yv, (-1, 1))
     forest._n_samples, forest.n_outputs_ = y2.shape
     y_enc, _ = forest._validate_y_class_weight(y2, None)
     if forest.n_classes_[0] < 2:
-        return forest.fit(X, y)
+        return None
     y_enc = np.ascontiguousarray(y_enc, dtype=np.float64)
     forest._sample_weight = None
-    n = Xv.shape[0]
-    forest._n_samples_bootstrap = n  # _get_n_samples_bootstrap(n, None, None)
+    forest._n_samples_bootstrap = Xv.shape[0]  # _get_n_samples_bootstrap(n, None, None)
     forest._validate_estimator()  # estimator_ = DecisionTreeClassifier()
+    return Xv, y_enc
+
+
+def _grow_trees(forest: RandomForestClassifier, params: dict, Xv: np.ndarray, y_enc: np.ndarray) -> list:
+    """The forest's trees, each grown by scikit-learn's splitter and builder from the draws its
+    fit makes (see `_fit_forest`)."""
+    from sklearn.tree import DecisionTreeClassifier
+    from sklearn.tree._classes import CRITERIA_CLF, DENSE_SPLITTERS
+    from sklearn.tree._tree import DepthFirstTreeBuilder, Tree
+    from sklearn.utils import check_random_state
 
     # What DecisionTreeClassifier._fit derives from the forest's (encoded) targets and options.
+    n = Xv.shape[0]
     tree_classes, tree_y = np.unique(y_enc[:, 0], return_inverse=True)
     tree_y = np.ascontiguousarray(tree_y.reshape(-1, 1), dtype=np.float64)
     n_classes = np.array([tree_classes.shape[0]], dtype=np.intp)
@@ -356,9 +386,7 @@ def _fit_forest(forest: RandomForestClassifier, X, y) -> RandomForestClassifier:
                               params["min_impurity_decrease"]).build(tree.tree_, Xv, tree_y, weight, None)
         tree.classes_, tree.n_classes_ = tree_classes.copy(), n_classes[0]
         trees.append(tree)
-    forest.estimators_ = trees
-    forest.classes_, forest.n_classes_ = forest.classes_[0], forest.n_classes_[0]
-    return forest
+    return trees
 
 
 def _decisions(estimator, X_test, proba: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from faircode.significance._validation import (
     _rescaled,
     _TIE_RTOL,
 )
-from faircode.significance._results import _PValueResult
+from faircode.significance._results import _permutations_note, _RelabellingTestResult
 from faircode.significance._permutation import _exact_binary_p_value, permutation_test_result
 from faircode.significance._multiplicity import adjust_p_values
 
@@ -43,7 +43,7 @@ _BINARY_METHODS = ("auto", "exact", "monte_carlo")
 
 
 @dataclass(frozen=True, repr=False)
-class MaxGapTestResult(_PValueResult):
+class MaxGapTestResult(_RelabellingTestResult):
     """Result of :func:`max_gap_test`: is the spread of k group means more than chance?
 
     Attributes
@@ -76,12 +76,6 @@ class MaxGapTestResult(_PValueResult):
         None for the exact test.
     """
 
-    statistic: float
-    p_value: float
-    method: str
-    n_permutations: int | None
-    p_value_floor: float
-    is_monte_carlo_minimum: bool
     groups: tuple
     means: tuple
     sizes: tuple
@@ -90,10 +84,10 @@ class MaxGapTestResult(_PValueResult):
     null_distribution: np.ndarray | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
-        resamples = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
         return (
             f"MaxGapTestResult(statistic={self.statistic:.4g} ({self.high_group!r} - {self.low_group!r}), "
-            f"{self.format_p_value()}, method={self.method!r}, k={len(self.groups)}{resamples})"
+            f"{self.format_p_value()}, method={self.method!r}, k={len(self.groups)}"
+            f"{_permutations_note(self.n_permutations)})"
         )
 
 
@@ -286,10 +280,9 @@ def max_gap_test(
     )
     if method != "monte_carlo" and k == 2 and binary:
         p = _exact_binary_p_value(x[codes == 0], x[codes == 1], "two-sided")
-        return MaxGapTestResult(statistic, p, "exact", None, 0.0, False, **describe)
+        return MaxGapTestResult._exact(statistic, p, **describe)
 
     rng = _as_rng(random_state)
-    floor = 1.0 / (n_permutations + 1)
     # Groups in order of size: equal-sized groups are exchangeable under the null, so the draws
     # (and the p-value) do not depend on the groups' names.
     sorted_sizes = sizes[np.argsort(sizes, kind="stable")].astype(np.int64)
@@ -298,8 +291,7 @@ def max_gap_test(
     b = int(np.count_nonzero(null >= statistic / unit - _TIE_RTOL * scale))
     null *= unit
     null.setflags(write=False)
-    return MaxGapTestResult(statistic, (b + 1) / (n_permutations + 1), "monte_carlo", n_permutations, floor,
-                            b == 0, null_distribution=null, **describe)
+    return MaxGapTestResult._monte_carlo(statistic, b, n_permutations, null_distribution=null, **describe)
 
 
 def pairwise_tests(

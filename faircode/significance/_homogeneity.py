@@ -43,7 +43,7 @@ from faircode.significance._validation import (
     _TEST_METHODS,
     _TIE_RTOL,
 )
-from faircode.significance._results import _PValueResult
+from faircode.significance._results import _permutations_note, _phipson_smyth, _PValueResult, _RelabellingTestResult
 
 
 #: Default cap on the tables an exact k x 2 test enumerates (see :func:`homogeneity_test`).
@@ -111,13 +111,12 @@ class HomogeneityTestResult(_PValueResult):
     n_tables: float = field(default=math.nan, compare=False)
 
     def __repr__(self) -> str:
-        draws = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
         return (f"HomogeneityTestResult(X2={self.statistic:.4g}, dof={self.dof}, {self.format_p_value()}, "
-                f"method={self.method!r}, k={len(self.groups)}{draws})")
+                f"method={self.method!r}, k={len(self.groups)}{_permutations_note(self.n_permutations)})")
 
 
 @dataclass(frozen=True, repr=False)
-class MaxTTestResult(_PValueResult):
+class MaxTTestResult(_RelabellingTestResult):
     """Result of :func:`max_t_test`: the studentised largest pairwise gap and its permutation p.
 
     Attributes
@@ -155,12 +154,6 @@ class MaxTTestResult(_PValueResult):
         :func:`faircode.significance.pairwise_tests` with Holm's adjustment.
     """
 
-    statistic: float
-    p_value: float
-    method: str
-    n_permutations: int | None
-    p_value_floor: float
-    is_monte_carlo_minimum: bool
     groups: tuple
     sizes: tuple
     means: tuple
@@ -168,9 +161,9 @@ class MaxTTestResult(_PValueResult):
     pairs_adjusted: tuple
 
     def __repr__(self) -> str:
-        draws = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
         return (f"MaxTTestResult(T={self.statistic:.4g} ({self.pair[0]!r} vs {self.pair[1]!r}), "
-                f"{self.format_p_value()}, method={self.method!r}, k={len(self.groups)}{draws})")
+                f"{self.format_p_value()}, method={self.method!r}, k={len(self.groups)}"
+                f"{_permutations_note(self.n_permutations)})")
 
 
 # --------------------------------------------------------------------------- k x 2 tables
@@ -178,6 +171,17 @@ class MaxTTestResult(_PValueResult):
 
 def _check_max_tables(max_tables) -> int:
     return _check_positive_int(max_tables, "max_tables")
+
+
+def _refuse_exact(n_tables: float, max_tables: int, instead: str):
+    """``method='exact'`` past the cap on the tables it enumerates; ``instead``: the methods that remain."""
+    raise ValueError(f"`method='exact'`: {n_tables:.3g} tables share these margins, more than "
+                     f"`max_tables` ({max_tables:,}); use {instead}")
+
+
+def _at_least(null: np.ndarray, observed: float, scale: float) -> np.ndarray:
+    """Where a null statistic is at least the observed: ties within ``_TIE_RTOL`` of the scale count."""
+    return null >= observed - _TIE_RTOL * max(scale, 1.0)
 
 
 def _count_tables(sizes: np.ndarray, ones: int) -> float:
@@ -240,7 +244,7 @@ def _chi2_of_counts(counts: np.ndarray, sizes: np.ndarray, ones: int) -> np.ndar
 
 def _tail(null: np.ndarray, log_p: np.ndarray, observed: float, scale: float) -> float:
     """Exact upper tail: total probability of the tables whose statistic is at least ``observed``."""
-    extreme = null >= observed - _TIE_RTOL * max(scale, 1.0)
+    extreme = _at_least(null, observed, scale)
     if not extreme.any():
         return 0.0
     return min(1.0, math.exp(_logsumexp(log_p[extreme])))
@@ -375,8 +379,7 @@ def homogeneity_test(
     statistic = float(_chi2_of_counts(counts, sizes, ones))
     n_tables = _count_tables(sizes, ones)
     if method == "exact" and n_tables > max_tables:
-        raise ValueError(f"`method='exact'`: {n_tables:.3g} tables share these margins, more than "
-                         f"`max_tables` ({max_tables:,}); use 'auto', 'asymptotic' or 'monte_carlo'")
+        _refuse_exact(n_tables, max_tables, "'auto', 'asymptotic' or 'monte_carlo'")
     if method == "auto":
         if n_tables <= max_tables:
             method = "exact"
@@ -400,9 +403,9 @@ def homogeneity_test(
     order = np.argsort(sizes, kind="stable")
     draws = _hypergeometric_draws(sizes[order], ones, n_permutations, rng)
     null = _chi2_of_counts(draws, sizes[order].astype(np.float64), ones)
-    b = int(np.count_nonzero(null >= statistic - _TIE_RTOL * max(statistic, 1.0)))
-    return HomogeneityTestResult(statistic, k - 1, (b + 1) / (n_permutations + 1), "monte_carlo",
-                                 n_permutations, 1.0 / (n_permutations + 1), b == 0, **describe)
+    mc = _phipson_smyth(int(np.count_nonzero(_at_least(null, statistic, statistic))), n_permutations)
+    return HomogeneityTestResult(statistic, k - 1, mc.p_value, "monte_carlo", n_permutations, mc.p_value_floor,
+                                 mc.is_monte_carlo_minimum, **describe)
 
 
 # --------------------------------------------------------------------------- maxT
@@ -432,6 +435,73 @@ def _max_abs_t_null(x: np.ndarray, sizes: np.ndarray, s2: float, n_permutations:
         means = np.add.reduceat(shuffled, starts, axis=1) / sizes
         null[start:stop] = np.abs(_studentised(means, sizes, s2)).max(axis=-1)
     return null
+
+
+@dataclass(frozen=True)
+class _MaxTNull:
+    """The null distribution of the largest ``|t|``, sorted (``values``): enumerated, with the
+    probability of each value and all above it (``upper``), or drawn (``upper`` None)."""
+
+    values: np.ndarray
+    upper: np.ndarray | None = None
+
+    def _first_at_least(self, value: float) -> int:
+        return int(np.searchsorted(self.values, value - _TIE_RTOL * max(value, 1.0), side="left"))
+
+    def drawn_at_least(self, value: float) -> int:
+        """How many draws reach ``value`` (ties within ``_TIE_RTOL`` count)."""
+        return self.values.size - self._first_at_least(value)
+
+    def p_value(self, value: float) -> float:
+        """The null probability that the largest ``|t|`` reaches ``value``: exact, or ``(b + 1) / (m + 1)``."""
+        if self.upper is None:
+            return _phipson_smyth(self.drawn_at_least(value), self.values.size).p_value
+        pos = self._first_at_least(value)
+        return float(min(1.0, self.upper[pos])) if pos < self.upper.size else 0.0
+
+
+def _enumerated_max_t_null(sizes: np.ndarray, ones: int, s2: float, method: str, max_tables: int) -> _MaxTNull | None:
+    """The exact null of the largest ``|t|`` of 0/1 outcomes over every k x 2 table with the observed
+    margins; None past ``max_tables`` tables (``method="exact"`` there raises)."""
+    n_tables = _count_tables(sizes, ones)
+    if method == "exact" and n_tables > max_tables:
+        _refuse_exact(n_tables, max_tables, "'auto' or 'monte_carlo'")
+    if n_tables > max_tables:
+        return None
+    tables, log_p = _enumerate_tables(sizes, ones)
+    null = np.abs(_studentised(tables / sizes, sizes.astype(np.float64), s2)).max(axis=-1)
+    order = np.argsort(null)
+    # Upper tail mass at each sorted position, summed from the top (exact, in linear space).
+    prob = np.exp(log_p[order])
+    return _MaxTNull(null[order], np.cumsum(prob[::-1])[::-1])
+
+
+def _drawn_max_t_null(x: np.ndarray, sizes: np.ndarray, ones: int, s2: float, binary: bool, n_permutations: int,
+                      rng) -> _MaxTNull:
+    """The largest ``|t|`` of ``n_permutations`` random relabellings: multivariate hypergeometric
+    counts for 0/1 outcomes, permutations of the pooled rows otherwise."""
+    # Groups in order of size: the draws do not depend on the groups' names.
+    sorted_sizes = sizes[np.argsort(sizes, kind="stable")]
+    if binary:
+        draws = _hypergeometric_draws(sorted_sizes, ones, n_permutations, rng)
+        null = np.abs(_studentised(draws / sorted_sizes, sorted_sizes.astype(np.float64), s2)).max(axis=-1)
+    else:
+        null = _max_abs_t_null(x, sorted_sizes.astype(np.float64), s2, n_permutations, rng)
+    return _MaxTNull(np.sort(null))
+
+
+def _max_t_result(t: np.ndarray, labels: list, null: _MaxTNull, describe: dict) -> MaxTTestResult:
+    """The pair with the largest ``|t|``, every pair's adjusted p-value and the test's, from the null."""
+    i_idx, j_idx = _pair_index(len(labels))
+    best = int(np.argmax(np.abs(t)))
+    statistic = float(abs(t[best]))
+    named = dict(pair=(labels[i_idx[best]], labels[j_idx[best]]),
+                 pairs_adjusted=tuple((labels[i], labels[j], float(tv), null.p_value(abs(tv)))
+                                      for i, j, tv in zip(i_idx, j_idx, t)),
+                 **describe)
+    if null.upper is not None:
+        return MaxTTestResult._exact(statistic, null.p_value(statistic), **named)
+    return MaxTTestResult._monte_carlo(statistic, null.drawn_at_least(statistic), null.values.size, **named)
 
 
 def max_t_test(
@@ -525,61 +595,20 @@ def max_t_test(
     binary = _is_binary(x)
     if method == "exact" and not binary:
         raise ValueError("`method='exact'` needs 0/1 `outcome`; use 'auto' or 'monte_carlo' for other outcomes")
-    k = uniques.size
     (x,), unit = _rescaled((x,), "`outcome`")  # T does not depend on the unit; the means follow it
-    sizes = np.bincount(codes, minlength=k).astype(np.int64)
-    sums = np.bincount(codes, weights=x, minlength=k)
+    sizes = np.bincount(codes, minlength=uniques.size).astype(np.int64)
+    sums = np.bincount(codes, weights=x, minlength=uniques.size)
     means = sums / sizes
     s2 = float(x.var())
     labels = uniques.tolist()
-    i_idx, j_idx = _pair_index(k)
     describe = dict(groups=tuple(labels), sizes=tuple(int(s) for s in sizes),
                     means=tuple(unit * float(m) for m in means))
-    if s2 <= 0.0:
-        pairs = tuple((labels[i], labels[j], 0.0, 1.0) for i, j in zip(i_idx, j_idx))
-        return MaxTTestResult(0.0, 1.0, "exact", None, 0.0, False, pair=(labels[0], labels[1]),
-                              pairs_adjusted=pairs, **describe)
-    t = _studentised(means, sizes.astype(np.float64), s2)
-    best = int(np.argmax(np.abs(t)))
-    statistic = float(abs(t[best]))
-    pair = (labels[i_idx[best]], labels[j_idx[best]])
+    if s2 <= 0.0:  # every row has the same outcome: T is 0 with p-value 1
+        pairs = tuple((labels[i], labels[j], 0.0, 1.0) for i, j in zip(*_pair_index(uniques.size)))
+        return MaxTTestResult._exact(0.0, 1.0, pair=(labels[0], labels[1]), pairs_adjusted=pairs, **describe)
+    t = _studentised(means, sizes.astype(np.float64), s2)  # signed, one per pair i < j
     ones = int(round(float(sums.sum()))) if binary else 0
-    if binary and method != "monte_carlo":
-        n_tables = _count_tables(sizes, ones)
-        if method == "exact" and n_tables > max_tables:
-            raise ValueError(f"`method='exact'`: {n_tables:.3g} tables share these margins, more than "
-                             f"`max_tables` ({max_tables:,}); use 'auto' or 'monte_carlo'")
-        if n_tables <= max_tables:
-            tables, log_p = _enumerate_tables(sizes, ones)
-            null = np.abs(_studentised(tables / sizes, sizes.astype(np.float64), s2)).max(axis=-1)
-            order = np.argsort(null)
-            null_sorted = null[order]
-            # Upper tail mass at each sorted position, summed from the top (exact, in linear space).
-            prob = np.exp(log_p[order])
-            upper = np.cumsum(prob[::-1])[::-1]
-
-            def adjusted(value: float) -> float:
-                pos = np.searchsorted(null_sorted, value - _TIE_RTOL * max(value, 1.0), side="left")
-                return float(min(1.0, upper[pos])) if pos < upper.size else 0.0
-
-            pairs = tuple((labels[i], labels[j], float(tv), adjusted(abs(tv))) for i, j, tv in zip(i_idx, j_idx, t))
-            return MaxTTestResult(statistic, adjusted(statistic), "exact", None, 0.0, False, pair=pair,
-                                  pairs_adjusted=pairs, **describe)
-    order = np.argsort(sizes, kind="stable")
-    sorted_sizes = sizes[order]
-    if binary:
-        draws = _hypergeometric_draws(sorted_sizes, ones, n_permutations, rng)
-        null = np.abs(_studentised(draws / sorted_sizes, sorted_sizes.astype(np.float64), s2)).max(axis=-1)
-    else:
-        null = _max_abs_t_null(x, sorted_sizes.astype(np.float64), s2, n_permutations, rng)
-    null_sorted = np.sort(null)
-    m = n_permutations
-
-    def mc(value: float) -> tuple[float, int]:
-        b = m - int(np.searchsorted(null_sorted, value - _TIE_RTOL * max(value, 1.0), side="left"))
-        return (b + 1) / (m + 1), b
-
-    p, b = mc(statistic)
-    pairs = tuple((labels[i], labels[j], float(tv), mc(abs(tv))[0]) for i, j, tv in zip(i_idx, j_idx, t))
-    return MaxTTestResult(statistic, p, "monte_carlo", m, 1.0 / (m + 1), b == 0, pair=pair,
-                          pairs_adjusted=pairs, **describe)
+    null = _enumerated_max_t_null(sizes, ones, s2, method, max_tables) if binary and method != "monte_carlo" else None
+    if null is None:  # past the cap on tables, or not 0/1
+        null = _drawn_max_t_null(x, sizes, ones, s2, binary, n_permutations, rng)
+    return _max_t_result(t, labels, null, describe)

@@ -40,7 +40,7 @@ from faircode.significance._validation import (
     _TIE_RTOL,
     _warn_long,
 )
-from faircode.significance._results import PermutationTestResult
+from faircode.significance._results import _phipson_smyth, PermutationTestResult
 from faircode.significance._subset_sums import _MAX_KINDS, _SubsetSums, _TABLE_BYTES
 
 
@@ -178,8 +178,8 @@ def _draw_null(setup: _NullSetup, n_permutations, rng, batch_size, faster: str) 
     return gaps
 
 
-def _monte_carlo_p_value(observed: float, gaps: np.ndarray, alternative: str, scale: float):
-    """Phipson & Smyth's (b + 1) / (m + 1), with ties (within _TIE_RTOL) counted as extreme."""
+def _extreme_count(observed: float, gaps: np.ndarray, alternative: str, scale: float) -> int:
+    """How many relabelled gaps are at least as extreme as the observed, ties (within _TIE_RTOL) counted."""
     tol = _TIE_RTOL * scale
     if alternative == "greater":
         extreme = gaps >= observed - tol
@@ -187,8 +187,12 @@ def _monte_carlo_p_value(observed: float, gaps: np.ndarray, alternative: str, sc
         extreme = gaps <= observed + tol
     else:
         extreme = np.abs(gaps) >= abs(observed) - tol
-    b = int(np.count_nonzero(extreme))
-    return (b + 1) / (gaps.size + 1), b == 0
+    return int(np.count_nonzero(extreme))
+
+
+def _monte_carlo_p_value(observed: float, gaps: np.ndarray, alternative: str, scale: float) -> float:
+    """Phipson & Smyth's (b + 1) / (m + 1) over the relabelled ``gaps``."""
+    return _phipson_smyth(_extreme_count(observed, gaps, alternative, scale), gaps.size).p_value
 
 
 def permutation_test_result(
@@ -334,16 +338,15 @@ def permutation_test_result(
 
     if method != "monte_carlo" and codes is None and binary:
         p = _exact_binary_p_value(a, b, alternative)
-        return PermutationTestResult(statistic, p, "exact", None, 0.0, False, alternative, None)
+        return PermutationTestResult._exact(statistic, p, alternative, None)
 
     rng = _as_rng(random_state)
     kind = "monte_carlo" if codes is None else "grouped_monte_carlo"
-    floor = 1.0 / (n_permutations + 1)
     if np.ptp(np.concatenate([a, b])) == 0.0:
-        # All outcomes equal: every relabelling gives the observed gap (zero); p = 1 exactly.
+        # All outcomes equal: every relabelling gives the observed gap (zero), b = m; p = 1 exactly.
         null = np.zeros(n_permutations)
         null.setflags(write=False)
-        return PermutationTestResult(0.0, 1.0, kind, n_permutations, floor, False, alternative, null)
+        return PermutationTestResult._monte_carlo(0.0, n_permutations, n_permutations, alternative, null, method=kind)
     if codes is None:
         setup = _row_null_setup(a, b)
         faster = ("n_permutations=999 takes a tenth of the time (smallest p-value 1/1,000); Welch's t-test, "
@@ -354,10 +357,10 @@ def permutation_test_result(
     null = _kind_gaps(setup, n_permutations, rng) if a.size + b.size >= _KINDS_FROM_ROWS else None
     if null is None:
         null = _draw_null(setup, n_permutations, rng, batch_size, faster)
-    p, at_floor = _monte_carlo_p_value(setup.observed, null, alternative, setup.scale)
+    b = _extreme_count(setup.observed, null, alternative, setup.scale)
     null *= unit
     null.setflags(write=False)
-    return PermutationTestResult(statistic, p, kind, n_permutations, floor, at_floor, alternative, null)
+    return PermutationTestResult._monte_carlo(statistic, b, n_permutations, alternative, null, method=kind)
 
 
 def permutation_test(
@@ -573,7 +576,7 @@ def _p_values_by_kind(p: np.ndarray, drawn: list, setups: list, n_permutations: 
         if gaps is None:
             left.append(j)
         else:
-            p[i] = _monte_carlo_p_value(setup.observed, gaps, alternative, setup.scale)[0]
+            p[i] = _monte_carlo_p_value(setup.observed, gaps, alternative, setup.scale)
     return left
 
 
@@ -598,7 +601,7 @@ def _p_values_by_subsets(p: np.ndarray, drawn: list, setups: list, n_permutation
             sums[first:last] = sampler.draw(rng, last - first, test[first:last])
         for j, setup in enumerate(run):
             gaps = setup.to_gaps(sums[j * n_permutations:(j + 1) * n_permutations])
-            p[drawn[start + j]] = _monte_carlo_p_value(setup.observed, gaps, alternative, setup.scale)[0]
+            p[drawn[start + j]] = _monte_carlo_p_value(setup.observed, gaps, alternative, setup.scale)
         start = stop
 
 

@@ -5,10 +5,12 @@
 (:func:`~faircode.significance.significance_report`), the base class every result with a
 ``p_value`` and a ``p_value_floor`` shares (it prints the p-value with
 :func:`faircode.formatting.format_p_value`, never "p = 0", after Phipson and Smyth 2010, cited in
-:mod:`faircode.significance._permutation`), the :class:`DegenerateSampleWarning` of the
-resampling procedures, and ``SMALL_SAMPLE_THRESHOLD``. The results of the k-group and stratified
-tests live with those tests (:mod:`faircode.significance._groups`, ``_homogeneity``,
-``_strata``).
+:mod:`faircode.significance._permutation`), the fields every permutation test's result starts with
+(``_RelabellingTestResult``: statistic, p-value, method, relabellings, floor, minimum) and the one
+home of the Monte Carlo p-value ``(b + 1) / (m + 1)`` (``_phipson_smyth``), the
+:class:`DegenerateSampleWarning` of the resampling procedures, and ``SMALL_SAMPLE_THRESHOLD``. The
+results of the k-group and stratified tests live with those tests
+(:mod:`faircode.significance._groups`, ``_homogeneity``, ``_strata``) and build on these.
 """
 
 from __future__ import annotations
@@ -46,8 +48,56 @@ class _PValueResult:
         return format_p_value(self.p_value, floor=self.p_value_floor, digits=digits)
 
 
+class _MonteCarloP(NamedTuple):
+    p_value: float
+    p_value_floor: float
+    is_monte_carlo_minimum: bool
+
+
+def _phipson_smyth(b: int, n_permutations: int) -> _MonteCarloP:
+    """A Monte Carlo p-value from ``b`` of ``m = n_permutations`` relabellings at least as extreme
+    as the data: Phipson and Smyth's ``(b + 1) / (m + 1)``, its floor ``1 / (m + 1)``, and whether
+    it sits there (``b == 0``)."""
+    return _MonteCarloP((b + 1) / (n_permutations + 1), 1.0 / (n_permutations + 1), b == 0)
+
+
+def _permutations_note(n_permutations: int | None) -> str:
+    """How a result's repr names its relabellings: ``", n_permutations=9,999"``, or nothing when exact."""
+    return "" if n_permutations is None else f", n_permutations={n_permutations:,}"
+
+
 @dataclass(frozen=True, repr=False)
-class PermutationTestResult(_PValueResult):
+class _RelabellingTestResult(_PValueResult):
+    """The fields every permutation test's result starts with, in this order (each result's own
+    fields follow; its docstring documents them all).
+
+    ``_exact`` and ``_monte_carlo`` make a result of either kind, so that what an exact p-value's
+    fields are, and how a Monte Carlo p-value is counted, is written once.
+    """
+
+    statistic: float
+    p_value: float
+    method: str
+    n_permutations: int | None
+    p_value_floor: float
+    is_monte_carlo_minimum: bool
+
+    @classmethod
+    def _exact(cls, statistic: float, p_value: float, *fields, **named):
+        """An exact test's result: no relabellings drawn, no floor."""
+        return cls(statistic, p_value, "exact", None, 0.0, False, *fields, **named)
+
+    @classmethod
+    def _monte_carlo(cls, statistic: float, b: int, n_permutations: int, *fields, method: str = "monte_carlo",
+                     **named):
+        """A Monte Carlo test's result, ``b`` of its ``n_permutations`` relabellings at least as extreme."""
+        p = _phipson_smyth(b, n_permutations)
+        return cls(statistic, p.p_value, method, n_permutations, p.p_value_floor, p.is_monte_carlo_minimum,
+                   *fields, **named)
+
+
+@dataclass(frozen=True, repr=False)
+class PermutationTestResult(_RelabellingTestResult):
     """Result of :func:`permutation_test_result`.
 
     Attributes
@@ -73,20 +123,13 @@ class PermutationTestResult(_PValueResult):
         Read-only gaps of the drawn relabellings, shape ``(n_permutations,)``; None for exact.
     """
 
-    statistic: float
-    p_value: float
-    method: str
-    n_permutations: int | None
-    p_value_floor: float
-    is_monte_carlo_minimum: bool
     alternative: str = "two-sided"
     null_distribution: np.ndarray | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
-        resamples = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
         return (
             f"PermutationTestResult(statistic={self.statistic:+.4g}, {self.format_p_value()}, "
-            f"method={self.method!r}, alternative={self.alternative!r}{resamples})"
+            f"method={self.method!r}, alternative={self.alternative!r}{_permutations_note(self.n_permutations)})"
         )
 
 

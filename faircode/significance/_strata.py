@@ -38,7 +38,7 @@ from faircode.significance._validation import (
     _TEST_METHODS,
     _TIE_RTOL,
 )
-from faircode.significance._results import _PValueResult
+from faircode.significance._results import _permutations_note, _PValueResult, _RelabellingTestResult
 
 
 @dataclass(frozen=True, repr=False)
@@ -129,7 +129,7 @@ class BreslowDayResult(_PValueResult):
 
 
 @dataclass(frozen=True, repr=False)
-class StratifiedTestResult(_PValueResult):
+class StratifiedTestResult(_RelabellingTestResult):
     """Result of :func:`stratified_permutation_test`.
 
     Attributes
@@ -149,20 +149,14 @@ class StratifiedTestResult(_PValueResult):
         As :class:`CMHTestResult`.
     """
 
-    statistic: float
-    p_value: float
-    method: str
-    n_permutations: int | None
-    p_value_floor: float
-    is_monte_carlo_minimum: bool
     alternative: str
     n_strata: int
     n_strata_dropped: int
 
     def __repr__(self) -> str:
-        draws = "" if self.n_permutations is None else f", n_permutations={self.n_permutations:,}"
         return (f"StratifiedTestResult(statistic={self.statistic:+.4g}, {self.format_p_value()}, "
-                f"method={self.method!r}, alternative={self.alternative!r}, n_strata={self.n_strata}{draws})")
+                f"method={self.method!r}, alternative={self.alternative!r}, n_strata={self.n_strata}"
+                f"{_permutations_note(self.n_permutations)})")
 
 
 # --------------------------------------------------------------------------- strata
@@ -548,7 +542,7 @@ def stratified_permutation_test(
             low, pmf = low + lo, np.convolve(pmf, p_s)
         support = np.arange(low, low + pmf.size, dtype=np.float64)
         p = float(min(1.0, pmf[extreme(support)].sum() / pmf.sum()))
-        return StratifiedTestResult(statistic, p, "exact", None, 0.0, False, **common)
+        return StratifiedTestResult._exact(statistic, p, **common)
     null = np.zeros(n_permutations)
     if binary:
         for n1s, n0s, m1s in zip(n1.astype(np.int64), n0.astype(np.int64), totals.round().astype(np.int64)):
@@ -565,5 +559,4 @@ def stratified_permutation_test(
                 shuffled = rng.permuted(np.broadcast_to(pool, (b1 - b0, pool.size)), axis=1)
                 null[b0:b1] += shuffled[:, :take].sum(axis=1)
     b = int(np.count_nonzero(extreme(null)))
-    return StratifiedTestResult(statistic, (b + 1) / (n_permutations + 1), "monte_carlo", n_permutations,
-                                1.0 / (n_permutations + 1), b == 0, **common)
+    return StratifiedTestResult._monte_carlo(statistic, b, n_permutations, **common)

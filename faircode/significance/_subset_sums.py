@@ -221,7 +221,6 @@ class _SubsetSums:
         ``raw`` (count, row_words), C-contiguous: the batch's words; the correction reads those
         after the membership bits.
         """
-        n, words = self.n, self.words
         in_member = _popcount64(member, out=self._scratch("in_member", *member.shape, np.int64))  # (count, words)
         counts = in_member.sum(axis=1)
         surplus = counts - self.size
@@ -235,48 +234,10 @@ class _SubsetSums:
         # rank falls in (issue 26: building the whole pool was a fifth of the test).
         in_word = in_member[rows]
         np.subtract(self.valid_counts, in_word, out=in_word, where=~remove[:, None])
-        pool = np.where(remove, counts[rows], n - counts[rows])
-        draws = np.minimum(need + np.ceil(need * need / pool).astype(np.int64) + 4, self.budget)
-        owner = np.repeat(np.arange(rows.size), draws)
-        starts = np.cumsum(draws) - draws
-        step = np.arange(owner.size) - starts[owner]
-        # A rank from a 53-bit uniform: floor(U * pool), kept below pool. (In place, and one flat
-        # gather: the same numbers as the expression in fewer passes.)
-        uniform = np.take(raw.reshape(-1), rows[owner] * self.row_words + (self.bits * words) + step)
-        uniform >>= np.uint64(11)
-        scaled = uniform.astype(np.float64)
-        scaled *= 2.0**-53
-        pool_of = pool[owner]
-        scaled *= pool_of
-        rank = scaled.astype(np.int64)
-        np.minimum(rank, pool_of - 1, out=rank)
-        # The first `need` distinct ranks of each row's sequence: a uniformly random set of them.
-        # One stable sort of the (row, rank) keys serves twice: it marks first occurrences, and
-        # in its order the kept ranks ascend, so the binary search below narrows as it goes.
-        keys = owner * (n + 1) + rank
-        order = _stable_order(keys)
-        distinct = _first_occurrences(keys, order)
-        seen = np.cumsum(distinct)
-        seen -= np.concatenate([[0], seen[starts[1:] - 1]])[owner]
-        take = distinct & (seen <= need[owner])
-        short = np.bincount(owner[take], minlength=rows.size) < need
-        take &= ~short[owner]
-        kept = order[take[order]]  # the kept entries, by key
-        who, q = owner[kept], rank[kept]
-        # Rank -> row of the population: the word holding it, then halving the word.
-        cumulative = np.cumsum(in_word, axis=1)
-        flat = (cumulative + (np.arange(rows.size) * (n + 1))[:, None]).ravel()
-        wanted = keys[kept]  # ascending
-        if flat[-1] < 2**31:  # half the bytes to search through: the binary search stays in cache
-            flat, wanted = flat.astype(np.int32), wanted.astype(np.int32)
-        at = np.searchsorted(flat, wanted, side="right")  # (row, word) of the rank, flattened
-        word = at - who * words
-        before = cumulative.ravel()
-        before -= in_word.ravel()  # pool bits in the row's earlier words
-        q = q - before[at]  # the rank among the word's pool bits
-        held = member.reshape(-1)[rows[who] * words + word]
-        held = np.where(remove[who], held, ~held & self.valid_words[word])
-        chosen_by_key = 64 * word + _nth_set_bit(held, q)
+        pool = np.where(remove, counts[rows], self.n - counts[rows])
+        owner, starts, rank = self._ranks(raw, rows, need, pool)
+        keys, take, kept, short = _first_distinct(owner, starts, rank, need, self.n)
+        chosen_by_key = self._rows_of_ranks(member, rows, remove, in_word, owner[kept], rank[kept], keys[kept])
         # Back to the sequence's order, the order in which each row's sum adds them up.
         chosen = np.empty(keys.size, dtype=np.int64)
         chosen[kept] = chosen_by_key
@@ -287,11 +248,76 @@ class _SubsetSums:
         for col in range(self.k):
             sums[rows, col] += sign * np.bincount(who, weights=self.weights[owner_test, chosen, col], minlength=rows.size)
         for i in np.flatnonzero(short):  # beyond the budget: complete the row on its own
-            pool_words = member[rows[i]] if remove[i] else ~member[rows[i]] & self.valid_words
-            bits = np.unpackbits(_bytes(pool_words[None, :])[0], bitorder="little")[:n]
-            own = np.random.default_rng(raw[rows[i], -2:].tolist())
+            row = rows[i]
+            pool_words = member[row] if remove[i] else ~member[row] & self.valid_words
+            bits = np.unpackbits(_bytes(pool_words[None, :])[0], bitorder="little")[:self.n]
+            own = np.random.default_rng(raw[row, -2:].tolist())
             picked = own.choice(np.flatnonzero(bits), need[i], replace=False)
-            sums[rows[i]] += sign[i] * self.weights[test[rows[i]], picked].sum(axis=0)
+            sums[row] += sign[i] * self.weights[test[row], picked].sum(axis=0)
+
+    def _ranks(self, raw: np.ndarray, rows: np.ndarray, need: np.ndarray,
+               pool: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each corrected row's sequence of uniform ranks in its pool, read from its words after the
+        membership bits: (``owner``, the position in ``rows`` each rank belongs to; ``starts``, where
+        each row's sequence starts; ``rank``), flat, row after row."""
+        draws = np.minimum(need + np.ceil(need * need / pool).astype(np.int64) + 4, self.budget)
+        owner = np.repeat(np.arange(rows.size), draws)
+        starts = np.cumsum(draws) - draws
+        step = np.arange(owner.size) - starts[owner]
+        # A rank from a 53-bit uniform: floor(U * pool), kept below pool. (In place, and one flat
+        # gather: the same numbers as the expression in fewer passes.)
+        uniform = np.take(raw.reshape(-1), rows[owner] * self.row_words + (self.bits * self.words) + step)
+        uniform >>= np.uint64(11)
+        scaled = uniform.astype(np.float64)
+        scaled *= 2.0**-53
+        pool_of = pool[owner]
+        scaled *= pool_of
+        rank = scaled.astype(np.int64)
+        np.minimum(rank, pool_of - 1, out=rank)
+        return owner, starts, rank
+
+    def _rows_of_ranks(self, member: np.ndarray, rows: np.ndarray, remove: np.ndarray, in_word: np.ndarray,
+                       who: np.ndarray, q: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+        """Rank -> row of the population: the word holding it, then halving the word.
+
+        ``who``, ``q`` and ``wanted`` (ascending) are the kept ranks' owners, ranks and keys;
+        ``in_word`` (rows, words): the pool's bits in each word.
+        """
+        n, words = self.n, self.words
+        cumulative = np.cumsum(in_word, axis=1)
+        flat = (cumulative + (np.arange(rows.size) * (n + 1))[:, None]).ravel()
+        if flat[-1] < 2**31:  # half the bytes to search through: the binary search stays in cache
+            flat, wanted = flat.astype(np.int32), wanted.astype(np.int32)
+        at = np.searchsorted(flat, wanted, side="right")  # (row, word) of the rank, flattened
+        word = at - who * words
+        before = cumulative.ravel()
+        before -= in_word.ravel()  # pool bits in the row's earlier words
+        q = q - before[at]  # the rank among the word's pool bits
+        held = member.reshape(-1)[rows[who] * words + word]
+        held = np.where(remove[who], held, ~held & self.valid_words[word])
+        return 64 * word + _nth_set_bit(held, q)
+
+
+def _first_distinct(owner: np.ndarray, starts: np.ndarray, rank: np.ndarray, need: np.ndarray,
+                    n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The first ``need`` distinct ranks of each row's sequence: a uniformly random set of them.
+
+    Returns ``keys`` (row and rank as one number), ``take`` (True at the ranks kept, in sequence
+    order), ``kept`` (their positions, by key) and ``short`` (the rows whose sequence held fewer
+    than ``need`` distinct ranks: none of theirs is kept). One stable sort of the (row, rank)
+    keys serves twice: it marks first occurrences, and in its order the kept ranks ascend, so the
+    binary search of `_SubsetSums._rows_of_ranks` narrows as it goes.
+    """
+    keys = owner * (n + 1) + rank
+    order = _stable_order(keys)
+    distinct = _first_occurrences(keys, order)
+    seen = np.cumsum(distinct)
+    seen -= np.concatenate([[0], seen[starts[1:] - 1]])[owner]
+    take = distinct & (seen <= need[owner])
+    short = np.bincount(owner[take], minlength=need.size) < need
+    take &= ~short[owner]
+    kept = order[take[order]]  # the kept entries, by key
+    return keys, take, kept, short
 
 
 def _stable_order(keys: np.ndarray) -> np.ndarray:

@@ -424,22 +424,22 @@ def _batch_rows(batch_size: int | None, row_elements: int) -> int:
     return max(1, _BATCH_ELEMENTS // max(1, row_elements))
 
 
-def _as_binary_sample(x, name: str) -> np.ndarray:
+def _as_zero_one(x, name: str, expected: str) -> np.ndarray:
+    """``x`` as a sample (:func:`_as_sample`) of 0s and 1s; else a ValueError naming ``name``, what
+    it must hold (``expected``) and the first other value and its index."""
     arr = _as_sample(x, name)
     if not _is_binary(arr):
         other = (arr != 0.0) & (arr != 1.0)
-        raise ValueError(f"`{name}` must hold only 0 and 1 (a score interval is for proportions); found "
-                         f"{arr[other][0]:g} at index {np.flatnonzero(other)[0]}")
+        raise ValueError(f"`{name}` must hold {expected}; found {arr[other][0]:g} at index {np.flatnonzero(other)[0]}")
     return arr
 
 
+def _as_binary_sample(x, name: str) -> np.ndarray:
+    return _as_zero_one(x, name, "only 0 and 1 (a score interval is for proportions)")
+
+
 def _as_binary_outcome(outcome, name: str = "outcome") -> np.ndarray:
-    x = _as_sample(outcome, name)
-    if not _is_binary(x):
-        other = (x != 0.0) & (x != 1.0)
-        raise ValueError(f"`{name}` must hold 0/1 outcomes (or booleans); found {x[other][0]:g} at index "
-                         f"{np.flatnonzero(other)[0]}")
-    return x
+    return _as_zero_one(outcome, name, "0/1 outcomes (or booleans)")
 
 
 def _log_choose(n: int, k: np.ndarray) -> np.ndarray:
