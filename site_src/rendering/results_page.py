@@ -17,7 +17,9 @@ search never indexes them.
 
 The page is made once per version of the results files and of the code and templates that make
 it, then copied from ``.cache/fairsite-results``: drawing the figures and tabulating every row is
-most of a re-render's time, and a prose edit should not pay for it.
+most of a re-render's time, and a prose edit should not pay for it, nor a page added elsewhere
+(what the page asks of the explainers, whether one is there, is noted and asked again:
+``rendering.reads``).
 """
 
 from __future__ import annotations
