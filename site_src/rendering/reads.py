@@ -90,9 +90,10 @@ def _answer(value, question: str, arg):
     is noted and when it is asked again."""
     if question == "in":
         return arg in value
-    if question == "all":
-        return sorted(value) if isinstance(value, (set, frozenset)) else list(value.items()) \
-            if isinstance(value, Mapping) else list(value)
+    if question == "all":  # in its order: a set's is none, a mapping's and a sequence's are their own
+        if isinstance(value, (set, frozenset)):
+            return sorted(value)
+        return list(value.items()) if isinstance(value, Mapping) else list(value)
     if question == "len":
         return len(value)
     try:  # "item": a key of a mapping, an index of a sequence
