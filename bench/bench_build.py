@@ -20,6 +20,14 @@ Rows, each a ratio to the plain `mkdocs build` timed alternately with it, with i
   (not the runs' wall times: a run saves its figures while the next run's
   code runs, so their sum exceeds the time they took and the row went below zero)
 - cold `fairsite build --force --jobs 2`                                    <= 14x (issue 16)
+- `fairsite build` after a one-line explainer is added to the reading order <= 1.3x (issue 48)
+  (a new slug each time, in the middle of the reading order, so its code runs as a new page's
+  does; each addition is removed again before the next, and that build is a row too)
+- `fairsite build` after a page is renamed (its title: every page's navigation) <= 1.3x (issue 48)
+- `fairsite build` after two pages are swapped in the reading order         <= 1.3x (issue 48)
+
+`--rows nav` times only issue 48's rows (after one untimed build that fills the caches), for a
+quicker before-and-after of that work.
 
 Issue 26's other rows: the cold build and `fairsite check` against the markdown-exec peer are
 `bench/bench_peer.py`'s; the Monte Carlo kernel is `bench/bench_significance.py`'s; the
@@ -85,9 +93,15 @@ def _comment_edits(text: str):
 
 def _alternate(edits, source: Path, fairsite: list[str], mkdocs: list[str], root: Path, runs: int):
     """An edit, `fairsite build`, the plain `mkdocs build`; ``runs`` times after a warm-up."""
+    return _alternate_changes(lambda i: source.write_text(edits(i)), fairsite, mkdocs, root, runs)
+
+
+def _alternate_changes(change, fairsite: list[str], mkdocs: list[str], root: Path, runs: int):
+    """``change(i)`` (any change to the sources), `fairsite build`, the plain `mkdocs build` of the
+    docs/ it wrote; ``runs`` times after a warm-up."""
     ours, plain = [], []
     for i in range(runs + 1):  # the first of each is the warm-up
-        source.write_text(edits(i))
+        change(i)
         t_build, t_plain = _time(fairsite, root), _time(mkdocs, root)
         if i:
             ours.append(t_build)
@@ -95,10 +109,111 @@ def _alternate(edits, source: Path, fairsite: list[str], mkdocs: list[str], root
     return ours, plain
 
 
+# A one-line explainer, as small as the build accepts (front matter, one line of prose, a code
+# block): what a writer has just after listing a new page in the reading order (issue 48).
+_NEW_PAGE = """---
+title: A page added, number {i}
+subtitle: One line, to time adding a page.
+summary: A page the benchmark adds to the reading order and removes again.
+checks:
+  - name: its code ran
+    assert: done
+---
+One line of prose.
+
+```python explainer
+done = {i} >= 0
+```
+"""
+
+
+def _middle_of_reading_order(root: Path) -> str:
+    """A line of ``reading-order.yaml`` listing an explainer near the middle of the order."""
+    lines = [ln for ln in (root / "explainers" / "reading-order.yaml").read_text().splitlines(keepends=True)
+             if re.match(r"^\s+- [a-z0-9-]+\n$", ln)]
+    return lines[len(lines) // 2]
+
+
+def _add_and_remove(root: Path, fairsite: list[str], mkdocs: list[str], runs: int):
+    """Add a one-line explainer after the middle of the reading order, build; remove it, build;
+    ``runs`` times after a warm-up, each with a new slug (its code runs, as a new page's does).
+    Returns the builds' times after each addition and each removal, and the plain builds'."""
+    order = root / "explainers" / "reading-order.yaml"
+    text, after = order.read_text(), _middle_of_reading_order(root)
+    indent = after[:after.index("-")]
+    added, removed, plain = [], [], []
+    for i in range(runs + 1):  # the first of each is the warm-up
+        slug = f"added-page-{i}"
+        page = root / "explainers" / f"{slug}.md"
+        page.write_text(_NEW_PAGE.format(i=i))
+        order.write_text(text.replace(after, f"{after}{indent}- {slug}\n", 1))
+        t_add, t_plain_add = _time(fairsite, root), _time(mkdocs, root)
+        page.unlink()
+        order.write_text(text)
+        t_remove, t_plain_remove = _time(fairsite, root), _time(mkdocs, root)
+        if i:
+            added.append(t_add)
+            removed.append(t_remove)
+            plain += [t_plain_add, t_plain_remove]
+    return added, removed, plain
+
+
+def _renames(root: Path):
+    """A change that gives the explainer in the middle of the reading order another title and back."""
+    source = root / "explainers" / f"{_middle_of_reading_order(root).split('- ')[1].strip()}.md"
+    text = source.read_text()
+    title = re.search(r"^title: (.+)$", text, flags=re.M)
+    assert title, f"no title line in {source.name}"
+    # Inside the quotes of a quoted title.
+    at = title.end(1) - (title.group(1)[0] in "'\"" and title.group(1)[-1] == title.group(1)[0])
+    renamed = text[:at] + ", renamed" + text[at:]
+    return lambda i: source.write_text(renamed if i % 2 == 0 else text), lambda: source.write_text(text)
+
+
+def _swaps(root: Path):
+    """A change that swaps two neighbouring explainers of the reading order, and back."""
+    order = root / "explainers" / "reading-order.yaml"
+    text, first = order.read_text(), _middle_of_reading_order(root)
+    second = text[text.index(first) + len(first):].splitlines(keepends=True)[0]
+    assert re.match(r"^\s+- [a-z0-9-]+\n$", second), "the middle explainer is the last of its part"
+    swapped = text.replace(first + second, second + first, 1)
+    return lambda i: order.write_text(swapped if i % 2 == 0 else text), lambda: order.write_text(text)
+
+
+def _navigation_rows(root: Path, fairsite: list[str], mkdocs: list[str], runs: int) -> list[tuple]:
+    """Issue 48's rows: a page added (and removed), renamed, and two pages swapped, each against
+    the plain `mkdocs build` timed alternately with it."""
+    med = statistics.median
+    added, removed, plain_added = _add_and_remove(root, fairsite, mkdocs, runs)
+    rows = [("fairsite build, a one-line page added", med(added), med(plain_added), 1.3),
+            ("fairsite build, that page removed", med(removed), med(plain_added), None)]
+    for label, (change, restore) in (("fairsite build, a page renamed (its title)", _renames(root)),
+                                     ("fairsite build, two pages swapped in order", _swaps(root))):
+        ours, plain = _alternate_changes(change, fairsite, mkdocs, root, runs)
+        restore()
+        rows.append((label, med(ours), med(plain), 1.3))
+    return rows
+
+
+def _print_rows(rows: list[tuple]) -> int:
+    """The table of ``rows`` (label, seconds, the plain build's seconds, target); the rows missed."""
+    print(f"{'what':<42} {'seconds':>8} {'ratio':>8} {'target':>8}  ok")
+    failed = 0
+    for label, seconds, base, target in rows:
+        ratio = seconds / base
+        ok = target is None or ratio <= target
+        failed += not ok
+        shown = f"<= {target:g}x" if target is not None else "-"
+        print(f"{label:<42} {seconds:8.2f} {ratio:7.2f}x {shown:>8}  {'yes' if ok else 'NO'}")
+    return failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up (default 5)")
     parser.add_argument("--cold-runs", type=int, default=1, help="timed cold builds of each kind (default 1)")
+    parser.add_argument("--rows", choices=("all", "nav"), default="all",
+                        help="every row, or only issue 48's (a page added, renamed, two swapped)")
     parser.add_argument("--every-row", metavar="REV", default=None,
                         help="also run bench_peer, bench_significance and bench_benchmark --cpu-vs REV; one table of every row")
     args = parser.parse_args(argv)
@@ -108,27 +223,40 @@ def main(argv: list[str] | None = None) -> int:
         fairsite = [str(BIN / "fairsite"), "build"]
         mkdocs = [str(BIN / "mkdocs"), "build", "--quiet", "--site-dir", str(Path(tmp) / "plain-site")]
         n = len(list((root / "explainers").glob("*.md")))
+        if args.rows == "nav":
+            _time(fairsite, root)  # untimed: fills the caches
+            rows, said = [], ""
+        else:
+            rows, said = _edit_rows(root, fairsite, mkdocs, args)
+        rows += _navigation_rows(root, fairsite, mkdocs, args.runs)
+    print(f"{n} explainers; medians of {args.runs} runs after a warm-up{said}")
+    failed = _print_rows(rows)
+    if args.every_row:
+        summary = [f"{label:<60} {seconds / base:7.2f}x  {'<= %gx' % target if target else '-':>8}"
+                   f"  {'yes' if target is None or seconds / base <= target else 'NO'}"
+                   for label, seconds, base, target in rows[1:3]]
+        failed += _other_rows(args.every_row, summary)
+        print("\nissue 26, every row a bench measures (this run):")
+        print("\n".join(summary))
+    return 1 if failed else 0
 
-        cold1, code1, cold2 = [], [], []
-        for _ in range(args.cold_runs):
-            cold1.append(_time(fairsite + ["--force", "--jobs", "1"], root))
-            code1.append(_code_seconds(root))
-        for _ in range(args.cold_runs):
-            cold2.append(_time(fairsite + ["--force", "--jobs", "2"], root))
 
-        nochange, plain = [], []
-        for i in range(args.runs + 1):  # the first of each is the warm-up
-            t_build, t_plain = _time(fairsite, root), _time(mkdocs, root)
-            if i:
-                nochange.append(t_build)
-                plain.append(t_plain)
+def _edit_rows(root: Path, fairsite: list[str], mkdocs: list[str], args) -> tuple[list[tuple], str]:
+    """Issues 16 and 26's rows: the cold builds, nothing changed, a word of prose and a code
+    comment edited; and what the table's first line says of them."""
+    cold1, code1, cold2 = [], [], []
+    for _ in range(args.cold_runs):
+        cold1.append(_time(fairsite + ["--force", "--jobs", "1"], root))
+        code1.append(_code_seconds(root))
+    for _ in range(args.cold_runs):
+        cold2.append(_time(fairsite + ["--force", "--jobs", "2"], root))
 
-        source = sorted((root / "explainers").glob("*.md"))[0]
-        text = source.read_text()
-        prose_edits, comment_edits = _prose_edits(text), _comment_edits(text)
-        prose, plain_prose = _alternate(prose_edits, source, fairsite, mkdocs, root, args.runs)
-        comment, plain_comment = _alternate(comment_edits, source, fairsite, mkdocs, root, args.runs)
-        source.write_text(text)
+    nochange, plain = _alternate_changes(lambda i: None, fairsite, mkdocs, root, args.runs)
+    source = sorted((root / "explainers").glob("*.md"))[0]
+    text = source.read_text()
+    prose, plain_prose = _alternate(_prose_edits(text), source, fairsite, mkdocs, root, args.runs)
+    comment, plain_comment = _alternate(_comment_edits(text), source, fairsite, mkdocs, root, args.runs)
+    source.write_text(text)
 
     med = statistics.median
     m, mp, mc = med(plain), med(plain_prose), med(plain_comment)
@@ -141,25 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         ("cold build minus the explainers' code", c1 - r1, m, 3.0),
         ("cold fairsite build --jobs 2", c2, m, 14.0),
     ]
-    print(f"{n} explainers; medians of {args.runs} runs after a warm-up ({args.cold_runs} cold build(s) each); "
-          f"plain mkdocs build {m:.2f} s (alternated with the prose edits: {mp:.2f} s, the comment edits: {mc:.2f} s); "
-          f"the explainers' code at --jobs 1: {r1:.1f} s")
-    print(f"{'what':<42} {'seconds':>8} {'ratio':>8} {'target':>8}  ok")
-    failed = 0
-    for label, seconds, base, target in rows:
-        ratio = seconds / base
-        ok = target is None or ratio <= target
-        failed += not ok
-        shown = f"<= {target:g}x" if target is not None else "-"
-        print(f"{label:<42} {seconds:8.2f} {ratio:7.2f}x {shown:>8}  {'yes' if ok else 'NO'}")
-    if args.every_row:
-        summary = [f"{label:<60} {seconds / base:7.2f}x  {'<= %gx' % target if target else '-':>8}"
-                   f"  {'yes' if target is None or seconds / base <= target else 'NO'}"
-                   for label, seconds, base, target in rows[1:3]]
-        failed += _other_rows(args.every_row, summary)
-        print("\nissue 26, every row a bench measures (this run):")
-        print("\n".join(summary))
-    return 1 if failed else 0
+    said = (f" ({args.cold_runs} cold build(s) each); plain mkdocs build {m:.2f} s (alternated with the prose "
+            f"edits: {mp:.2f} s, the comment edits: {mc:.2f} s); the explainers' code at --jobs 1: {r1:.1f} s")
+    return rows, said
 
 
 # Each other bench's row lines, as it prints them: (script and arguments, a pattern of its row lines).

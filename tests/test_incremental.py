@@ -6,6 +6,8 @@ The oracle is a full build of the same sources: every file of ``site/`` is compa
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -155,3 +157,166 @@ def test_check_builds_every_page(site):
     assert cli.main(["--root", str(site), "build"]) == 0
     report = build(check_options(site))
     assert report.pages_converted is None
+
+
+# ------------------------------------------------------------- pages added, renamed, moved (issue 48)
+
+# A page added, renamed or moved changes every page's navigation, so MkDocs builds every page; but
+# only the pages that show what changed are rendered again (the others read the same titles and
+# reading order: site_src.rendering.reads), only the pages whose own text changed are converted
+# again (site_src.publishing.preconvert.Kept), and the results page is not drawn again. The oracle
+# is a build of the same sources with every page rendered, converted and indexed from scratch: the
+# caches gone but the runs' (a run forced again has other times and memory, which every page shows).
+
+_ORDER = """
+parts:
+  - title: The first part
+    intro: The pages of the tiny site, in this order.
+    explainers:
+      - coin-flips
+      - other
+      - third
+"""
+
+_PAGE = """
+    ---
+    title: {title}
+    subtitle: A page of the reading order.
+    summary: A page the tests add, rename and move.
+    checks:
+      - name: ran
+        assert: done
+    ---
+    Prose of the page titled {title}.
+
+    ```python explainer
+    done = True
+    ```
+    """
+
+
+@pytest.fixture(scope="module")
+def built_in_order(tmp_path_factory, built_with_hooks):
+    """`built_with_hooks` with a third page and a reading order (coin-flips, other, third), built
+    once for the module; never modified (`ordered` copies it)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", _EPOCH)
+        root = copy_of_built_tinysite(built_with_hooks, tmp_path_factory.mktemp("ordered"))
+        _add(root, "third", _PAGE.format(title="Third Page"))
+        (root / "explainers" / "reading-order.yaml").write_text(_ORDER)
+        build(BuildOptions(root=root))
+    return root
+
+
+@pytest.fixture
+def ordered(tmp_path, built_in_order, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", _EPOCH)
+    return copy_of_built_tinysite(built_in_order, tmp_path)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _from_scratch(root: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """``site/`` and ``docs/`` as a build from scratch writes them from the same sources and runs."""
+    for path in (root / ".cache").iterdir():
+        if path.name != "fairsite":  # the runs (and the checks that passed)
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    for name in ("docs", "site"):
+        shutil.rmtree(root / name)
+    report = build(BuildOptions(root=root))
+    assert report.pages_converted is None and set(report.pages_rendered) == {r.slug for r in report.runs}
+    return _tree(root / "site"), _tree(root / "docs")
+
+
+def _add_page(root: Path, after: str = "other") -> None:
+    _add(root, "added", _PAGE.format(title="Added Page"))
+    order = root / "explainers" / "reading-order.yaml"
+    order.write_text(order.read_text().replace(f"      - {after}\n", f"      - {after}\n      - added\n"))
+
+
+def _rename(root: Path, slug: str = "coin-flips") -> None:
+    path = root / "explainers" / f"{slug}.md"
+    path.write_text(re.sub(r"^title: (.*)$", r"title: \1, Renamed", path.read_text(), count=1, flags=re.M))
+
+
+def _swap(root: Path, first: str = "coin-flips", second: str = "other") -> None:
+    order = root / "explainers" / "reading-order.yaml"
+    text = order.read_text()
+    order.write_text(text.replace(f"      - {first}\n      - {second}\n", f"      - {second}\n      - {first}\n"))
+    assert order.read_text() != text
+
+
+def _remove(root: Path, slug: str = "other") -> None:
+    (root / "explainers" / f"{slug}.md").unlink()
+    order = root / "explainers" / "reading-order.yaml"
+    order.write_text(order.read_text().replace(f"      - {slug}\n", ""))
+
+
+@pytest.mark.parametrize("change", [_add_page, _rename, _swap, _remove], ids=["added", "renamed", "moved", "removed"])
+def test_a_page_added_renamed_moved_or_removed_builds_what_a_build_from_scratch_builds(ordered, change):
+    # The first page's title and place are on the others ("start here"); renaming or moving it
+    # must reach them, and no cached page may keep what it showed before.
+    change(ordered)
+    build(BuildOptions(root=ordered))
+    site, docs = _tree(ordered / "site"), _tree(ordered / "docs")
+    full_site, full_docs = _from_scratch(ordered)
+    assert sorted(site) == sorted(full_site) and sorted(docs) == sorted(full_docs)
+    assert [name for name in full_site if site[name] != full_site[name]] == []
+    assert [name for name in full_docs if docs[name] != full_docs[name]] == []
+
+
+@pytest.fixture
+def conversions(monkeypatch) -> list[str]:
+    """The pages MkDocs converts (its own ``Page.render`` run, not a kept conversion used)."""
+    from mkdocs.structure.pages import Page
+
+    converted, real = [], Page.render
+
+    def render(page, config, files):
+        converted.append(page.file.src_uri)
+        return real(page, config, files)
+
+    monkeypatch.setattr(Page, "render", render)
+    return converted
+
+
+@pytest.fixture
+def results_drawn(monkeypatch) -> list[int]:
+    """One entry each time the results page is drawn (not copied from its cache)."""
+    from site_src.rendering import results_page
+
+    drawn, real = [], results_page._write_page
+    monkeypatch.setattr(results_page, "_write_page", lambda *a, **k: drawn.append(1) or real(*a, **k))
+    return drawn
+
+
+_UNTOUCHED = {"explainers/coin-flips/index.md", "glossary/index.md", "data/index.md", "results/index.md"}
+
+
+def test_a_page_added_renders_and_converts_only_the_pages_that_show_it(ordered, conversions, results_drawn):
+    _add_page(ordered)  # after `other`: `third` moves down one place, its `order` with it
+    report = build(BuildOptions(root=ordered))
+    assert report.pages_converted is None  # every page's navigation lists the new page
+    assert set(report.pages_rendered) == {"added", "third"}
+    assert "explainers/added/index.md" in conversions and "index.md" in conversions  # its card
+    assert not _UNTOUCHED & set(conversions) and results_drawn == []
+    assert "Added Page" in (ordered / "site" / "explainers" / "coin-flips" / "index.html").read_text()
+
+
+def test_a_page_renamed_renders_only_the_pages_that_show_its_title(ordered, conversions, results_drawn):
+    _rename(ordered, "third")  # the last page: no other page names it
+    report = build(BuildOptions(root=ordered))
+    assert report.pages_converted is None and report.pages_rendered == ("third",)
+    assert not _UNTOUCHED & set(conversions) and "explainers/other/index.md" not in conversions
+    assert results_drawn == []
+    assert "Third Page, Renamed" in (ordered / "site" / "explainers" / "other" / "index.html").read_text()
+
+
+def test_pages_moved_are_rendered_again_but_not_converted_again(ordered, conversions, results_drawn):
+    _swap(ordered, "other", "third")  # each keeps what it shows: only its `order` (front matter) moves
+    report = build(BuildOptions(root=ordered))
+    assert report.pages_converted is None and set(report.pages_rendered) == {"other", "third"}
+    assert not {"explainers/other/index.md", "explainers/third/index.md"} & set(conversions)
+    assert not _UNTOUCHED & set(conversions) and results_drawn == []

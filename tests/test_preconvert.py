@@ -115,7 +115,7 @@ def test_a_forced_build_uses_every_explainer_page_converted_during_the_runs_and_
     real_feed = preconvert._ReadBefore.feed
 
     def feed(self, data):
-        read_before.append(data in self._read)
+        read_before.append(preconvert._digest(data) in self._read)
         return real_feed(self, data)
 
     monkeypatch.setattr(preconvert._ReadBefore, "feed", feed)
@@ -137,3 +137,66 @@ def test_a_forced_build_uses_every_explainer_page_converted_during_the_runs_and_
     different = [str(p) for p in compared if p.name != "fairsite-manifest.json"
                  and not filecmp.cmp(root / "site" / p, tmp_path / "reference" / p, shallow=False)]
     assert different == []
+
+
+# ----------------------------------------------------------- conversions kept between builds (issue 48)
+
+def _build_keeping(root: Path, site: str, caplog) -> tuple[set[str], list[str], list[str]]:
+    """A build with the conversions the last one kept (`preconvert.Kept`), keeping this one's: the
+    pages taken from the kept ones, the pages MkDocs converted itself, and the warnings."""
+    from mkdocs.structure.pages import Page
+
+    caplog.clear()
+    converted, real = [], Page.render
+
+    def render(page, config, files):
+        converted.append(page.file.src_uri)
+        return real(page, config, files)
+
+    kept = preconvert.Kept(root)
+    Page.render = render
+    try:
+        with caplog.at_level(logging.INFO, logger="mkdocs"), preconvert.reused({}, kept=kept) as taken:
+            mkdocs_build(_config(root, site))
+    finally:
+        Page.render = real
+    kept.save({p.relative_to(root / "docs").as_posix() for p in (root / "docs").rglob("*.md")})
+    return set(taken), converted, [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_page_added_converts_only_itself_and_the_site_is_the_one_mkdocs_writes(tmp_path, caplog):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": PAGE, "b.md": "# B\n\n## Part\n"})
+    assert sorted(_build_keeping(root, "first", caplog)[1]) == ["a.md", "b.md", "index.md"]
+    (root / "docs" / "c.md").write_text("# C\n\nA page added: every page's navigation lists it.\n")
+    taken, converted, warnings = _build_keeping(root, "site", caplog)
+    assert taken == {"index.md", "a.md", "b.md"} and converted == ["c.md"] and warnings == []
+    _, warnings = _build(root, "reference", None, caplog)  # MkDocs alone, every page converted
+    assert warnings == []
+    compared = filecmp.dircmp(root / "site", root / "reference")
+    assert not compared.diff_files and not compared.left_only and not compared.right_only
+    for page in ("index.html", "a/index.html", "b/index.html", "c/index.html", "search/search_index.json"):
+        assert filecmp.cmp(root / "site" / page, root / "reference" / page, shallow=False), page
+
+
+def test_a_kept_page_whose_link_now_leads_nowhere_is_converted_again_and_warned_about(tmp_path, caplog):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": PAGE, "b.md": "# B\n\n## Part\n"})
+    _build_keeping(root, "first", caplog)
+    (root / "docs" / "b.md").unlink()
+    taken, converted, warnings = _build_keeping(root, "site", caplog)
+    assert "a.md" in converted and "a.md" not in taken
+    assert any("contains a link 'b.md'" in w for w in warnings), warnings
+    # Converted with a warning: not kept, so the next build converts it and warns again.
+    taken, converted, warnings = _build_keeping(root, "again", caplog)
+    assert "a.md" in converted and any("contains a link 'b.md'" in w for w in warnings)
+
+
+def test_kept_conversions_of_another_config_or_another_version_are_not_used(tmp_path, caplog, monkeypatch):
+    root = _project(tmp_path, {"index.md": "# Home\n", "a.md": PAGE, "b.md": "# B\n\n## Part\n"})
+    _build_keeping(root, "first", caplog)
+    (root / "mkdocs.yml").write_text((root / "mkdocs.yml").read_text().replace("permalink: true", "permalink: false"))
+    taken, converted, _ = _build_keeping(root, "site", caplog)
+    assert taken == set() and sorted(converted) == ["a.md", "b.md", "index.md"]
+    assert "headerlink" not in (root / "site" / "a" / "index.html").read_text()
+    monkeypatch.setattr(preconvert, "_KEPT_FORMAT", "another")  # as a new version of a package would
+    taken, converted, _ = _build_keeping(root, "again", caplog)
+    assert taken == set() and sorted(converted) == ["a.md", "b.md", "index.md"]

@@ -213,11 +213,14 @@ def test_a_page_is_rendered_again_when_what_it_shows_changed(site_with_another, 
     elif change == "results file":
         path = site / "results" / "results_fairness.csv"
         path.write_bytes(path.read_bytes() + b"\n")
-    else:  # every page knows every title (links between explainers)
-        source = site / "explainers" / "coin-flips.md"
-        source.write_text(source.read_text().replace("title: ", "title: Renamed ", 1))
+    else:  # the series' start ("another" comes first), which coin-flips' page links to by its title
+        assert "Slow 1" in (site / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
+        another.write_text(another.read_text().replace("title: Slow 1", "title: Renamed", 1))
     build(BuildOptions(root=site))
     assert "another" in rendered
+    if change == "a title it links to":
+        assert "coin-flips" in rendered  # a page that shows nothing of the change is copied (issue 48)
+        assert "Renamed" in (site / "docs" / "explainers" / "coin-flips" / "index.md").read_text()
 
 
 def test_pages_from_the_page_cache_are_the_pages_a_fresh_render_writes(site_with_another):

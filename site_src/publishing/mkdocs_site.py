@@ -118,7 +118,11 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         plan = incremental.plan(root, docs_dir, site_dir, key=key, record=_last_record(root)) if incremental_ok else None
         if plan is not None:
             setattr(cfg, PREVIOUS_PAGES, plan.previous_pages)
-        with preconvert.reused(converted.done if converted else {}, converted.searched if converted else {}) as reused:
+        # The pages' conversions of earlier builds, where they hold (a page added: every page is
+        # built for its navigation, and only the new one converted); not in `check` or `--force`.
+        kept = preconvert.Kept(root) if incremental_ok else None
+        with preconvert.reused(converted.done if converted else {}, converted.searched if converted else {},
+                               kept=kept) as reused:
             mkdocs_build(cfg, dirty=plan is not None)
         pages = getattr(cfg, PAGES, {})
         if plan is not None and incremental.anchors_removed(plan, pages):
@@ -133,6 +137,8 @@ def build_site(root: Path, docs_dir: Path, site_dir: Path, *, strict: bool, fact
         if plan is not None:
             incremental.merge_search_index(root / "site", site_dir, {pages[p]["url"] for p in plan.changed if p in pages})
             incremental.order_tags_export(root / "site", site_dir)
+        if kept is not None:
+            kept.save(set(pages))
     except (MkDocsException, SystemExit) as err:
         detail = "\n  ".join(linkcheck.in_sources(records, root=root, docs_dir=docs_dir, site_dir=site_dir)) or str(err)
         raise SiteError(f"mkdocs build failed{' (strict)' if strict else ''}:\n  {detail}") from None

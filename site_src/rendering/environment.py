@@ -14,6 +14,7 @@ import jinja2
 from markupsafe import Markup
 
 from site_src.filters import FILTERS
+from site_src.rendering.reads import shared_mapping, shared_sequence
 from site_src.sources.collect import Explainer
 
 TEMPLATES = Path(__file__).parent.parent / "templates"
@@ -29,7 +30,9 @@ def make_environment(explainers: list[Explainer], *, reports: list[Explainer] = 
         The collected explainers (``site_src.sources.collect``). Each one's prose is a template
         named by its ``display_path`` (``"explainers/<slug>.md"``), so Jinja's errors and
         traceback frames name the explainer; their titles become the global ``titles``
-        (``{slug: title}``), which pages use to link to each other.
+        (``{slug: title}``), which pages use to link to each other, their order the globals
+        ``reading_order`` (slugs) and ``parts`` (`sources.collect.Part`): read-only views that
+        note what a page reads of them (`rendering.reads`).
     reports : list of Explainer, optional
         The collected reports (``site_src.sources.reports``): their prose is a template too,
         named by its ``display_path`` (``"reports/<slug>/report.md"``); they are not in the
@@ -73,12 +76,15 @@ def make_environment(explainers: list[Explainer], *, reports: list[Explainer] = 
     env.filters.update(FILTERS)
     env.filters["text"] = markdown_text  # front-matter text in the site's own templates
     env.filters["yaml"] = yaml_scalar  # a value in the front matter of a page the build writes
-    env.globals["titles"] = {e.slug: e.meta.title for e in explainers}  # for links between explainers
+    # What every page may show of the others, as views that note what a page reads of them
+    # (`reads`): a cached page is reused while those reads still hold.
+    titles = {e.slug: e.meta.title for e in explainers}  # for links between explainers
+    env.globals["titles"] = shared_mapping("titles", titles)
     # The one reading order (explainers/reading-order.yaml, read by `collect`): the home page's
     # path, the checklist, the common mistakes and each page's "start here" link follow it.
     ordered = sorted(explainers, key=lambda e: (e.meta.order, e.slug))
-    env.globals["reading_order"] = [e.slug for e in ordered]
-    env.globals["parts"] = list(dict.fromkeys(e.part for e in ordered if e.part is not None))
+    env.globals["reading_order"] = shared_sequence("reading_order", [e.slug for e in ordered])
+    env.globals["parts"] = shared_sequence("parts", list(dict.fromkeys(e.part for e in ordered if e.part is not None)))
     env.globals["tag_anchor"] = _tag_anchor
     return env
 

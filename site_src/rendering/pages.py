@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import jinja2
@@ -27,11 +28,11 @@ from site_src.execution._cells import split_code_cells
 from site_src.execution.cache import ENTRY, site_code_digest
 from site_src.execution.execute import RunResult, missing_name
 from site_src.filestate import digest_parts, hash_file
-from site_src.sources.collect import READING_ORDER
 from site_src.provenance import BuildFacts, run_facts
 from site_src.rendering.glossary import terms_used
 from site_src.rendering.references import BIBLIOGRAPHY, PageCitations
 from site_src.rendering.notebook import CELL_MARK, cell_outputs, page_notebook
+from site_src.rendering.reads import noting, still_hold
 from site_src.rendering.results import ResultsTable
 from site_src.terminal import (BoundedOutput, bound_output, download_name, format_size, plain_text,
                                          terminal_html)
@@ -48,66 +49,73 @@ def explainer_page(env: jinja2.Environment, e: Explainer, run: RunResult, result
 
     A prose edit changes one page; the other pages' inputs are the same, so they are copied
     from ``.cache/fairsite-pages`` rather than rendered again (not with ``reuse=False``). The
-    key holds everything a page is made of: its source, its run's cache entry (numbers, output,
-    figure digests, times), the serve ``banner``, the build facts the page prints, the other
-    pages' titles, and the code and templates of ``site_src``. Raises ``SiteError`` (naming the
-    explainer and the line) for a problem in the prose.
+    key holds everything a page is made of: its source, its place in the reading order, its run's
+    cache entry (numbers, output, figure digests, times), the serve ``banner``, the build facts
+    the page prints, and the code and templates of ``site_src``; and what it read of the other
+    pages (their titles, the reading order: `rendering.reads`) must read the same, so adding,
+    renaming or moving another page renders only the pages that show it (issue 48). Raises
+    ``SiteError`` (naming the explainer and the line) for a problem in the prose.
     """
     key = page_key(e, run, facts=facts, env=env, banner=banner)
-    return cached_page(e, out, root, key=key, reuse=reuse,
+    return cached_page(e, out, root, key=key, reuse=reuse, shared=env.globals,
                        render=lambda: _render_explainer(env, e, run, results, out, root, banner=banner))
 
 
 def page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, env: jinja2.Environment, banner, more=()) -> str:
     """The page cache's key of ``e``'s page (see `explainer_page`), with ``more`` (strings the
     page also shows: a report's lock digest)."""
+    part = [e.part.title, e.part.intro] if e.part is not None else None  # its part's pages: read from `parts`
     return _page_key(e, run, facts=facts, source=env.globals["source"],
-                     titles=[env.globals["titles"], env.globals["reading_order"],
-                             env.globals.get("bibliography_digest", ""), *more], banner=banner)
+                     place=[e.meta.order, part, env.globals.get("bibliography_digest", ""), *more], banner=banner)
 
 
-def cached_page(e: Explainer, out: Path, root: Path, *, key: str, render, reuse: bool) -> bool:
-    """Copy ``e``'s page folder into ``out`` from the page cache if it was made from ``key``
-    (and ``reuse``); else ``render()`` it there and keep it. True when it was rendered."""
+def cached_page(e: Explainer, out: Path, root: Path, *, key: str, render, reuse: bool, shared: Mapping) -> bool:
+    """Copy ``e``'s page folder into ``out`` from the page cache if it was made from ``key`` and
+    what it read of ``shared`` (the environment's globals) reads the same (and ``reuse``); else
+    ``render()`` it there, noting those reads, and keep it. True when it was rendered."""
     cached = root / ".cache" / "fairsite-pages" / e.slug
-    if reuse and _cached_page_holds(cached, key):
+    if reuse and _cached_page_holds(cached, key, shared):
         shutil.copytree(cached / "page", out, dirs_exist_ok=True)
         return False
-    render()
-    _store_page(out, cached, key)
+    with noting() as reads:
+        render()
+    _store_page(out, cached, key, reads.as_json())
     return True
 
 
-def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, titles: list, banner) -> str:
+def _page_key(e: Explainer, run: RunResult, *, facts: BuildFacts, source: dict, place: list, banner) -> str:
     return digest_parts([e.display_path, e.digest, (run.out_dir / ENTRY).read_bytes(),
-                         json.dumps([facts.shown(), source, titles, getattr(banner, "text", None)], sort_keys=True),
-                         # Its citations and its place in the reading order come from these files.
-                         hash_file(e.path.parent / BIBLIOGRAPHY), hash_file(e.path.parent / READING_ORDER),
+                         json.dumps([facts.shown(), source, place, getattr(banner, "text", None)], sort_keys=True),
+                         hash_file(e.path.parent / BIBLIOGRAPHY),  # its citations come from this file
                          site_code_digest(), jinja2.__version__])
 
 
-def _cached_page_holds(cached: Path, key: str) -> bool:
-    """True when the cached page was made from these inputs and its files are the ones it wrote
-    (as the run cache checks its figures: a file edited in the cache is not published)."""
+def _cached_page_holds(cached: Path, key: str, shared: Mapping) -> bool:
+    """True when the cached page was made from these inputs, what it read of ``shared`` reads the
+    same, and its files are the ones it wrote (as the run cache checks its figures: a file edited
+    in the cache is not published)."""
     try:
         record = json.loads((cached / "record.json").read_text())
     except (OSError, ValueError):
         return False
     if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("files"), dict):
         return False
+    if not still_hold(record.get("reads"), shared):
+        return False
     page = cached / "page"
     found = {p.relative_to(page).as_posix() for p in page.rglob("*") if p.is_file()}
     return found == set(record["files"]) and all(hash_file(page / n) == d for n, d in record["files"].items())
 
 
-def _store_page(out: Path, cached: Path, key: str) -> None:
-    """Keep the page folder ``out`` as the cached page for ``key``, with its files' digests."""
+def _store_page(out: Path, cached: Path, key: str, reads: list) -> None:
+    """Keep the page folder ``out`` as the cached page for ``key``, with its files' digests and
+    what it read of the shared values (`reads.Reads.as_json`)."""
     shutil.rmtree(cached, ignore_errors=True)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=cached.parent))  # renamed into place whole: never half a page
     shutil.copytree(out, tmp / "page")
     files = {p.relative_to(out).as_posix(): hash_file(p) for p in sorted(out.rglob("*")) if p.is_file()}
-    (tmp / "record.json").write_text(json.dumps({"key": key, "files": files}, indent=1))
+    (tmp / "record.json").write_text(json.dumps({"key": key, "files": files, "reads": reads}, indent=1))
     tmp.rename(cached)
 
 

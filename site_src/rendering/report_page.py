@@ -49,7 +49,7 @@ def report_page(env, r: Report, run: RunResult, out: Path, root: Path, *, facts:
         placed twice or not at all, a run that printed no record.
     """
     key = page_key(r, run, facts=facts, env=env, banner=banner, more=[facts.lock or ""])
-    return cached_page(r, out, root, key=key, reuse=reuse,
+    return cached_page(r, out, root, key=key, reuse=reuse, shared=env.globals,
                        render=lambda: _render_report(env, r, run, out, root, facts=facts, banner=banner))
 
 

@@ -17,12 +17,15 @@ search never indexes them.
 
 The page is made once per version of the results files and of the code and templates that make
 it, then copied from ``.cache/fairsite-results``: drawing the figures and tabulating every row is
-most of a re-render's time, and a prose edit should not pay for it.
+most of a re-render's time, and a prose edit should not pay for it, nor a page added elsewhere
+(what the page asks of the explainers, whether one is there, is noted and asked again:
+``rendering.reads``).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 import shutil
 import tempfile
@@ -40,6 +43,7 @@ from site_src.rendering.environment import TEMPLATES, make_environment
 from site_src import filters
 from site_src.filters import gap as gap_pp
 from site_src.filters import pvalue
+from site_src.rendering.reads import noting, shared_set, still_hold
 from site_src.rendering.results import ResultsTable, is_missing, is_true, label, read_checked, require_columns
 from site_src.rendering.results_verdicts import verdict_cell, verdict_options
 
@@ -124,7 +128,8 @@ def render_results_page(env: jinja2.Environment, results: ResultsTable, docs_dir
     """
     if not results.exists:
         return
-    shutil.copytree(_cached_page(env, results, root, slugs=slugs), docs_dir / "results", dirs_exist_ok=True)
+    shutil.copytree(_cached_page(env, results, root, slugs=slugs), docs_dir / "results", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(_READS))
     provenance = env.get_template("results-provenance.md.j2").render(**results_facts(results.path, root))
     with open(docs_dir / "results" / "index.md", "a", encoding="utf-8") as fh:
         fh.write("\n" + provenance)
@@ -146,13 +151,16 @@ def warm_results_page(explainers: list[Explainer], results: ResultsTable, root: 
 
 def _cached_page(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> Path:
     """The folder in ``.cache/fairsite-results`` holding the page for this version of the results
-    files and of the code and templates that make it; drawn first if it is not there."""
+    files and of the code and templates that make it, drawn first if it is not there or if what it
+    read of the site's pages (whether an explainer is there: ``slugs``, the titles; noted as it
+    read them, `rendering.reads`) reads otherwise now: a page added does not draw it again."""
     key = digest_parts([
         *(hash_file(results.path.with_name(n)) for n in (results.path.name, PERFORMANCE_FILE, BY_GROUP_FILE)),
         *(p.read_bytes() for p in sorted(TEMPLATES.glob("results*.j2"))),
         # The code that writes the page's text: this module, its figures, cells, filters and p-values.
         *(Path(__file__).with_name(m).read_bytes()
-          for m in ("results_page.py", "results_verdicts.py", "figures.py", "results.py", "environment.py")),
+          for m in ("results_page.py", "results_verdicts.py", "figures.py", "results.py", "environment.py",
+                    "reads.py")),
         Path(filters.__file__).read_bytes(),
         # The p-values' and the verdicts' words (faircode.formatting, faircode/significance/_verdict.py),
         # found beside formatting.py so that computing the key imports no NumPy.
@@ -160,16 +168,26 @@ def _cached_page(env, results: ResultsTable, root: Path, *, slugs: set[str]) -> 
                                     Path(format_p_value.__code__.co_filename).parent / "significance" / "_verdict.py")),
         # Each audit's margin and its reason, which the page quotes.
         *(hash_file(p) for p in sorted((root / "audits").glob("*/audit.yaml"))),
-        " ".join(sorted(slugs)), metadata.version("matplotlib"),
+        metadata.version("matplotlib"),
     ])
     cache = root / ".cache" / "fairsite-results" / key[:20]
-    if not cache.is_dir():
+    shared = {**env.globals, "slugs": slugs}
+    try:
+        holds = still_hold(json.loads((cache / _READS).read_text()), shared)
+    except (OSError, ValueError):
+        holds = False
+    if not holds:
         shutil.rmtree(cache.parent, ignore_errors=True)  # older versions are never used again
         cache.parent.mkdir(parents=True)
         tmp = Path(tempfile.mkdtemp(dir=cache.parent))
-        _write_page(env, results, tmp, slugs, root)
+        with noting() as reads:
+            _write_page(env, results, tmp, shared_set("slugs", slugs), root)
+        (tmp / _READS).write_text(json.dumps(reads.as_json()))
         tmp.rename(cache)
     return cache
+
+
+_READS = ".reads.json"  # beside the cached page: what it read of the site's pages (not copied into docs/)
 
 
 def _write_page(env, results: ResultsTable, out: Path, slugs: set[str], root: Path) -> None:

@@ -237,7 +237,7 @@
     else startPower(calc, calc.job);
   }
 
-  // The per_100 filter's sentence (site_src/rendering/filters.py), for the reader's groups.
+  // The per_100 filter's sentence (site_src/filters.py), for the reader's groups.
   function per100(gap, who, than, outcome) {
     var people = Math.abs(100 * gap);
     var count = people >= 0.95 ? people.toFixed(0) : people.toFixed(1);
